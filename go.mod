@@ -1,0 +1,5 @@
+module github.com/kmapindex/kmapindex
+
+go 1.26
+
+require github.com/google/btree v1.1.3 // indirect

@@ -1,0 +1,21 @@
+// Package index holds kernel and process address maps the way Linux perf
+// does (tools/perf/util/maps.c, symbol.c), on a B-tree instead of perf's
+// sorted array.
+//
+// All ranges are half-open [Start, End) in unsigned 64-bit arithmetic.
+// Stored maps never overlap and are never empty, so a lookup is a single
+// successor query on the end address. The operations reproduce perf
+// mainline's results:
+//
+//   - [Maps.FixupOverlapAndInsert]: the new map wins; existing maps it
+//     overlaps are trimmed, split or removed (user mmaps, BPF programs,
+//     module sections).
+//   - [Maps.MergeIn]: existing maps win; the new map is cut into the gaps
+//     between them (kcore segments).
+//   - [LoadKcore]: kernel maps rebuilt from /proc/kcore program headers,
+//     with the kernel map being the segment that holds the kernel text
+//     (perf v6.10+, "replacement first").
+//
+// The package does no I/O. Package listref implements the same rules on a
+// linked list; it is the oracle the tests compare against.
+package index
