@@ -1,0 +1,298 @@
+// Package kallsyms reads /proc/kallsyms the way Linux perf does
+// (tools/lib/symbol/kallsyms.c, kallsyms__parse) and finds the landmark
+// symbols that bound the kernel image.
+//
+// Each line has the form
+//
+//	ADDR TYPE NAME[\t[MODULE]]
+//
+// ADDR is hexadecimal without a prefix and must be followed by exactly one
+// space, TYPE is one byte followed by one space, and the rest of the line is
+// the name, optionally followed by a tab and the bracketed module (or "bpf",
+// "__builtin__ftrace", ...) the symbol belongs to. As in perf, a line that
+// does not start with a hex digit, or whose separators are not single spaces,
+// is skipped. Two departures from perf make a corrupt file an error instead
+// of a silently wrong symbol: a name field (name plus module tag) of
+// [KsymNameLen] bytes or more is an error (perf before its io rewrite did
+// the same; the current io-based reader truncates at 513 bytes and reparses
+// the remainder as a new line), and an address with more than 64 bits of
+// hex digits is an error (perf drops the high bits).
+//
+// Symbols appear in any order: core kernel symbols are sorted, module and
+// BPF symbols are not. Parse streams; ReadFile collects.
+package kallsyms
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kmapindex/kmapindex/index"
+)
+
+// KsymNameLen is the kernel's KSYM_NAME_LEN as perf uses it: a name field
+// of this many bytes or more is an error.
+const KsymNameLen = 512
+
+// Symbol is one line of kallsyms.
+type Symbol struct {
+	Addr   uint64
+	Type   byte   // 'T', 't', 'W', 'D', 'B', 'A', ...
+	Name   string // without the module tag
+	Module string // the text between the brackets of "\t[...]", or ""
+}
+
+// IsFunction reports whether s has a function type (T, t, W or w), as perf's
+// kallsyms__is_function.
+func (s Symbol) IsFunction() bool {
+	switch s.Type {
+	case 'T', 't', 'W', 'w':
+		return true
+	}
+	return false
+}
+
+// String formats s as a kallsyms line (without the newline).
+func (s Symbol) String() string {
+	if s.Module != "" {
+		return fmt.Sprintf("%016x %c %s\t[%s]", s.Addr, s.Type, s.Name, s.Module)
+	}
+	return fmt.Sprintf("%016x %c %s", s.Addr, s.Type, s.Name)
+}
+
+// A ParseError reports a line that cannot be accepted, or an error returned
+// by the callback of [Parse] while handling a line.
+type ParseError struct {
+	File string // file name; empty when reading an io.Reader
+	Line int    // 1-based line number
+	Err  error
+}
+
+func (e *ParseError) Error() string {
+	if e.File != "" {
+		return fmt.Sprintf("kallsyms %s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("kallsyms: line %d: %v", e.Line, e.Err)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+var (
+	// ErrNameTooLong is wrapped by the error for a name field of
+	// KsymNameLen bytes or more.
+	ErrNameTooLong = errors.New("symbol name too long")
+	// ErrAddrRange is wrapped by the error for an address above 64 bits.
+	ErrAddrRange = errors.New("address overflows 64 bits")
+)
+
+// readBufSize bounds the memory used per line: a longer line can only be
+// an error (name too long) or a skipped line, which is read and dropped in
+// pieces.
+const readBufSize = 4096
+
+// Parse reads kallsyms lines from r and calls fn for each symbol in file
+// order. It stops at the first error, including one returned by fn, which
+// comes back wrapped in a *ParseError naming the line (errors.Is and
+// errors.As see through it). Lines perf skips are skipped silently.
+func Parse(r io.Reader, fn func(Symbol) error) error {
+	br := bufio.NewReaderSize(r, readBufSize)
+	intern := map[string]string{} // module names repeat on many lines
+	for line := 1; ; line++ {
+		b, err := br.ReadSlice('\n')
+		long := false
+		if err == bufio.ErrBufferFull {
+			long = true
+		} else if err != nil && err != io.EOF {
+			return &ParseError{Line: line, Err: err}
+		}
+		if len(b) > 0 {
+			sym, ok, perr := parseLine(b, long, intern)
+			if perr != nil {
+				return &ParseError{Line: line, Err: perr}
+			}
+			if long {
+				// The line was skipped; drop the rest of it.
+				if err := skipLine(br); err != nil && err != io.EOF {
+					return &ParseError{Line: line, Err: err}
+				}
+			}
+			if ok {
+				if err := fn(sym); err != nil {
+					return &ParseError{Line: line, Err: err}
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// skipLine discards input up to and including the next newline.
+func skipLine(br *bufio.Reader) error {
+	for {
+		_, err := br.ReadSlice('\n')
+		if err != bufio.ErrBufferFull {
+			return err
+		}
+	}
+}
+
+func unhex(c byte) (uint64, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return uint64(c - '0'), true
+	case 'a' <= c && c <= 'f':
+		return uint64(c - 'a' + 10), true
+	case 'A' <= c && c <= 'F':
+		return uint64(c - 'A' + 10), true
+	}
+	return 0, false
+}
+
+// parseLine parses one line, b, which may end in '\n'. truncated says that
+// b is only the first part of a longer line. ok is false for a line perf
+// skips.
+func parseLine(b []byte, truncated bool, intern map[string]string) (sym Symbol, ok bool, err error) {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	// Address: hex digits, no prefix, then exactly one space.
+	i := 0
+	var addr uint64
+	big := false
+	for ; i < len(b); i++ {
+		v, isHex := unhex(b[i])
+		if !isHex {
+			break
+		}
+		if addr>>60 != 0 {
+			big = true
+		}
+		addr = addr<<4 | v
+	}
+	if i == 0 || i >= len(b) || b[i] != ' ' {
+		return Symbol{}, false, nil // perf: io__get_hex != ' ' → skip line
+	}
+	if big {
+		return Symbol{}, false, fmt.Errorf("%w: %.40q", ErrAddrRange, b[:i])
+	}
+	i++
+	if i+1 >= len(b) || b[i+1] != ' ' {
+		// No type byte, or the type is not followed by a space: skipped.
+		return Symbol{}, false, nil
+	}
+	typ := b[i]
+	rest := b[i+2:]
+	if truncated || len(rest) >= KsymNameLen {
+		what := fmt.Sprintf("%d bytes", len(rest))
+		if truncated {
+			what = fmt.Sprintf("more than %d bytes", len(rest))
+		}
+		return Symbol{}, false, fmt.Errorf("%w: name field of %s at address %#x, limit %d (KSYM_NAME_LEN)",
+			ErrNameTooLong, what, addr, KsymNameLen-1)
+	}
+	sym = Symbol{Addr: addr, Type: typ}
+	name, tag, hasTag := strings.Cut(string(rest), "\t")
+	sym.Name = name
+	if hasTag {
+		if len(tag) >= 2 && tag[0] == '[' && tag[len(tag)-1] == ']' {
+			tag = tag[1 : len(tag)-1]
+		}
+		if s, seen := intern[tag]; seen {
+			tag = s
+		} else if len(intern) < 4096 {
+			intern[tag] = tag
+		}
+		sym.Module = tag
+	}
+	return sym, true, nil
+}
+
+// ReadFile reads and parses the kallsyms file at path. Errors name the file.
+func ReadFile(path string) ([]Symbol, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	syms, err := ReadAll(f)
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			pe.File = path
+			return nil, pe
+		}
+		return nil, fmt.Errorf("kallsyms %s: %w", path, err)
+	}
+	return syms, nil
+}
+
+// ReadAll parses all of r and returns the symbols in file order.
+func ReadAll(r io.Reader) ([]Symbol, error) {
+	var syms []Symbol
+	err := Parse(r, func(s Symbol) error {
+		syms = append(syms, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return syms, nil
+}
+
+// Landmarks finds the kernel image bounds the way perf does
+// (machine__get_running_kernel_start and its helpers): _text, _stext and
+// _etext are the first line in file order with that name, no module tag and
+// a function type (T, t, W, w) or exactly 'A' (kallsyms__get_function_start;
+// PARISC's _text is an 'A' alias); _edata and _end are the first line with
+// that name and no module tag, of any type (kallsyms__get_symbol_start).
+// A landmark whose address is 0 (kptr_restrict) is still found; see
+// [Restricted].
+func Landmarks(syms []Symbol) index.Landmarks {
+	var l index.Landmarks
+	for _, s := range syms {
+		if s.Module != "" {
+			continue
+		}
+		fn := s.IsFunction() || s.Type == 'A'
+		var lm *index.Landmark
+		switch s.Name {
+		case "_text":
+			if fn {
+				lm = &l.Text
+			}
+		case "_stext":
+			if fn {
+				lm = &l.Stext
+			}
+		case "_etext":
+			if fn {
+				lm = &l.Etext
+			}
+		case "_edata":
+			lm = &l.Edata
+		case "_end":
+			lm = &l.End
+		}
+		if lm != nil && !lm.OK {
+			*lm = index.Landmark{Addr: s.Addr, OK: true}
+		}
+	}
+	return l
+}
+
+// Restricted reports whether syms is non-empty and every address is 0, as
+// /proc/kallsyms reads for an unprivileged user under kptr_restrict. Such a
+// file carries names but no addresses; callers should refuse it.
+func Restricted(syms []Symbol) bool {
+	for _, s := range syms {
+		if s.Addr != 0 {
+			return false
+		}
+	}
+	return len(syms) > 0
+}
