@@ -1,0 +1,185 @@
+package index
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/google/btree"
+)
+
+// segItem is a kcore segment plus its insertion sequence.
+type segItem struct {
+	Segment
+	seq uint64
+}
+
+// lessSeg is the kcore segment order: end ascending; on equal end the
+// larger start (the subset) first; on an identical range the later-added
+// first. It is the order the seed change's list insertion produces: each
+// new segment goes before the first node with node.end > new.end, or
+// node.end == new.end and node.start <= new.start.
+func lessSeg(a, b segItem) bool {
+	if ae, be := a.End(), b.End(); ae != be {
+		return ae < be
+	}
+	if a.Vaddr != b.Vaddr {
+		return a.Vaddr > b.Vaddr
+	}
+	return a.seq > b.seq
+}
+
+// SegmentOrder is an ordered set of kcore segments in the kcore segment
+// order, with O(log n) insertion. The zero value is not usable; call
+// NewSegmentOrder.
+type SegmentOrder struct {
+	tree *btree.BTreeG[segItem]
+	seq  uint64
+}
+
+// NewSegmentOrder returns an empty SegmentOrder.
+func NewSegmentOrder() *SegmentOrder {
+	return &SegmentOrder{tree: btree.NewG(btreeDegree, lessSeg)}
+}
+
+// Add inserts s.
+func (o *SegmentOrder) Add(s Segment) {
+	o.seq++
+	o.tree.ReplaceOrInsert(segItem{Segment: s, seq: o.seq})
+}
+
+// Len returns the number of segments.
+func (o *SegmentOrder) Len() int { return o.tree.Len() }
+
+// Segments returns the segments in order.
+func (o *SegmentOrder) Segments() []Segment {
+	out := make([]Segment, 0, o.tree.Len())
+	o.tree.Ascend(func(it segItem) bool {
+		out = append(out, it.Segment)
+		return true
+	})
+	return out
+}
+
+// OrderSegments returns segs in the kcore segment order, treating later
+// elements of segs as added later.
+func OrderSegments(segs []Segment) []Segment {
+	o := NewSegmentOrder()
+	for _, s := range segs {
+		o.Add(s)
+	}
+	return o.Segments()
+}
+
+// CheckSegments rejects segments that perf could not use consistently: a
+// range that wraps past 2^64, and overlapping segments whose file offsets
+// break the linear rule (p_offset - p_vaddr must be equal, as
+// fs/proc/kcore.c guarantees). Empty segments are allowed; perf skips them.
+func CheckSegments(segs []Segment) error {
+	var live []Segment
+	for i, s := range segs {
+		if s.Size == 0 {
+			continue
+		}
+		if s.Vaddr > math.MaxUint64-s.Size {
+			return fmt.Errorf("kcore segment %d %s: range wraps past 2^64", i, s)
+		}
+		if s.Offset > math.MaxUint64-s.Size {
+			return fmt.Errorf("kcore segment %d %s: file range wraps past 2^64", i, s)
+		}
+		live = append(live, s)
+	}
+	slices.SortFunc(live, func(a, b Segment) int { return cmpUint(a.Vaddr, b.Vaddr) })
+	return checkLinear(live)
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// checkLinear checks the linear rule on segments sorted by start: each
+// segment is compared with the one reaching furthest so far, which
+// suffices because overlap chains with equal deltas share one delta.
+func checkLinear(sorted []Segment) error {
+	var reach Segment // the segment reaching furthest among those seen
+	for i, s := range sorted {
+		if i > 0 && s.Vaddr < reach.End() && s.Vaddr-s.Offset != reach.Vaddr-reach.Offset {
+			return fmt.Errorf("kcore segments %s and %s overlap but map to different file offsets (p_offset - p_vaddr differs)", reach, s)
+		}
+		if i == 0 || s.End() > reach.End() {
+			reach = s
+		}
+	}
+	return nil
+}
+
+// LoadKcore rebuilds the kernel maps of ms from /proc/kcore program
+// headers, as perf mainline's dso__load_kcore does (v6.10+, "replacement
+// first"):
+//
+//  1. every stored map except BPF programs is removed;
+//  2. the replacement segment, the smallest one containing the kernel text
+//     address (_stext, else _text), becomes the kernel map: DSO mapping,
+//     pgoff the segment's file offset, kind KindKernel; it is merged in
+//     first, so a superset segment (arm64 vmalloc) is cut around it;
+//  3. every other segment is merged in (existing maps win) in the kcore
+//     segment order, so a subset is never lost to its superset.
+//
+// The result does not depend on the order of segs. It returns the kernel
+// map. Architectures without a kcore text segment (ppc64) get the
+// linear-map segment that holds the text; when no segment holds it, the
+// error says so and ms is unchanged.
+func LoadKcore(ms *Maps, segs []Segment, lm Landmarks) (Map, error) {
+	if err := CheckSegments(segs); err != nil {
+		return Map{}, err
+	}
+	text, ok := lm.TextAddr()
+	if !ok {
+		return Map{}, fmt.Errorf("kcore: kallsyms has neither _stext nor _text")
+	}
+	ordered := OrderSegments(slices.DeleteFunc(slices.Clone(segs), func(s Segment) bool { return s.Size == 0 }))
+	if len(ordered) == 0 {
+		return Map{}, fmt.Errorf("kcore: no usable program headers")
+	}
+	repl := -1
+	for i, s := range ordered {
+		if s.Contains(text) && (repl < 0 || s.Size < ordered[repl].Size) {
+			repl = i
+		}
+	}
+	if repl < 0 {
+		return Map{}, fmt.Errorf("kcore: no segment contains the kernel text address %#x", text)
+	}
+
+	for m := range ms.All() {
+		if m.Kind == KindBPFProg && m.Contains(text) {
+			return Map{}, fmt.Errorf("kcore: BPF program %s covers the kernel text address %#x", m, text)
+		}
+	}
+	ms.RemoveFunc(func(m Map) bool { return m.Kind != KindBPFProg })
+	kernel := segmentMap(ordered[repl], KindKernel)
+	if err := ms.MergeIn(kernel); err != nil {
+		return Map{}, fmt.Errorf("kcore: kernel map: %w", err)
+	}
+	for i, s := range ordered {
+		if i == repl {
+			continue
+		}
+		if err := ms.MergeIn(segmentMap(s, KindKcore)); err != nil {
+			return Map{}, fmt.Errorf("kcore: segment %s: %w", s, err)
+		}
+	}
+	got, _ := ms.Find(text) // the replacement contains text and no BPF map does
+	return got, nil
+}
+
+// segmentMap returns the map of a kcore segment.
+func segmentMap(s Segment, kind Kind) Map {
+	return Map{Start: s.Vaddr, End: s.End(), Pgoff: s.Offset, Mapping: MappingDSO, Kind: kind, DSO: KernelDSO}
+}

@@ -1,0 +1,221 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+
+	"github.com/google/btree"
+)
+
+// btreeDegree is the google/btree degree: nodes hold up to 2*32-1 maps,
+// the degree the library's own benchmarks use.
+const btreeDegree = 32
+
+// entry is a stored map plus its insertion sequence number, the last
+// tie-break of the tree order so that equal ranges never overwrite each
+// other.
+type entry struct {
+	Map
+	seq uint64
+}
+
+// lessEntry orders entries by end, then start, then insertion sequence.
+func lessEntry(a, b entry) bool {
+	if a.End != b.End {
+		return a.End < b.End
+	}
+	if a.Start != b.Start {
+		return a.Start < b.Start
+	}
+	return a.seq < b.seq
+}
+
+// ErrOverlap is returned by Insert when the new map overlaps a stored one.
+var ErrOverlap = errors.New("overlaps a stored map")
+
+// Maps is an ordered set of non-overlapping, non-empty maps on a B-tree
+// keyed on end address. The zero value is not usable; call New.
+//
+// Maps is not safe for concurrent mutation; concurrent Find calls are safe
+// when nothing mutates. For a lock-free hot path take a Snapshot.
+type Maps struct {
+	tree *btree.BTreeG[entry]
+	seq  uint64
+}
+
+// New returns an empty Maps.
+func New() *Maps {
+	return &Maps{tree: btree.NewG(btreeDegree, lessEntry)}
+}
+
+// Len returns the number of stored maps.
+func (ms *Maps) Len() int { return ms.tree.Len() }
+
+func (ms *Maps) put(m Map) {
+	ms.seq++
+	ms.tree.ReplaceOrInsert(entry{Map: m, seq: ms.seq})
+}
+
+// Find returns the map with Start <= a < End. It is one successor query:
+// the first map ending after a is the only candidate.
+func (ms *Maps) Find(a uint64) (Map, bool) {
+	if a == math.MaxUint64 { // no end can exceed it
+		return Map{}, false
+	}
+	var hit entry
+	found := false
+	ms.tree.AscendGreaterOrEqual(entry{Map: Map{End: a + 1}}, func(e entry) bool {
+		hit, found = e, true
+		return false
+	})
+	if found && hit.Start <= a {
+		return hit.Map, true
+	}
+	return Map{}, false
+}
+
+// overlapping returns the stored entries that share an address with
+// [start, end), in address order.
+func (ms *Maps) overlapping(start, end uint64) []entry {
+	var out []entry
+	ms.tree.AscendGreaterOrEqual(entry{Map: Map{End: start + 1}}, func(e entry) bool {
+		if e.Start >= end {
+			return false
+		}
+		out = append(out, e)
+		return true
+	})
+	return out
+}
+
+// Insert stores m, which must not overlap any stored map.
+func (ms *Maps) Insert(m Map) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if o := ms.overlapping(m.Start, m.End); len(o) > 0 {
+		return fmt.Errorf("insert %s: %w %s", m, ErrOverlap, o[0].Map)
+	}
+	ms.put(m)
+	return nil
+}
+
+// FixupOverlapAndInsert stores m and lets it win over every stored map it
+// overlaps (perf maps__fixup_overlap_and_insert): a map sticking out before
+// m keeps its head with its pgoff, one sticking out after m keeps its tail
+// with pgoff advanced by (m.End - old.Start), and a covered map is removed.
+func (ms *Maps) FixupOverlapAndInsert(m Map) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	for _, o := range ms.overlapping(m.Start, m.End) {
+		ms.tree.Delete(o)
+		if o.Start < m.Start {
+			ms.put(o.Slice(o.Start, m.Start))
+		}
+		if m.End < o.End {
+			ms.put(o.Slice(m.End, o.End))
+		}
+	}
+	ms.put(m)
+	return nil
+}
+
+// MergeIn adds m where no stored map is (perf maps__merge_in): existing maps
+// win and m is cut into the gaps between them, each piece with its pgoff
+// advanced so MapIP stays continuous. No empty piece is stored; a fully
+// covered m adds nothing.
+func (ms *Maps) MergeIn(m Map) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	cur := m.Start
+	for _, o := range ms.overlapping(m.Start, m.End) {
+		if o.Start > cur {
+			ms.put(m.Slice(cur, o.Start))
+		}
+		cur = max(cur, o.End)
+	}
+	if cur < m.End {
+		ms.put(m.Slice(cur, m.End))
+	}
+	return nil
+}
+
+// Remove deletes the stored map with m's range and reports whether there
+// was one.
+func (ms *Maps) Remove(m Map) bool {
+	var hit entry
+	found := false
+	ms.tree.AscendGreaterOrEqual(entry{Map: Map{Start: m.Start, End: m.End}}, func(e entry) bool {
+		hit, found = e, true
+		return false
+	})
+	if !found || hit.Start != m.Start || hit.End != m.End {
+		return false
+	}
+	ms.tree.Delete(hit)
+	return true
+}
+
+// RemoveFunc deletes every stored map for which remove returns true and
+// returns how many it deleted.
+func (ms *Maps) RemoveFunc(remove func(Map) bool) int {
+	var doomed []entry
+	ms.tree.Ascend(func(e entry) bool {
+		if remove(e.Map) {
+			doomed = append(doomed, e)
+		}
+		return true
+	})
+	for _, e := range doomed {
+		ms.tree.Delete(e)
+	}
+	return len(doomed)
+}
+
+// All yields the stored maps in address order.
+func (ms *Maps) All() iter.Seq[Map] {
+	return func(yield func(Map) bool) {
+		ms.tree.Ascend(func(e entry) bool { return yield(e.Map) })
+	}
+}
+
+// Slice returns the stored maps in address order.
+func (ms *Maps) Slice() []Map {
+	out := make([]Map, 0, ms.tree.Len())
+	for m := range ms.All() {
+		out = append(out, m)
+	}
+	return out
+}
+
+// Canonical returns the canonical text of the stored maps.
+func (ms *Maps) Canonical() string { return Canonical(ms.Slice()) }
+
+// Digest returns the SHA-256 of the canonical text.
+func (ms *Maps) Digest() string { return Digest(ms.Canonical()) }
+
+// Clone returns an independent copy that shares nodes copy-on-write.
+func (ms *Maps) Clone() *Maps {
+	return &Maps{tree: ms.tree.Clone(), seq: ms.seq}
+}
+
+// Check verifies the invariants: address order, no overlap, no empty map.
+// It exists for tests and fuzzers.
+func (ms *Maps) Check() error { return CheckOrdered(ms.Slice()) }
+
+// CheckOrdered verifies that maps are non-empty, ascending and disjoint.
+func CheckOrdered(maps []Map) error {
+	for i, m := range maps {
+		if err := m.Validate(); err != nil {
+			return fmt.Errorf("map %d: %w", i, err)
+		}
+		if i > 0 && maps[i-1].End > m.Start {
+			return fmt.Errorf("map %d %s overlaps or precedes map %d %s", i, m, i-1, maps[i-1])
+		}
+	}
+	return nil
+}
