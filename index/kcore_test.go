@@ -214,7 +214,7 @@ func TestLoadKcoreErrors(t *testing.T) {
 func TestLoadKcorePPC64(t *testing.T) {
 	const po = 0xc000000000000000
 	segs := []index.Segment{
-		{Vaddr: po, Size: 0x80000000, Offset: 0x1000},                           // RAM, holds the kernel
+		{Vaddr: po, Size: 0x80000000, Offset: 0x1000},                          // RAM, holds the kernel
 		{Vaddr: 0xc008000000000000, Size: 0x10000000, Offset: 0x8000000001000}, // vmalloc
 	}
 	lm := index.Landmarks{Text: index.Landmark{Addr: po, OK: true}, Stext: index.Landmark{Addr: po, OK: true}}

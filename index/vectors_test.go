@@ -27,7 +27,10 @@ func TestVectorsOps(t *testing.T) {
 	)
 	tramp := index.Map{Start: T, End: 0xffffffffc0148640, Kind: index.KindBPFImage, DSO: "bpf_trampoline_6442522522"}
 	prog := index.Map{Start: P, End: P + 306, Kind: index.KindBPFProg, DSO: "bpf_prog_40ddf486530245f5_sd_devices"}
-	cut := func(x index.Map, start, end, pgoff uint64) index.Map { x.Start, x.End, x.Pgoff = start, end, pgoff; return x }
+	cut := func(x index.Map, start, end, pgoff uint64) index.Map {
+		x.Start, x.End, x.Pgoff = start, end, pgoff
+		return x
+	}
 	old := m(0x1000, 0x9000, 0x100, "old")
 	a, b, c := m(0x1000, 0x2000, 0, "a"), m(0x2000, 0x3000, 0, "b"), m(0x3000, 0x4000, 0, "c")
 	tests := []struct {
