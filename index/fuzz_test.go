@@ -174,3 +174,34 @@ func TestDifferentialRandom(t *testing.T) {
 		runOps(t, data)
 	}
 }
+
+// The snapshot and the cached finder answer like the tree, including on
+// the edges of every map.
+func TestSnapshotMatchesTree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 300 {
+		ms := index.New()
+		for range rng.IntN(60) {
+			start := rng.Uint64N(1 << 20)
+			ms.FixupOverlapAndInsert(index.Map{Start: start, End: start + 1 + rng.Uint64N(1<<14), Pgoff: rng.Uint64()})
+		}
+		snap := ms.Snapshot()
+		f := index.NewFinder(snap)
+		var probes []uint64
+		for m := range ms.All() {
+			probes = append(probes, m.Start-1, m.Start, m.End-1, m.End)
+		}
+		for range 50 {
+			probes = append(probes, rng.Uint64N(1<<21))
+		}
+		probes = append(probes, 0, ^uint64(0))
+		for _, a := range probes {
+			want, wok := ms.Find(a)
+			got, ok := snap.Find(a)
+			fgot, fok := f.Find(a)
+			if got != want || ok != wok || fgot != want || fok != wok {
+				t.Fatalf("Find(%#x): tree %v %v, snapshot %v %v, finder %v %v", a, want, wok, got, ok, fgot, fok)
+			}
+		}
+	}
+}
