@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kmapindex/kmapindex/ingest/kmodsec"
+	"github.com/kmapindex/kmapindex/ingest/modsec"
+	"github.com/kmapindex/kmapindex/ingest/modules"
+)
+
+// runKmodsec implements "kbench kmodsec": dump and write KMOD_SEC_MAP
+// record streams. Everything it needs is declared inside it, so that it
+// shares no names with the rest of package main.
+func runKmodsec(args []string, stdout, stderr io.Writer) error {
+	const usage = `usage:
+  kbench kmodsec dump [-type N] FILE
+	print the KMOD_SEC_MAP records of a bare record stream (kmodsec.data)
+  kbench kmodsec write -corpus DIR -o FILE [-type N] [-be] [-prefix P]
+	write the records of a corpus's modules (modules, sys/module/*/sections,
+	ko/*.ko) as a bare record stream
+`
+	orderName := func(order binary.ByteOrder) string {
+		if order.Uint16([]byte{1, 0}) == 1 {
+			return "little-endian"
+		}
+		return "big-endian"
+	}
+	// koFiles maps the kernel name of every module file in dir (kvm_amd for
+	// kvm-amd.ko) to its file name. A missing dir is an empty map.
+	koFiles := func(dir string) (map[string]string, error) {
+		ents, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return map[string]string{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+		kos := make(map[string]string)
+		for _, e := range ents {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".ko") {
+				continue
+			}
+			name, err := modsec.KernelName(e.Name())
+			if err != nil {
+				continue
+			}
+			if prev, ok := kos[name]; ok {
+				return nil, fmt.Errorf("%s: %s and %s are both module %s", dir, prev, e.Name(), name)
+			}
+			kos[name] = e.Name()
+		}
+		return kos, nil
+	}
+	readSections := func(name string) ([]modsec.Section, error) {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		secs, err := modsec.ReadELFSections(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return secs, nil
+	}
+	dump := func(name string, typ uint32, stdout io.Writer) error {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("kmodsec dump: %w", err)
+		}
+		defer f.Close()
+		br := bufio.NewReader(f)
+		if head, _ := br.Peek(8); kmodsec.IsPerfData(head) {
+			return fmt.Errorf("kmodsec dump %s: perf.data input not supported yet; give a bare record stream (kmodsec.data)", name)
+		}
+		recs, order, err := kmodsec.ReadStream(br, typ)
+		if err != nil {
+			return fmt.Errorf("kmodsec dump %s: %w", name, err)
+		}
+		w := bufio.NewWriter(stdout)
+		fmt.Fprintf(w, "# %s: %d records of type %d, %s\n", name, len(recs), typ, orderName(order))
+		fmt.Fprintf(w, "# pid\tstart\tlen\tpgoff\tsection\tpath\n")
+		for _, r := range recs {
+			fmt.Fprintf(w, "%d\t%#x\t%#x\t%#x\t%s\t%s\n", r.Pid, r.Start, r.Len, r.Pgoff, r.Section, r.Path)
+		}
+		return w.Flush()
+	}
+	write := func(dir, out, prefix string, typ uint32, order binary.ByteOrder, stdout, stderr io.Writer) error {
+		if !strings.Contains(prefix, "/") {
+			return fmt.Errorf("kmodsec write: -prefix %q has no '/'; the records' paths need one", prefix)
+		}
+		mods, err := modules.ReadFile(filepath.Join(dir, "modules"))
+		if err != nil {
+			return fmt.Errorf("kmodsec write: %w", err)
+		}
+		if modules.Restricted(mods) {
+			return fmt.Errorf("kmodsec write: %s: every module address is 0 (kptr_restrict)", filepath.Join(dir, "modules"))
+		}
+		kos, err := koFiles(filepath.Join(dir, "ko"))
+		if err != nil {
+			return fmt.Errorf("kmodsec write: %w", err)
+		}
+		sys := os.DirFS(dir)
+		var (
+			recs    []kmodsec.Record
+			skipped []string
+			used    int
+		)
+		for _, m := range mods {
+			ko, ok := kos[m.Name]
+			if !ok {
+				skipped = append(skipped, m.Name+" (no ko file)")
+				continue
+			}
+			addrs, err := modsec.ReadSysfs(sys, modsec.SysfsDir(m.Name))
+			if errors.Is(err, fs.ErrNotExist) {
+				skipped = append(skipped, m.Name+" (no sysfs sections)")
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("kmodsec write: module %s: %w", m.Name, err)
+			}
+			secs, err := readSections(filepath.Join(dir, "ko", ko))
+			if err != nil {
+				return fmt.Errorf("kmodsec write: module %s: %w", m.Name, err)
+			}
+			rs, err := modsec.Records(m, addrs, secs, prefix+ko)
+			if err != nil {
+				return fmt.Errorf("kmodsec write: %w", err)
+			}
+			recs = append(recs, rs...)
+			used++
+		}
+		if len(skipped) > 0 {
+			fmt.Fprintf(stderr, "kmodsec write: skipped %d modules: %s\n", len(skipped), strings.Join(skipped, ", "))
+		}
+		f, err := os.Create(out)
+		if err != nil {
+			return fmt.Errorf("kmodsec write: %w", err)
+		}
+		if err := kmodsec.WriteStream(f, recs, order, typ); err != nil {
+			f.Close()
+			return fmt.Errorf("kmodsec write %s: %w", out, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("kmodsec write: %w", err)
+		}
+		fmt.Fprintf(stdout, "wrote %d records for %d modules to %s (%s, type %d)\n", len(recs), used, out, orderName(order), typ)
+		return nil
+	}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("kmodsec: missing subcommand (dump or write)")
+	}
+	typeFlag := func(set *flag.FlagSet) *uint {
+		return set.Uint("type", kmodsec.DefaultType, "record type number (the RFC's 83 is PERF_RECORD_COMPRESSED2 in current perf)")
+	}
+	checkType := func(t uint) (uint32, error) {
+		if t > math.MaxUint32 {
+			return 0, fmt.Errorf("kmodsec: -type %d does not fit in 32 bits", t)
+		}
+		return uint32(t), nil
+	}
+	switch args[0] {
+	case "dump":
+		set := flag.NewFlagSet("kbench kmodsec dump", flag.ContinueOnError)
+		set.SetOutput(stderr)
+		typ := typeFlag(set)
+		set.Usage = func() { fmt.Fprint(stderr, usage); set.PrintDefaults() }
+		if err := set.Parse(args[1:]); err != nil {
+			return err
+		}
+		if set.NArg() != 1 {
+			set.Usage()
+			return errors.New("kmodsec dump: want exactly one FILE")
+		}
+		t, err := checkType(*typ)
+		if err != nil {
+			return err
+		}
+		return dump(set.Arg(0), t, stdout)
+	case "write":
+		set := flag.NewFlagSet("kbench kmodsec write", flag.ContinueOnError)
+		set.SetOutput(stderr)
+		typ := typeFlag(set)
+		corpus := set.String("corpus", "", "read the corpus in `DIR` (modules, sys/module/*/sections, ko/*.ko)")
+		out := set.String("o", "", "output `FILE`")
+		be := set.Bool("be", false, "write big-endian records (default little-endian)")
+		prefix := set.String("prefix", "ko/", "path recorded for module NAME.ko is `P`+NAME.ko; it must contain a '/'")
+		set.Usage = func() { fmt.Fprint(stderr, usage); set.PrintDefaults() }
+		if err := set.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *corpus == "" || *out == "" || set.NArg() != 0 {
+			set.Usage()
+			return errors.New("kmodsec write: -corpus and -o are required, and nothing else")
+		}
+		t, err := checkType(*typ)
+		if err != nil {
+			return err
+		}
+		var order binary.ByteOrder = binary.LittleEndian
+		if *be {
+			order = binary.BigEndian
+		}
+		return write(*corpus, *out, *prefix, t, order, stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("kmodsec: unknown subcommand %q", args[0])
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/kmodsec"
+)
+
+// testCorpus writes a corpus directory with two modules: my_mod, with a
+// ko file and sysfs sections, and absent_mod, with neither.
+func testCorpus(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	ko, err := os.ReadFile(filepath.Join("..", "..", "ingest", "modsec", "testdata", "my-mod.ko"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"modules": "my_mod 12288 0 - Live 0xffffffffc0a00000\n" +
+			"absent_mod 4096 0 - Live 0xffffffffc0b00000\n",
+		"ko/my-mod.ko":                               string(ko),
+		"ko/README":                                  "not a module",
+		"sys/module/my_mod/sections/.text":           "0xffffffffc0a00000\n",
+		"sys/module/my_mod/sections/.noinstr.text":   "0xffffffffc0a00020\n",
+		"sys/module/my_mod/sections/.exit.text":      "0xffffffffc0a00050\n",
+		"sys/module/my_mod/sections/.data":           "0xffffffffc0a02000\n",
+		"sys/module/my_mod/sections/.init.text":      "0xffffffffc0a10000\n",
+		"sys/module/my_mod/sections/.gnu.linkonce.x": "0xffffffffc0a03000\n",
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var o, e bytes.Buffer
+	err = runKmodsec(args, &o, &e)
+	return o.String(), e.String(), err
+}
+
+func TestKmodsecWriteDump(t *testing.T) {
+	corpus := testCorpus(t)
+	// Offsets and sizes from the committed my-mod.ko (readelf -S).
+	const body = "# pid\tstart\tlen\tpgoff\tsection\tpath\n" +
+		"-1\t0xffffffffc0a02000\t0x8\t0x54\t.data\tko/my-mod.ko\n" +
+		"-1\t0xffffffffc0a00020\t0x2a\t0x5c\t.noinstr.text\tko/my-mod.ko\n" +
+		"-1\t0xffffffffc0a00050\t0xb\t0xbe\t.exit.text\tko/my-mod.ko\n"
+	tests := []struct {
+		name  string
+		flags []string
+		typ   uint32
+		order binary.ByteOrder
+	}{
+		{"default", nil, 83, binary.LittleEndian},
+		{"big-endian private type", []string{"-be", "-type", "90"}, 90, binary.BigEndian},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "kmodsec.data")
+			args := append([]string{"write", "-corpus", corpus, "-o", out}, tt.flags...)
+			stdout, stderr, err := run(t, args...)
+			if err != nil {
+				t.Fatalf("write: %v\n%s", err, stderr)
+			}
+			if !strings.Contains(stdout, "wrote 3 records for 1 modules") {
+				t.Errorf("write stdout %q", stdout)
+			}
+			if !strings.Contains(stderr, "skipped 1 modules: absent_mod (no ko file)") {
+				t.Errorf("write stderr %q", stderr)
+			}
+			f, err := os.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, order, err := kmodsec.ReadStream(f, tt.typ)
+			f.Close()
+			if err != nil || order != tt.order || len(recs) != 3 {
+				t.Fatalf("ReadStream: %d records, %v, %v", len(recs), order, err)
+			}
+			if dso := recs[1].Map().DSO; dso != "[my-mod].noinstr.text" {
+				t.Errorf("DSO %q", dso)
+			}
+
+			dumpArgs := []string{"dump", out}
+			if tt.typ != 83 {
+				dumpArgs = []string{"dump", "-type", "90", out}
+			}
+			stdout, _, err = run(t, dumpArgs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			orderName := "little-endian"
+			if tt.order == binary.BigEndian {
+				orderName = "big-endian"
+			}
+			want := "# " + out + ": 3 records of type " + map[uint32]string{83: "83", 90: "90"}[tt.typ] + ", " + orderName + "\n" + body
+			if stdout != want {
+				t.Errorf("dump:\n%s\nwant:\n%s", stdout, want)
+			}
+		})
+	}
+}
+
+func TestKmodsecPrefix(t *testing.T) {
+	corpus := testCorpus(t)
+	out := filepath.Join(t.TempDir(), "k.data")
+	if _, _, err := run(t, "write", "-corpus", corpus, "-o", out, "-prefix", "/lib/modules/6.2.0/extra/"); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := run(t, "dump", out)
+	if err != nil || !strings.Contains(stdout, "\t.data\t/lib/modules/6.2.0/extra/my-mod.ko\n") {
+		t.Errorf("dump = %q, %v", stdout, err)
+	}
+}
+
+func TestKmodsecErrors(t *testing.T) {
+	corpus := testCorpus(t)
+	tmp := t.TempDir()
+	perfData := filepath.Join(tmp, "perf.data")
+	if err := os.WriteFile(perfData, append([]byte("PERFILE2"), make([]byte, 96)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(tmp, "garbage")
+	if err := os.WriteFile(garbage, []byte("this is not a record stream"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noModules := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"no subcommand", nil, "missing subcommand"},
+		{"unknown", []string{"frob"}, `unknown subcommand "frob"`},
+		{"dump no file", []string{"dump"}, "want exactly one FILE"},
+		{"dump missing", []string{"dump", filepath.Join(tmp, "nope")}, "no such file"},
+		{"dump perf.data", []string{"dump", perfData}, "perf.data input not supported yet"},
+		{"dump garbage", []string{"dump", garbage}, "neither is the record type 83"},
+		{"dump bad type", []string{"dump", "-type", "4294967296", garbage}, "does not fit in 32 bits"},
+		{"write no corpus", []string{"write", "-o", filepath.Join(tmp, "x")}, "-corpus and -o are required"},
+		{"write no output", []string{"write", "-corpus", corpus}, "-corpus and -o are required"},
+		{"write no modules", []string{"write", "-corpus", noModules, "-o", filepath.Join(tmp, "x")}, "modules"},
+		{"write bad prefix", []string{"write", "-corpus", corpus, "-o", filepath.Join(tmp, "x"), "-prefix", "ko"}, "has no '/'"},
+		{"bad flag", []string{"write", "-frob"}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := run(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("error %v, want one containing %q", err, tt.msg)
+			}
+		})
+	}
+}
