@@ -95,29 +95,42 @@ func (l *Maps) FixupOverlapAndInsert(m index.Map) error {
 	if err := checkMap(m); err != nil {
 		return err
 	}
-	var keep []index.Map
-	for p := l.head; p != nil; p = p.next {
+	// Walk the list once: cut each overlapping node in place and link m
+	// in front of the first node that starts at or after it.
+	pp := &l.head
+	for *pp != nil {
+		p := *pp
 		old := p.m
 		if !overlaps(old, m) {
-			keep = append(keep, old)
+			if old.Start >= m.End {
+				break
+			}
+			pp = &p.next
 			continue
 		}
-		if old.Start < m.Start {
-			before := old
-			before.End = m.Start
-			keep = append(keep, before)
-		}
-		if m.End < old.End {
+		switch {
+		case old.Start < m.Start && m.End < old.End: // split in two around m
 			after := old
 			after.Start = m.End
 			after.Pgoff = old.Pgoff + (m.End - old.Start)
-			keep = append(keep, after)
+			p.m.End = m.Start
+			p.next = &node{m: after, next: p.next}
+			l.n++
+			pp = &p.next
+		case old.Start < m.Start: // keep the head
+			p.m.End = m.Start
+			pp = &p.next
+		case m.End < old.End: // keep the tail
+			p.m.Start = m.End
+			p.m.Pgoff = old.Pgoff + (m.End - old.Start)
+			pp = &p.next
+		default: // covered: unlink
+			*pp = p.next
+			l.n--
 		}
 	}
-	l.head, l.n = nil, 0
-	for _, k := range keep {
-		l.link(k)
-	}
+	// *pp is now the first node past m's head; find m's place from the top
+	// to stay obviously right.
 	l.link(m)
 	return nil
 }
