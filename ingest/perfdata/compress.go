@@ -1,0 +1,122 @@
+package perfdata
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+const (
+	zstdMaxWindow = 64 << 20  // largest zstd window accepted
+	zstdChunk     = 256 << 10 // output read per call; more than a zstd block (128 KiB)
+)
+
+// zstream decompresses the payloads of COMPRESSED records into one stream
+// of records, as perf's perf_session__process_compressed_event does: the
+// decoder state and any partial record carry over from one compressed record
+// to the next.
+//
+// perf compresses each ring-buffer chunk with ZSTD_compressStream followed
+// by ZSTD_flushStream, so the data of one compressed record decodes fully
+// without the next one, except when the output was split because a record
+// was full; the split parts are consecutive records. The decoder runs in
+// synchronous mode, reads exactly the block bytes it needs, and never asks
+// for input while it still holds output, so "input exhausted" means "all its
+// records are out".
+type zstream struct {
+	r     *Reader
+	dec   *zstd.Decoder
+	in    []byte // unread compressed input (aliases the raw record buffer)
+	out   []byte // decompressed bytes not yet delivered: out[start:]
+	start int
+	off   int64 // offset of the compressed record being decoded
+	// chunkPos is the position of out[start] in the output of the
+	// compressed record at off, counting a carried-over partial record
+	// from 0, as perf does: decompressed records get offset off+chunkPos.
+	chunkPos int64
+	err   error
+}
+
+var errStarved = errors.New("zstd data continues beyond the compressed record, but the next record is not compressed")
+
+// feedCompressed makes payload (part of r.recBuf) the next zstd input.
+func (r *Reader) feedCompressed(payload []byte, off int64) error {
+	if r.z == nil {
+		z := &zstream{r: r}
+		dec, err := zstd.NewReader(z, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			return fmt.Errorf("perfdata: compressed record at file offset %#x: %w", off, err)
+		}
+		z.dec = dec
+		r.z = z
+	}
+	r.z.in = payload
+	r.z.off, r.z.chunkPos = off, 0
+	return nil
+}
+
+// Read feeds compressed input to the decoder.
+func (z *zstream) Read(p []byte) (int, error) {
+	for len(z.in) == 0 {
+		// The decoder needs more than this record had: it must
+		// continue in the next record, which must be compressed.
+		rec, off, err := z.r.readRaw()
+		if err == errEnd {
+			return 0, fmt.Errorf("end of data inside a zstd block")
+		}
+		if err != nil {
+			return 0, err
+		}
+		payload, ok := z.r.compressedPayload(rec)
+		if !ok {
+			return 0, errStarved
+		}
+		z.r.stats.Compressed++
+		z.in, z.off, z.chunkPos = payload, off, 0
+	}
+	n := copy(p, z.in)
+	z.in = z.in[n:]
+	return n, nil
+}
+
+// pending returns the number of decompressed bytes not yet delivered.
+func (z *zstream) pending() int { return len(z.out) - z.start }
+
+// next returns the next complete decompressed record, or ok == false when
+// the current compressed input is used up.
+func (z *zstream) next() (rec []byte, off int64, ok bool, err error) {
+	if z.err != nil {
+		return nil, 0, false, z.err
+	}
+	for {
+		if b := z.out[z.start:]; len(b) >= 8 {
+			size := int(z.r.bo.Uint16(b[6:]))
+			if size < 8 {
+				z.err = fmt.Errorf("perfdata: record inside the compressed record at file offset %#x: size %d is smaller than its 8-byte header", z.off, size)
+				return nil, 0, false, z.err
+			}
+			if size <= len(b) {
+				z.start += size
+				off := z.off + z.chunkPos
+				z.chunkPos += int64(size)
+				return b[:size], off, true, nil
+			}
+		}
+		if len(z.in) == 0 {
+			return nil, 0, false, nil
+		}
+		// Move the partial record to the front and decode more.
+		n := copy(z.out, z.out[z.start:])
+		z.out, z.start = z.out[:n], 0
+		if cap(z.out)-n < zstdChunk {
+			z.out = append(make([]byte, 0, n+zstdChunk+1<<16), z.out...)
+		}
+		m, err := z.dec.Read(z.out[n : n+zstdChunk])
+		z.out = z.out[:n+m]
+		if err != nil {
+			z.err = fmt.Errorf("perfdata: decompressing the compressed record at file offset %#x: %w", z.off, err)
+			return nil, 0, false, z.err
+		}
+	}
+}

@@ -1,0 +1,657 @@
+package perfdata
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+)
+
+const (
+	magicLE        = 0x32454c4946524550 // "PERFILE2" read as a little-endian u64
+	magicBE        = 0x50455246494c4532 // the same bytes read big-endian
+	fileHeaderSize = 104
+	pipeHeaderSize = 16
+	maxPrefix      = 64 << 20 // bytes before the data section kept when streaming a file-mode recording
+	maxSection     = 64 << 20 // largest feature or ids section decoded
+)
+
+// Section is a {offset, size} pair of the file header.
+type Section struct {
+	Offset, Size uint64
+}
+
+// FileHeader is the decoded perf_file_header (pipe mode: only Magic, Size
+// and ByteOrder are meaningful).
+type FileHeader struct {
+	Pipe       bool
+	ByteOrder  binary.ByteOrder
+	Size       uint64
+	AttrSize   uint64
+	Attrs      Section
+	Data       Section
+	EventTypes Section
+	Features   [featBits / 64]uint64 // feature bitmap
+}
+
+// HasFeature reports whether feature bit f is set.
+func (h *FileHeader) HasFeature(f Feature) bool {
+	if f < 0 || f >= featBits {
+		return false
+	}
+	return h.Features[f/64]&(1<<(uint(f)%64)) != 0
+}
+
+// Stats counts what a Reader has seen so far.
+type Stats struct {
+	Records      uint64                // records delivered by Next
+	Samples      uint64                // SAMPLE records
+	Unknown      uint64                // records delivered as *Unknown
+	Compressed   uint64                // COMPRESSED/COMPRESSED2 records consumed
+	Decompressed uint64                // bytes of records produced by decompression
+	SkippedBytes uint64                // out-of-record payload of TRACING_DATA and AUXTRACE skipped
+	ByType       map[RecordType]uint64 // records delivered, by type
+}
+
+// RawRecord is the undecoded current record.
+type RawRecord struct {
+	Type   RecordType
+	Misc   uint16
+	Size   uint16
+	Offset int64 // see Info.Offset
+	// Compressed is set for records decoded from COMPRESSED payloads.
+	Compressed bool
+	// Data is the whole record, header included, in the file's byte order.
+	Data []byte
+	// ByteOrder is the byte order of the recording.
+	ByteOrder binary.ByteOrder
+	// IDHdrSize is the sample_id trailer size of the first attr (perf
+	// requires all attrs to agree); records of kernel types other than
+	// SAMPLE end with that many trailer bytes.
+	IDHdrSize int
+}
+
+// Option configures a Reader.
+type Option func(*Reader)
+
+// WithoutCompressed2 makes record type 83 an ordinary record (delivered as
+// *Unknown) instead of PERF_RECORD_COMPRESSED2, for recordings that use 83
+// for something else (the KMOD_SEC_MAP proposal did). Without this option a
+// type-83 record is taken as COMPRESSED2 only if its data_size fits the
+// record and its payload starts a zstd frame or continues the current one.
+func WithoutCompressed2() Option { return func(r *Reader) { r.noCompressed2 = true } }
+
+// Reader reads the records of one perf.data recording. It is not safe for
+// concurrent use.
+type Reader struct {
+	hdr       FileHeader
+	bo        binary.ByteOrder
+	attrs     []*Attr
+	idToAttr  map[uint64]*Attr
+	features  Features
+	featErr   error
+	ra        io.ReaderAt // file mode
+	size      int64       // file size, -1 if unknown
+	fwd       *forwardReaderAt
+	closer    io.Closer
+	featsRead bool
+
+	noCompressed2 bool
+
+	in     *bufio.Reader
+	pos    int64 // stream offset of the next byte of in
+	end    int64 // stream offset where the data ends, -1: at EOF
+	recBuf []byte
+	hdrBuf [8]byte
+
+	raw RawRecord
+	rec Record
+	err error
+	eof bool
+	z   *zstream
+
+	stats Stats
+
+	// reused record values
+	sample        Sample
+	mmap          Mmap
+	comm          Comm
+	fork          Fork
+	exit          Exit
+	ksym          Ksymbol
+	bpf           BPFEvent
+	lost          Lost
+	lostSamples   LostSamples
+	throttle      Throttle
+	finishedRound FinishedRound
+	finishedInit  FinishedInit
+	headerAttr    HeaderAttr
+	buildID       BuildID
+	feature       FeatureRecord
+	idIndex       IDIndex
+	unknown       Unknown
+}
+
+// Open opens the named perf.data file (file or pipe mode).
+func Open(name string, opts ...Option) (*Reader, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("perfdata: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("perfdata: %w", err)
+	}
+	var r *Reader
+	if fi.Mode().IsRegular() {
+		r, err = NewFileReader(f, fi.Size(), opts...)
+	} else {
+		r, err = NewReader(f, opts...)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w (file %s)", err, name)
+	}
+	r.closer = f
+	return r, nil
+}
+
+// Close closes the file opened by Open; for other Readers it does nothing.
+func (r *Reader) Close() error {
+	if r.closer != nil {
+		return r.closer.Close()
+	}
+	return nil
+}
+
+// NewFileReader returns a Reader over a recording of size bytes (file or pipe
+// mode) that can be read at random offsets.
+func NewFileReader(ra io.ReaderAt, size int64, opts ...Option) (*Reader, error) {
+	r := &Reader{ra: ra, size: size}
+	for _, o := range opts {
+		o(r)
+	}
+	if err := r.init(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// NewReader returns a Reader over a stream: a pipe-mode recording (perf
+// record -o -), or a file-mode recording read front to back, in which case
+// the attributes must precede the data section (perf always writes them
+// there) and the features become available when the records are exhausted.
+func NewReader(rd io.Reader, opts ...Option) (*Reader, error) {
+	r := &Reader{size: -1}
+	for _, o := range opts {
+		o(r)
+	}
+	r.fwd = &forwardReaderAt{r: rd, keep: fileHeaderSize}
+	r.ra = r.fwd
+	if err := r.init(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Reader) readAt(b []byte, off int64, what string) error {
+	if off < 0 || (r.size >= 0 && (off > r.size || int64(len(b)) > r.size-off)) {
+		return fmt.Errorf("perfdata: %s at file offset %#x (%d bytes) lies past the end of the %d-byte file", what, off, len(b), r.size)
+	}
+	n, err := r.ra.ReadAt(b, off)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("perfdata: reading %s at file offset %#x (%d bytes): %w", what, off, len(b), err)
+}
+
+// readChunked reads size bytes at off in pieces, so that a size field
+// larger than the input fails before it is allocated.
+func (r *Reader) readChunked(off, size int64, what string) ([]byte, error) {
+	const chunk = 1 << 16
+	var b []byte
+	for done := int64(0); done < size; {
+		n := min(size-done, chunk)
+		b = append(b, make([]byte, n)...)
+		if err := r.readAt(b[done:], off+done, what); err != nil {
+			return nil, err
+		}
+		done += n
+	}
+	return b, nil
+}
+
+func (r *Reader) init() error {
+	var h [fileHeaderSize]byte
+	if err := r.readAt(h[:pipeHeaderSize], 0, "file header"); err != nil {
+		return err
+	}
+	switch binary.LittleEndian.Uint64(h[:]) {
+	case magicLE:
+		r.bo = binary.LittleEndian
+	case magicBE:
+		r.bo = binary.BigEndian
+	default:
+		return fmt.Errorf("perfdata: file offset 0: bad magic %q (want PERFILE2)", h[:8])
+	}
+	r.hdr.ByteOrder = r.bo
+	r.hdr.Size = r.bo.Uint64(h[8:])
+	r.idToAttr = make(map[uint64]*Attr)
+	r.stats.ByType = make(map[RecordType]uint64)
+	r.recBuf = make([]byte, 0, 1<<16)
+	switch r.hdr.Size {
+	case pipeHeaderSize:
+		r.hdr.Pipe = true
+		r.features.Present = &r.hdr.Features
+		r.startData(pipeHeaderSize, -1)
+		return nil
+	case fileHeaderSize:
+	default:
+		return fmt.Errorf("perfdata: file offset 8: header size %d is neither %d (file mode) nor %d (pipe mode)", r.hdr.Size, fileHeaderSize, pipeHeaderSize)
+	}
+	if err := r.readAt(h[pipeHeaderSize:], pipeHeaderSize, "file header"); err != nil {
+		return err
+	}
+	r.hdr.AttrSize = r.bo.Uint64(h[16:])
+	r.hdr.Attrs = Section{r.bo.Uint64(h[24:]), r.bo.Uint64(h[32:])}
+	r.hdr.Data = Section{r.bo.Uint64(h[40:]), r.bo.Uint64(h[48:])}
+	r.hdr.EventTypes = Section{r.bo.Uint64(h[56:]), r.bo.Uint64(h[64:])}
+	for i := range r.hdr.Features {
+		r.hdr.Features[i] = r.bo.Uint64(h[72+8*i:])
+	}
+	r.features.Present = &r.hdr.Features
+	if err := r.checkSection(r.hdr.Attrs, "attrs section", 24); err != nil {
+		return err
+	}
+	if err := r.checkSection(r.hdr.Data, "data section", 40); err != nil {
+		return err
+	}
+	if r.hdr.Data.Offset < fileHeaderSize {
+		return fmt.Errorf("perfdata: file offset 0x28: data section offset %#x overlaps the header", r.hdr.Data.Offset)
+	}
+	if r.fwd != nil {
+		if r.hdr.Data.Offset > maxPrefix {
+			return fmt.Errorf("perfdata: file offset 0x28: data section offset %#x: more than %d bytes before the data cannot be streamed", r.hdr.Data.Offset, maxPrefix)
+		}
+		r.fwd.keep = int64(r.hdr.Data.Offset)
+	}
+	if err := r.readAttrs(); err != nil {
+		return err
+	}
+	if r.fwd != nil {
+		r.fwd.keep, r.fwd.prefix = 0, nil
+	}
+	end := int64(r.hdr.Data.Offset + r.hdr.Data.Size)
+	if r.hdr.Data.Size == 0 {
+		end = -1 // unfinished recording: read to the end of the file
+	}
+	if r.fwd == nil {
+		r.readFeatures()
+	}
+	r.startData(int64(r.hdr.Data.Offset), end)
+	return nil
+}
+
+// checkSection validates a section read at header offset hoff.
+func (r *Reader) checkSection(s Section, what string, hoff int) error {
+	if s.Offset > 1<<62 || s.Size > 1<<62 {
+		return fmt.Errorf("perfdata: file offset %#x: %s {%#x, %#x} is absurd", hoff, what, s.Offset, s.Size)
+	}
+	if r.size >= 0 && s.Offset+s.Size > uint64(r.size) {
+		return fmt.Errorf("perfdata: file offset %#x: %s {%#x, %#x} ends past the end of the %d-byte file", hoff, what, s.Offset, s.Size, r.size)
+	}
+	return nil
+}
+
+func (r *Reader) readAttrs() error {
+	as := r.hdr.AttrSize
+	if as < attrSizeVer0+16 || as > attrSizeMax+16 {
+		return fmt.Errorf("perfdata: file offset 0x10: attr_size %d out of range [%d, %d]", as, attrSizeVer0+16, attrSizeMax+16)
+	}
+	if r.hdr.Attrs.Size%as != 0 {
+		return fmt.Errorf("perfdata: file offset 0x20: attrs section size %d is not a multiple of attr_size %d", r.hdr.Attrs.Size, as)
+	}
+	n := r.hdr.Attrs.Size / as
+	if n > maxSection/as {
+		return fmt.Errorf("perfdata: file offset 0x20: %d attrs are too many", n)
+	}
+	buf := make([]byte, as)
+	for i := uint64(0); i < n; i++ {
+		off := int64(r.hdr.Attrs.Offset + i*as)
+		if err := r.readAt(buf, off, "attr"); err != nil {
+			return err
+		}
+		a, err := decodeAttr(buf[:as-16], r.bo, off)
+		if err != nil {
+			return err
+		}
+		a.Index = int(i)
+		ids := Section{r.bo.Uint64(buf[as-16:]), r.bo.Uint64(buf[as-8:])}
+		idsOff := int(off) + int(as) - 16
+		if err := r.checkSection(ids, "attr ids section", idsOff); err != nil {
+			return err
+		}
+		if ids.Size%8 != 0 || ids.Size > maxSection {
+			return fmt.Errorf("perfdata: file offset %#x: attr ids section size %d is not a multiple of 8 or too large", idsOff, ids.Size)
+		}
+		if ids.Size > 0 {
+			b, err := r.readChunked(int64(ids.Offset), int64(ids.Size), "attr ids")
+			if err != nil {
+				return err
+			}
+			for j := 0; j < len(b); j += 8 {
+				a.IDs = append(a.IDs, r.bo.Uint64(b[j:]))
+			}
+		}
+		r.addAttr(a)
+	}
+	return nil
+}
+
+func (r *Reader) addAttr(a *Attr) {
+	a.Index = len(r.attrs)
+	r.attrs = append(r.attrs, a)
+	for _, id := range a.IDs {
+		r.idToAttr[id] = a
+	}
+}
+
+func (r *Reader) startData(off, end int64) {
+	var src io.Reader
+	if end >= 0 {
+		src = io.NewSectionReader(r.ra, off, end-off)
+	} else {
+		src = &offsetReader{ra: r.ra, off: off}
+	}
+	r.in = bufio.NewReaderSize(src, 1<<16)
+	r.pos = off
+	r.end = end
+}
+
+// Header returns the file header.
+func (r *Reader) Header() *FileHeader { return &r.hdr }
+
+// ByteOrder returns the byte order of the recording.
+func (r *Reader) ByteOrder() binary.ByteOrder { return r.bo }
+
+// Attrs returns the attrs seen so far (in pipe mode they arrive as
+// HEADER_ATTR records).
+func (r *Reader) Attrs() []*Attr { return r.attrs }
+
+// AttrByID returns the attr that owns sample id id.
+func (r *Reader) AttrByID(id uint64) (*Attr, bool) {
+	a, ok := r.idToAttr[id]
+	return a, ok
+}
+
+// IDHdrSize returns the sample_id trailer size of non-SAMPLE kernel records
+// (that of the first attr; 0 before any attr is known).
+func (r *Reader) IDHdrSize() int {
+	if len(r.attrs) == 0 {
+		return 0
+	}
+	return r.attrs[0].IDHdrSize()
+}
+
+// Stats returns the counts so far.
+func (r *Reader) Stats() Stats { return r.stats }
+
+// Err returns the first error met, if any.
+func (r *Reader) Err() error { return r.err }
+
+// Record returns the current record, decoded. It is valid until the next
+// call to Next.
+func (r *Reader) Record() Record { return r.rec }
+
+// Raw returns the current record undecoded. Data is valid until the next
+// call to Next.
+func (r *Reader) Raw() RawRecord { return r.raw }
+
+// ParseSampleID decodes the sample_id trailer at the end of a raw record of
+// this recording (its last IDHdrSize bytes), whatever its type. It is meant
+// for record types this package does not decode.
+func (r *Reader) ParseSampleID(raw RawRecord) (SampleID, error) {
+	return r.parseSampleID(raw.Data, raw.Offset, raw.Type.String())
+}
+
+func (r *Reader) fail(err error) bool {
+	if r.err == nil {
+		r.err = err
+	}
+	r.rec = nil
+	return false
+}
+
+// errEnd is returned by readRaw at a clean end of the data.
+var errEnd = errors.New("end of data")
+
+// readRaw reads the next record of the outer stream into r.recBuf.
+func (r *Reader) readRaw() ([]byte, int64, error) {
+	off := r.pos
+	n, err := io.ReadFull(r.in, r.hdrBuf[:])
+	r.pos += int64(n)
+	if n == 0 && err == io.EOF {
+		return nil, off, errEnd
+	}
+	if err != nil {
+		return nil, off, fmt.Errorf("perfdata: record header at file offset %#x: %d of 8 bytes before the end of the data: %w", off, n, err)
+	}
+	size := int(r.bo.Uint16(r.hdrBuf[6:]))
+	if size < 8 {
+		return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d): size %d is smaller than its 8-byte header", off, r.bo.Uint32(r.hdrBuf[:]), size)
+	}
+	rec := append(r.recBuf[:0], r.hdrBuf[:]...)
+	rec = rec[:size]
+	n, err = io.ReadFull(r.in, rec[8:])
+	r.pos += int64(n)
+	if err != nil {
+		return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d, size %d) runs past the end of the data: %w", off, r.bo.Uint32(rec), size, err)
+	}
+	r.recBuf = rec
+	// Records followed by data outside themselves (perf_session__process_user_event).
+	var skip uint64
+	switch RecordType(r.bo.Uint32(rec)) {
+	case RecordHeaderTracing:
+		if size >= 12 {
+			skip = uint64(r.bo.Uint32(rec[8:]))
+		}
+	case RecordAuxtrace:
+		if size >= 16 {
+			skip = r.bo.Uint64(rec[8:])
+		}
+	}
+	if skip > 0 {
+		if skip > 1<<62 || (r.end >= 0 && skip > uint64(r.end-r.pos)) {
+			return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d): its %d bytes of trailing payload run past the end of the data", off, r.bo.Uint32(rec), skip)
+		}
+		m, err := io.CopyN(io.Discard, r.in, int64(skip))
+		r.pos += m
+		r.stats.SkippedBytes += uint64(m)
+		if err != nil {
+			return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d): skipping %d bytes of trailing payload: %w", off, r.bo.Uint32(rec), skip, err)
+		}
+	}
+	return rec, off, nil
+}
+
+// Next advances to the next record. It returns false at the end of the
+// data or on error (see Err).
+func (r *Reader) Next() bool {
+	if r.err != nil || r.eof {
+		return false
+	}
+	for {
+		if r.z != nil {
+			rec, off, ok, err := r.z.next()
+			if err != nil {
+				return r.fail(err)
+			}
+			if ok {
+				r.stats.Decompressed += uint64(len(rec))
+				return r.deliver(rec, off, true)
+			}
+		}
+		rec, off, err := r.readRaw()
+		if err == errEnd {
+			if r.z != nil && r.z.pending() > 0 {
+				return r.fail(fmt.Errorf("perfdata: compressed record at file offset %#x: %d bytes of a partial record left at the end of the compressed stream", r.z.off, r.z.pending()))
+			}
+			r.eof = true
+			r.rec = nil
+			if r.fwd != nil && !r.hdr.Pipe {
+				r.readFeatures()
+			}
+			return false
+		}
+		if err != nil {
+			return r.fail(err)
+		}
+		if payload, ok := r.compressedPayload(rec); ok {
+			r.stats.Compressed++
+			if err := r.feedCompressed(payload, off); err != nil {
+				return r.fail(err)
+			}
+			continue
+		}
+		return r.deliver(rec, off, false)
+	}
+}
+
+// compressedPayload returns the zstd payload of a COMPRESSED or COMPRESSED2
+// record.
+func (r *Reader) compressedPayload(rec []byte) ([]byte, bool) {
+	switch RecordType(r.bo.Uint32(rec)) {
+	case RecordCompressed:
+		return rec[8:], true
+	case RecordCompressed2:
+		if r.noCompressed2 || len(rec) < 16 {
+			return nil, false
+		}
+		n := r.bo.Uint64(rec[8:])
+		if n > uint64(len(rec)-16) {
+			return nil, false
+		}
+		p := rec[16 : 16+n]
+		if r.z == nil && !(len(p) >= 4 && binary.LittleEndian.Uint32(p) == 0xfd2fb528) {
+			return nil, false
+		}
+		return p, true
+	}
+	return nil, false
+}
+
+func (r *Reader) deliver(rec []byte, off int64, compressed bool) bool {
+	r.raw = RawRecord{
+		Type:       RecordType(r.bo.Uint32(rec)),
+		Misc:       r.bo.Uint16(rec[4:]),
+		Size:       r.bo.Uint16(rec[6:]),
+		Offset:     off,
+		Compressed: compressed,
+		Data:       rec,
+		ByteOrder:  r.bo,
+		IDHdrSize:  r.IDHdrSize(),
+	}
+	info := Info{Type: r.raw.Type, Misc: r.raw.Misc, Size: r.raw.Size, Offset: off, Compressed: compressed}
+	rc, err := r.decode(rec, info)
+	if err != nil {
+		return r.fail(err)
+	}
+	r.rec = rc
+	r.stats.Records++
+	r.stats.ByType[info.Type]++
+	return true
+}
+
+// offsetReader reads a ReaderAt sequentially from off to its end.
+type offsetReader struct {
+	ra  io.ReaderAt
+	off int64
+}
+
+func (o *offsetReader) Read(p []byte) (int, error) {
+	n, err := o.ra.ReadAt(p, o.off)
+	o.off += int64(n)
+	if n > 0 && err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+// forwardReaderAt turns a stream into a ReaderAt for reads at offsets that
+// never go backwards, except into the first keep bytes, which it retains.
+type forwardReaderAt struct {
+	r      io.Reader
+	pos    int64
+	keep   int64
+	prefix []byte
+}
+
+func (f *forwardReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	if off < f.pos {
+		if off >= int64(len(f.prefix)) {
+			return 0, fmt.Errorf("perfdata: a stream cannot go back to offset %#x (now at %#x)", off, f.pos)
+		}
+		n = copy(p, f.prefix[off:])
+		if n == len(p) {
+			return n, nil
+		}
+		if off+int64(n) < f.pos {
+			return n, fmt.Errorf("perfdata: a stream cannot go back to offset %#x (now at %#x)", off+int64(n), f.pos)
+		}
+		off += int64(n)
+	}
+	if off > f.pos {
+		if err := f.advance(off - f.pos); err != nil {
+			return 0, err
+		}
+	}
+	for n < len(p) {
+		m, err := f.r.Read(p[n:])
+		f.save(p[n : n+m])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (f *forwardReaderAt) save(b []byte) {
+	if f.pos < f.keep {
+		k := min(int64(len(b)), f.keep-f.pos)
+		f.prefix = append(f.prefix, b[:k]...)
+	}
+	f.pos += int64(len(b))
+}
+
+func (f *forwardReaderAt) advance(n int64) error {
+	var buf [4096]byte
+	for n > 0 {
+		m, err := f.r.Read(buf[:min(n, int64(len(buf)))])
+		f.save(buf[:m])
+		n -= int64(m)
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func popcount(b []uint64) int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}

@@ -1,0 +1,311 @@
+package perfdata
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// idPos returns the u64 index of the sample id in a SAMPLE body with sample
+// type t, or -1 (perf's evsel__calc_id_pos).
+func idPos(t SampleFormat) int {
+	if t&SampleFormatIdentifier != 0 {
+		return 0
+	}
+	if t&SampleFormatID == 0 {
+		return -1
+	}
+	n := 0
+	for _, b := range []SampleFormat{SampleFormatIP, SampleFormatTID, SampleFormatTime, SampleFormatAddr} {
+		if t&b != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// isPos returns the u64 index, counted from the end, of the id in a
+// sample_id trailer with sample type t, or -1 (perf's evsel__calc_is_pos).
+func isPos(t SampleFormat) int {
+	if t&SampleFormatIdentifier != 0 {
+		return 1
+	}
+	if t&SampleFormatID == 0 {
+		return -1
+	}
+	n := 1
+	if t&SampleFormatCPU != 0 {
+		n++
+	}
+	if t&SampleFormatStreamID != 0 {
+		n++
+	}
+	return n
+}
+
+// sampleAttr finds the attr of a SAMPLE body b.
+func (r *Reader) sampleAttr(b []byte, off int64) (*Attr, error) {
+	switch len(r.attrs) {
+	case 0:
+		return nil, fmt.Errorf("perfdata: SAMPLE at file offset %#x: no attr seen before the first sample", off)
+	case 1:
+		return r.attrs[0], nil
+	}
+	p := idPos(r.attrs[0].SampleType)
+	if p < 0 {
+		return r.attrs[0], nil
+	}
+	if 8*(p+1) > len(b) {
+		return nil, fmt.Errorf("perfdata: SAMPLE at file offset %#x: %d-byte body has no room for the sample id at byte %d", off, len(b), 8*p)
+	}
+	return r.attrByID(r.bo.Uint64(b[8*p:]), "SAMPLE", off)
+}
+
+func (r *Reader) attrByID(id uint64, what string, off int64) (*Attr, error) {
+	if id == 0 { // synthesized records
+		return r.attrs[0], nil
+	}
+	if a, ok := r.idToAttr[id]; ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("perfdata: %s at file offset %#x: sample id %d belongs to no attr", what, off, id)
+}
+
+// decodeSample decodes the SAMPLE record rec (header included) into s.
+func (r *Reader) decodeSample(rec []byte, off int64, s *Sample) error {
+	body := rec[8:]
+	a, err := r.sampleAttr(body, off)
+	if err != nil {
+		return err
+	}
+	keep := *s // reuse slice storage
+	*s = Sample{
+		Attr:           a,
+		Callchain:      keep.Callchain[:0],
+		Branches:       keep.Branches[:0],
+		BranchCounters: keep.BranchCounters[:0],
+		RegsUser:       keep.RegsUser[:0],
+		RegsIntr:       keep.RegsIntr[:0],
+		Read:           ReadValues{Values: keep.Read.Values[:0]},
+	}
+	c := cursor{b: body, bo: r.bo, base: off + 8, what: "SAMPLE"}
+	t := a.SampleType
+	if t&SampleFormatIdentifier != 0 {
+		s.Identifier = c.u64("identifier")
+	}
+	if t&SampleFormatIP != 0 {
+		s.IP = c.u64("ip")
+	}
+	if t&SampleFormatTID != 0 {
+		s.Pid = c.u32("pid")
+		s.Tid = c.u32("tid")
+	}
+	if t&SampleFormatTime != 0 {
+		s.Time = c.u64("time")
+	}
+	if t&SampleFormatAddr != 0 {
+		s.Addr = c.u64("addr")
+	}
+	if t&SampleFormatID != 0 {
+		s.ID = c.u64("id")
+	}
+	if t&SampleFormatStreamID != 0 {
+		s.StreamID = c.u64("stream_id")
+	}
+	if t&SampleFormatCPU != 0 {
+		s.CPU = c.u32("cpu")
+		s.Res = c.u32("cpu res")
+	}
+	if t&SampleFormatPeriod != 0 {
+		s.Period = c.u64("period")
+	}
+	if t&SampleFormatRead != 0 {
+		readValues(&c, a.ReadFormat, &s.Read)
+	}
+	if t&SampleFormatCallchain != 0 {
+		n := c.count("callchain nr", 8)
+		s.Callchain = c.u64s("callchain ips", n, s.Callchain)
+	}
+	if t&SampleFormatRaw != 0 {
+		n := c.u32("raw size")
+		s.Raw = c.bytes("raw data", int(n))
+	}
+	if t&SampleFormatBranchStack != 0 {
+		n := c.count("branch nr", 24)
+		if a.BranchSampleType&BranchHWIndex != 0 {
+			s.BranchHWIndex = c.u64("branch hw_idx")
+		}
+		if c.need("branch entries", 24*n) {
+			for i := 0; i < n; i++ {
+				s.Branches = append(s.Branches, BranchEntry{
+					From: c.u64("branch from"), To: c.u64("branch to"), Flags: c.u64("branch flags"),
+				})
+			}
+		}
+		if a.BranchSampleType&BranchCounters != 0 {
+			s.BranchCounters = c.u64s("branch counters", n, s.BranchCounters)
+		}
+	}
+	if t&SampleFormatRegsUser != 0 {
+		s.RegsUserABI = c.u64("regs_user abi")
+		if s.RegsUserABI != 0 {
+			s.RegsUser = c.u64s("regs_user", bits.OnesCount64(a.SampleRegsUser), s.RegsUser)
+		}
+	}
+	if t&SampleFormatStackUser != 0 {
+		n := c.u64("stack_user size")
+		if n > uint64(len(body)) {
+			c.fail("stack_user data", int(min(n, 1<<31)))
+		} else {
+			s.StackUser = c.bytes("stack_user data", int(n))
+			if n != 0 {
+				s.StackUserDyn = c.u64("stack_user dyn_size")
+			}
+		}
+	}
+	if t&(SampleFormatWeight|SampleFormatWeightStruct) != 0 {
+		s.Weight = c.u64("weight")
+	}
+	if t&SampleFormatDataSrc != 0 {
+		s.DataSrc = c.u64("data_src")
+	}
+	if t&SampleFormatTransaction != 0 {
+		s.Transaction = c.u64("transaction")
+	}
+	if t&SampleFormatRegsIntr != 0 {
+		s.RegsIntrABI = c.u64("regs_intr abi")
+		if s.RegsIntrABI != 0 {
+			s.RegsIntr = c.u64s("regs_intr", bits.OnesCount64(a.SampleRegsIntr), s.RegsIntr)
+		}
+	}
+	if t&SampleFormatPhysAddr != 0 {
+		s.PhysAddr = c.u64("phys_addr")
+	}
+	if t&SampleFormatCgroup != 0 {
+		s.Cgroup = c.u64("cgroup")
+	}
+	if t&SampleFormatDataPageSize != 0 {
+		s.DataPageSize = c.u64("data_page_size")
+	}
+	if t&SampleFormatCodePageSize != 0 {
+		s.CodePageSize = c.u64("code_page_size")
+	}
+	if t&SampleFormatAux != 0 {
+		n := c.u64("aux size")
+		if n > uint64(len(body)) {
+			c.fail("aux data", int(min(n, 1<<31)))
+		} else {
+			s.Aux = c.bytes("aux data", int(n))
+		}
+	}
+	return c.err
+}
+
+func readValues(c *cursor, f ReadFormat, v *ReadValues) {
+	one := func() ReadValue {
+		var x ReadValue
+		x.Value = c.u64("read value")
+		return x
+	}
+	if f&ReadGroup == 0 {
+		x := one()
+		if f&ReadTotalTimeEnabled != 0 {
+			v.TimeEnabled = c.u64("read time_enabled")
+		}
+		if f&ReadTotalTimeRunning != 0 {
+			v.TimeRunning = c.u64("read time_running")
+		}
+		if f&ReadID != 0 {
+			x.ID = c.u64("read id")
+		}
+		if f&ReadLost != 0 {
+			x.Lost = c.u64("read lost")
+		}
+		v.Values = append(v.Values, x)
+		return
+	}
+	per := 8
+	if f&ReadID != 0 {
+		per += 8
+	}
+	if f&ReadLost != 0 {
+		per += 8
+	}
+	nr := c.u64("read nr")
+	if f&ReadTotalTimeEnabled != 0 {
+		v.TimeEnabled = c.u64("read time_enabled")
+	}
+	if f&ReadTotalTimeRunning != 0 {
+		v.TimeRunning = c.u64("read time_running")
+	}
+	if c.err != nil {
+		return
+	}
+	if nr > uint64(len(c.b)-c.pos)/uint64(per) {
+		c.fail("read group values", int(min(nr*uint64(per), 1<<31)))
+		return
+	}
+	for i := uint64(0); i < nr; i++ {
+		x := one()
+		if f&ReadID != 0 {
+			x.ID = c.u64("read id")
+		}
+		if f&ReadLost != 0 {
+			x.Lost = c.u64("read lost")
+		}
+		v.Values = append(v.Values, x)
+	}
+}
+
+// parseSampleID decodes the sample_id trailer of the non-SAMPLE record rec
+// (header included). It returns the zero SampleID when the record type has
+// no trailer or the attrs have no sample_id_all.
+func (r *Reader) parseSampleID(rec []byte, off int64, what string) (SampleID, error) {
+	var id SampleID
+	if len(r.attrs) == 0 {
+		return id, nil
+	}
+	first := r.attrs[0]
+	n := first.IDHdrSize()
+	if n == 0 {
+		id.Attr = first
+		return id, nil
+	}
+	if len(rec)-8 < n {
+		return id, fmt.Errorf("perfdata: %s at file offset %#x: %d-byte record has no room for the %d-byte sample_id trailer", what, off, len(rec), n)
+	}
+	a := first
+	if len(r.attrs) > 1 {
+		if p := isPos(first.SampleType); p > 0 {
+			var err error
+			a, err = r.attrByID(r.bo.Uint64(rec[len(rec)-8*p:]), what, off)
+			if err != nil {
+				return id, err
+			}
+		}
+	}
+	id.Attr = a
+	start := len(rec) - n
+	c := cursor{b: rec[start:], bo: r.bo, base: off + int64(start), what: what + " sample_id"}
+	t := a.SampleType
+	if t&SampleFormatTID != 0 {
+		id.Pid = c.u32("pid")
+		id.Tid = c.u32("tid")
+	}
+	if t&SampleFormatTime != 0 {
+		id.Time = c.u64("time")
+	}
+	if t&SampleFormatID != 0 {
+		id.ID = c.u64("id")
+	}
+	if t&SampleFormatStreamID != 0 {
+		id.StreamID = c.u64("stream_id")
+	}
+	if t&SampleFormatCPU != 0 {
+		id.CPU = c.u32("cpu")
+		id.Res = c.u32("cpu res")
+	}
+	if t&SampleFormatIdentifier != 0 {
+		id.Identifier = c.u64("identifier")
+	}
+	return id, c.err
+}
