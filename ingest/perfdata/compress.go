@@ -31,10 +31,6 @@ type zstream struct {
 	out   []byte // decompressed bytes not yet delivered: out[start:]
 	start int
 	off   int64 // offset of the compressed record being decoded
-	// chunkPos is the position of out[start] in the output of the
-	// compressed record at off, counting a carried-over partial record
-	// from 0, as perf does: decompressed records get offset off+chunkPos.
-	chunkPos int64
 	err   error
 }
 
@@ -52,7 +48,7 @@ func (r *Reader) feedCompressed(payload []byte, off int64) error {
 		r.z = z
 	}
 	r.z.in = payload
-	r.z.off, r.z.chunkPos = off, 0
+	r.z.off = off
 	return nil
 }
 
@@ -73,7 +69,7 @@ func (z *zstream) Read(p []byte) (int, error) {
 			return 0, errStarved
 		}
 		z.r.stats.Compressed++
-		z.in, z.off, z.chunkPos = payload, off, 0
+		z.in, z.off = payload, off
 	}
 	n := copy(p, z.in)
 	z.in = z.in[n:]
@@ -98,9 +94,7 @@ func (z *zstream) next() (rec []byte, off int64, ok bool, err error) {
 			}
 			if size <= len(b) {
 				z.start += size
-				off := z.off + z.chunkPos
-				z.chunkPos += int64(size)
-				return b[:size], off, true, nil
+				return b[:size], z.off, true, nil
 			}
 		}
 		if len(z.in) == 0 {

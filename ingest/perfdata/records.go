@@ -14,10 +14,11 @@ type Info struct {
 	Misc uint16
 	Size uint16 // header.size, including the 8-byte header
 	// Offset is the file (or stream) offset of the record. For a record
-	// that came out of a compressed record it is, as in perf report -D,
-	// the offset of the compressed record whose payload completed it plus
-	// the record's position in that record's output (a partial record
-	// carried over from the previous compressed record is at position 0).
+	// that came out of a compressed record it is, as perf report -D
+	// prints it, the offset of the compressed record whose payload
+	// completed it. Offsets count from the start of the file or stream;
+	// for pipe-mode recordings perf report -D prints them 16 lower (it
+	// counts from the end of the pipe header).
 	Offset int64
 	// Compressed is set for records decoded from COMPRESSED payloads.
 	Compressed bool
