@@ -78,16 +78,16 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 	dump := func(name string, typ uint32, stdout io.Writer) error {
 		f, err := os.Open(name)
 		if err != nil {
-			return fmt.Errorf("kmodsec dump: %w", err)
+			return fmt.Errorf("dump: %w", err)
 		}
 		defer f.Close()
 		br := bufio.NewReader(f)
 		if head, _ := br.Peek(8); kmodsec.IsPerfData(head) {
-			return fmt.Errorf("kmodsec dump %s: perf.data input not supported yet; give a bare record stream (kmodsec.data)", name)
+			return fmt.Errorf("dump %s: perf.data input not supported yet; give a bare record stream (kmodsec.data)", name)
 		}
 		recs, order, err := kmodsec.ReadStream(br, typ)
 		if err != nil {
-			return fmt.Errorf("kmodsec dump %s: %w", name, err)
+			return fmt.Errorf("dump %s: %w", name, err)
 		}
 		w := bufio.NewWriter(stdout)
 		fmt.Fprintf(w, "# %s: %d records of type %d, %s\n", name, len(recs), typ, orderName(order))
@@ -99,18 +99,18 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 	}
 	write := func(dir, out, prefix string, typ uint32, order binary.ByteOrder, stdout, stderr io.Writer) error {
 		if !strings.Contains(prefix, "/") {
-			return fmt.Errorf("kmodsec write: -prefix %q has no '/'; the records' paths need one", prefix)
+			return fmt.Errorf("write: -prefix %q has no '/'; the records' paths need one", prefix)
 		}
 		mods, err := modules.ReadFile(filepath.Join(dir, "modules"))
 		if err != nil {
-			return fmt.Errorf("kmodsec write: %w", err)
+			return fmt.Errorf("write: %w", err)
 		}
 		if modules.Restricted(mods) {
-			return fmt.Errorf("kmodsec write: %s: every module address is 0 (kptr_restrict)", filepath.Join(dir, "modules"))
+			return fmt.Errorf("write: %s: every module address is 0 (kptr_restrict)", filepath.Join(dir, "modules"))
 		}
 		kos, err := koFiles(filepath.Join(dir, "ko"))
 		if err != nil {
-			return fmt.Errorf("kmodsec write: %w", err)
+			return fmt.Errorf("write: %w", err)
 		}
 		sys := os.DirFS(dir)
 		var (
@@ -130,46 +130,46 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("kmodsec write: module %s: %w", m.Name, err)
+				return fmt.Errorf("write: module %s: %w", m.Name, err)
 			}
 			secs, err := readSections(filepath.Join(dir, "ko", ko))
 			if err != nil {
-				return fmt.Errorf("kmodsec write: module %s: %w", m.Name, err)
+				return fmt.Errorf("write: module %s: %w", m.Name, err)
 			}
 			rs, err := modsec.Records(m, addrs, secs, prefix+ko)
 			if err != nil {
-				return fmt.Errorf("kmodsec write: %w", err)
+				return fmt.Errorf("write: %w", err)
 			}
 			recs = append(recs, rs...)
 			used++
 		}
 		if len(skipped) > 0 {
-			fmt.Fprintf(stderr, "kmodsec write: skipped %d modules: %s\n", len(skipped), strings.Join(skipped, ", "))
+			fmt.Fprintf(stderr, "write: skipped %d modules: %s\n", len(skipped), strings.Join(skipped, ", "))
 		}
 		f, err := os.Create(out)
 		if err != nil {
-			return fmt.Errorf("kmodsec write: %w", err)
+			return fmt.Errorf("write: %w", err)
 		}
 		if err := kmodsec.WriteStream(f, recs, order, typ); err != nil {
 			f.Close()
-			return fmt.Errorf("kmodsec write %s: %w", out, err)
+			return fmt.Errorf("write %s: %w", out, err)
 		}
 		if err := f.Close(); err != nil {
-			return fmt.Errorf("kmodsec write: %w", err)
+			return fmt.Errorf("write: %w", err)
 		}
 		fmt.Fprintf(stdout, "wrote %d records for %d modules to %s (%s, type %d)\n", len(recs), used, out, orderName(order), typ)
 		return nil
 	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return errors.New("kmodsec: missing subcommand (dump or write)")
+		return errors.New("missing subcommand (dump or write)")
 	}
 	typeFlag := func(set *flag.FlagSet) *uint {
 		return set.Uint("type", kmodsec.DefaultType, "record type number (the RFC's 83 is PERF_RECORD_COMPRESSED2 in current perf)")
 	}
 	checkType := func(t uint) (uint32, error) {
 		if t > math.MaxUint32 {
-			return 0, fmt.Errorf("kmodsec: -type %d does not fit in 32 bits", t)
+			return 0, fmt.Errorf("-type %d does not fit in 32 bits", t)
 		}
 		return uint32(t), nil
 	}
@@ -184,7 +184,7 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 		}
 		if set.NArg() != 1 {
 			set.Usage()
-			return errors.New("kmodsec dump: want exactly one FILE")
+			return errors.New("dump: want exactly one FILE")
 		}
 		t, err := checkType(*typ)
 		if err != nil {
@@ -205,7 +205,7 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 		}
 		if *corpus == "" || *out == "" || set.NArg() != 0 {
 			set.Usage()
-			return errors.New("kmodsec write: -corpus and -o are required, and nothing else")
+			return errors.New("write: -corpus and -o are required, and nothing else")
 		}
 		t, err := checkType(*typ)
 		if err != nil {
@@ -221,5 +221,5 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("kmodsec: unknown subcommand %q", args[0])
+	return fmt.Errorf("unknown subcommand %q", args[0])
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
 )
 
-// testCorpus writes a corpus directory with two modules: my_mod, with a
+// kmodsecTestCorpus writes a corpus directory with two modules: my_mod, with a
 // ko file and sysfs sections, and absent_mod, with neither.
-func testCorpus(t *testing.T) string {
+func kmodsecTestCorpus(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	ko, err := os.ReadFile(filepath.Join("..", "..", "ingest", "modsec", "testdata", "my-mod.ko"))
@@ -44,7 +44,7 @@ func testCorpus(t *testing.T) string {
 	return dir
 }
 
-func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
+func kmodsecRun(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var o, e bytes.Buffer
 	err = runKmodsec(args, &o, &e)
@@ -52,7 +52,7 @@ func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 }
 
 func TestKmodsecWriteDump(t *testing.T) {
-	corpus := testCorpus(t)
+	corpus := kmodsecTestCorpus(t)
 	// Offsets and sizes from the committed my-mod.ko (readelf -S).
 	const body = "# pid\tstart\tlen\tpgoff\tsection\tpath\n" +
 		"-1\t0xffffffffc0a02000\t0x8\t0x54\t.data\tko/my-mod.ko\n" +
@@ -71,7 +71,7 @@ func TestKmodsecWriteDump(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "kmodsec.data")
 			args := append([]string{"write", "-corpus", corpus, "-o", out}, tt.flags...)
-			stdout, stderr, err := run(t, args...)
+			stdout, stderr, err := kmodsecRun(t, args...)
 			if err != nil {
 				t.Fatalf("write: %v\n%s", err, stderr)
 			}
@@ -98,7 +98,7 @@ func TestKmodsecWriteDump(t *testing.T) {
 			if tt.typ != 83 {
 				dumpArgs = []string{"dump", "-type", "90", out}
 			}
-			stdout, _, err = run(t, dumpArgs...)
+			stdout, _, err = kmodsecRun(t, dumpArgs...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,19 +115,19 @@ func TestKmodsecWriteDump(t *testing.T) {
 }
 
 func TestKmodsecPrefix(t *testing.T) {
-	corpus := testCorpus(t)
+	corpus := kmodsecTestCorpus(t)
 	out := filepath.Join(t.TempDir(), "k.data")
-	if _, _, err := run(t, "write", "-corpus", corpus, "-o", out, "-prefix", "/lib/modules/6.2.0/extra/"); err != nil {
+	if _, _, err := kmodsecRun(t, "write", "-corpus", corpus, "-o", out, "-prefix", "/lib/modules/6.2.0/extra/"); err != nil {
 		t.Fatal(err)
 	}
-	stdout, _, err := run(t, "dump", out)
+	stdout, _, err := kmodsecRun(t, "dump", out)
 	if err != nil || !strings.Contains(stdout, "\t.data\t/lib/modules/6.2.0/extra/my-mod.ko\n") {
 		t.Errorf("dump = %q, %v", stdout, err)
 	}
 }
 
 func TestKmodsecErrors(t *testing.T) {
-	corpus := testCorpus(t)
+	corpus := kmodsecTestCorpus(t)
 	tmp := t.TempDir()
 	perfData := filepath.Join(tmp, "perf.data")
 	if err := os.WriteFile(perfData, append([]byte("PERFILE2"), make([]byte, 96)...), 0o644); err != nil {
@@ -158,7 +158,7 @@ func TestKmodsecErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := run(t, tt.args...)
+			_, _, err := kmodsecRun(t, tt.args...)
 			if err == nil || !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("error %v, want one containing %q", err, tt.msg)
 			}
