@@ -1,0 +1,73 @@
+// Command kbench indexes kernel address maps the way perf does and
+// compares the B-tree index with the list reference.
+//
+// Usage:
+//
+//	kbench run [CORPUS...]     build each corpus's kernel maps with both
+//	                           implementations, resolve its samples, and
+//	                           compare digests and speed (default: the
+//	                           embedded arm64 corpus)
+//	kbench maps [-impl I] DIR  print a corpus's final kernel maps
+//	kbench kmodsec ...         dump or write KMOD_SEC_MAP records
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: kbench <command> [arguments]
+
+commands:
+  run [-json] [-samples N] [CORPUS...]
+        build each corpus's kernel maps with the B-tree and the list
+        reference, resolve samples through both, and compare (default: the
+        embedded arm64 corpus)
+  maps [-impl btree|list|both] DIR
+        print a corpus directory's final kernel maps in canonical form
+  kmodsec dump|write ...
+        print or make PERF_RECORD_KMOD_SEC_MAP records
+`
+
+// errMismatch means the implementations disagreed; the exit status is 1.
+var errMismatch = errors.New("btree and list outputs differ")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = runRun(args[1:], stdout, stderr)
+	case "maps":
+		err = runMaps(args[1:], stdout, stderr)
+	case "kmodsec":
+		err = runKmodsec(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "kbench: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "kbench %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// errUsage means a flag set already printed its complaint.
+var errUsage = errors.New("usage")

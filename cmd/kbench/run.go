@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/kmapindex/kmapindex/bench"
+	"github.com/kmapindex/kmapindex/corpus"
+)
+
+// runRun implements "kbench run [CORPUS...]".
+func runRun(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print results as JSON")
+	nSamples := fs.Int("samples", 1_000_000, "synthetic samples to resolve per corpus")
+	seed := fs.Uint64("seed", 1, "seed of the synthetic samples")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *nSamples < 0 {
+		fmt.Fprintln(stderr, "kbench run: -samples must be >= 0")
+		return errUsage
+	}
+	var corpora []*corpus.Corpus
+	if fs.NArg() == 0 {
+		c, err := corpus.Default()
+		if err != nil {
+			return err
+		}
+		corpora = append(corpora, c)
+	}
+	for _, dir := range fs.Args() {
+		c, err := corpus.Load(dir)
+		if err != nil {
+			return err
+		}
+		corpora = append(corpora, c)
+	}
+	var results []bench.RunResult
+	identical := true
+	for _, c := range corpora {
+		ms, err := c.KernelMaps(corpus.BTree)
+		if err != nil {
+			return err
+		}
+		samples := bench.SyntheticSamples(ms.Slice(), *nSamples, *seed)
+		r, err := bench.Run(c, samples)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+		identical = identical && r.Identical
+		if !*asJSON {
+			printRun(stdout, r)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			return err
+		}
+	}
+	if !identical {
+		return errMismatch
+	}
+	return nil
+}
+
+func printRun(w io.Writer, r bench.RunResult) {
+	fmt.Fprintf(w, "corpus %s: %d maps, %d samples (synthetic), %d [unknown]\n", r.Corpus, r.Maps, r.Samples, r.Unknown)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "impl\tbuild\tresolve\tsamples/s\tmaps sha256\tattribution sha256")
+	for _, im := range r.Impls {
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%.3g\t%s\t%s\n", im.Impl, im.Build, im.Resolve, im.SamplesPerSec, im.MapsDigest[:16], im.AttribDigest[:16])
+	}
+	tw.Flush()
+	verdict := "identical"
+	if !r.Identical {
+		verdict = "DIFFERENT"
+	}
+	fmt.Fprintf(w, "verdict: %s; speedup btree over list: %.1fx\n\n", verdict, r.Speedup)
+}
