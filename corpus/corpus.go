@@ -76,7 +76,10 @@ type Corpus struct {
 	Modules    []index.Module // /proc/modules, in file order
 	HasModules bool
 
-	Segments []index.Segment // readable PT_LOAD segments of kcore, in file order
+	// Segments are the readable PT_LOAD segments of kcore or
+	// kcore.readelf, in file order. They satisfy kcore.Validate; there may
+	// be none (perf then refuses the kcore, and so does index.LoadKcore).
+	Segments []index.Segment
 	HasKcore bool
 
 	// BPF are the BPF program and image maps derived from kallsyms; see
