@@ -11,6 +11,7 @@ import (
 type MapSet interface {
 	Find(uint64) (index.Map, bool)
 	FixupOverlapAndInsert(index.Map) error
+	RemoveFunc(func(index.Map) bool) int
 	Slice() []index.Map
 	Len() int
 	Canonical() string
@@ -33,9 +34,12 @@ var Impls = []Impl{BTree, List}
 //
 //  1. the kernel map and one map per module from kallsyms and modules
 //     (index.KernelMaps);
-//  2. each BPF program gets a map unless its address already lies in one
+//  2. modules with known section addresses (sysfs and .ko, or
+//     kmodsec.data records) get their map narrowed to .text and one map
+//     per section, each inserted with the new map winning;
+//  3. each BPF program gets a map unless its address already lies in one
 //     (machine__process_ksymbol, with the v6.15 fixup insert);
-//  3. with kcore, the kernel maps are rebuilt from its segments
+//  4. with kcore, the kernel maps are rebuilt from its segments
 //     (index.LoadKcore): modules go, BPF programs stay.
 func (c *Corpus) KernelMaps(impl Impl) (MapSet, error) {
 	if !c.HasKallsyms {
@@ -60,6 +64,21 @@ func (c *Corpus) KernelMaps(impl Impl) (MapSet, error) {
 		loadKcore = func() error { _, err := listref.LoadKcore(l, c.Segments, c.Landmarks); return err }
 	default:
 		return nil, fmt.Errorf("unknown implementation %q (want btree or list)", impl)
+	}
+	narrowed, sections, err := c.sectionMaps()
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range narrowed {
+		ms.RemoveFunc(func(x index.Map) bool { return x.Kind == index.KindModule && x.DSO == m.DSO })
+		if err := ms.FixupOverlapAndInsert(m); err != nil {
+			return nil, fmt.Errorf("corpus %s: module %s: %w", c.Dir, m, err)
+		}
+	}
+	for _, m := range sections {
+		if err := ms.FixupOverlapAndInsert(m); err != nil {
+			return nil, fmt.Errorf("corpus %s: section %s: %w", c.Dir, m, err)
+		}
 	}
 	for _, b := range c.BPF {
 		if _, taken := ms.Find(b.Start); taken {

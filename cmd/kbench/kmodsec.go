@@ -7,16 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
+	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
-	"github.com/kmapindex/kmapindex/ingest/modsec"
-	"github.com/kmapindex/kmapindex/ingest/modules"
 )
 
 // runKmodsec implements "kbench kmodsec": dump and write KMOD_SEC_MAP
@@ -35,45 +31,6 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 			return "little-endian"
 		}
 		return "big-endian"
-	}
-	// koFiles maps the kernel name of every module file in dir (kvm_amd for
-	// kvm-amd.ko) to its file name. A missing dir is an empty map.
-	koFiles := func(dir string) (map[string]string, error) {
-		ents, err := os.ReadDir(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			return map[string]string{}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-		kos := make(map[string]string)
-		for _, e := range ents {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".ko") {
-				continue
-			}
-			name, err := modsec.KernelName(e.Name())
-			if err != nil {
-				continue
-			}
-			if prev, ok := kos[name]; ok {
-				return nil, fmt.Errorf("%s: %s and %s are both module %s", dir, prev, e.Name(), name)
-			}
-			kos[name] = e.Name()
-		}
-		return kos, nil
-	}
-	readSections := func(name string) ([]modsec.Section, error) {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		secs, err := modsec.ReadELFSections(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return secs, nil
 	}
 	dump := func(name string, typ uint32, stdout io.Writer) error {
 		f, err := os.Open(name)
@@ -101,48 +58,22 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 		if !strings.Contains(prefix, "/") {
 			return fmt.Errorf("write: -prefix %q has no '/'; the records' paths need one", prefix)
 		}
-		mods, err := modules.ReadFile(filepath.Join(dir, "modules"))
+		c, err := corpus.Load(dir)
 		if err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
-		if modules.Restricted(mods) {
-			return fmt.Errorf("write: %s: every module address is 0 (kptr_restrict)", filepath.Join(dir, "modules"))
+		if !c.HasModules {
+			return fmt.Errorf("write: corpus %s has no modules file", dir)
 		}
-		kos, err := koFiles(filepath.Join(dir, "ko"))
+		mods, skipped, err := c.ModuleSections(prefix)
 		if err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
-		sys := os.DirFS(dir)
-		var (
-			recs    []kmodsec.Record
-			skipped []string
-			used    int
-		)
+		var recs []kmodsec.Record
 		for _, m := range mods {
-			ko, ok := kos[m.Name]
-			if !ok {
-				skipped = append(skipped, m.Name+" (no ko file)")
-				continue
-			}
-			addrs, err := modsec.ReadSysfs(sys, modsec.SysfsDir(m.Name))
-			if errors.Is(err, fs.ErrNotExist) {
-				skipped = append(skipped, m.Name+" (no sysfs sections)")
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("write: module %s: %w", m.Name, err)
-			}
-			secs, err := readSections(filepath.Join(dir, "ko", ko))
-			if err != nil {
-				return fmt.Errorf("write: module %s: %w", m.Name, err)
-			}
-			rs, err := modsec.Records(m, addrs, secs, prefix+ko)
-			if err != nil {
-				return fmt.Errorf("write: %w", err)
-			}
-			recs = append(recs, rs...)
-			used++
+			recs = append(recs, m.Records...)
 		}
+		used := len(mods)
 		if len(skipped) > 0 {
 			fmt.Fprintf(stderr, "write: skipped %d modules: %s\n", len(skipped), strings.Join(skipped, ", "))
 		}
