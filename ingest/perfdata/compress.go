@@ -10,6 +10,10 @@ import (
 const (
 	zstdMaxWindow = 64 << 20  // largest zstd window accepted
 	zstdChunk     = 256 << 10 // output read per call; more than a zstd block (128 KiB)
+	// zstdMaxOut bounds the output of one compressed record (perf's
+	// decompression buffer is the recording's mmap size, far smaller);
+	// it stops decompression bombs.
+	zstdMaxOut = 64 << 20
 )
 
 // zstream decompresses the payloads of COMPRESSED records into one stream
@@ -31,6 +35,7 @@ type zstream struct {
 	out   []byte // decompressed bytes not yet delivered: out[start:]
 	start int
 	off   int64 // offset of the compressed record being decoded
+	nout  int   // bytes decompressed since the compressed record at off
 	err   error
 }
 
@@ -48,7 +53,7 @@ func (r *Reader) feedCompressed(payload []byte, off int64) error {
 		r.z = z
 	}
 	r.z.in = payload
-	r.z.off = off
+	r.z.off, r.z.nout = off, 0
 	return nil
 }
 
@@ -69,7 +74,7 @@ func (z *zstream) Read(p []byte) (int, error) {
 			return 0, errStarved
 		}
 		z.r.stats.Compressed++
-		z.in, z.off = payload, off
+		z.in, z.off, z.nout = payload, off, 0
 	}
 	n := copy(p, z.in)
 	z.in = z.in[n:]
@@ -108,6 +113,10 @@ func (z *zstream) next() (rec []byte, off int64, ok bool, err error) {
 		}
 		m, err := z.dec.Read(z.out[n : n+zstdChunk])
 		z.out = z.out[:n+m]
+		z.nout += m
+		if z.nout > zstdMaxOut && err == nil {
+			err = fmt.Errorf("more than %d bytes of output", zstdMaxOut)
+		}
 		if err != nil {
 			z.err = fmt.Errorf("perfdata: decompressing the compressed record at file offset %#x: %w", z.off, err)
 			return nil, 0, false, z.err
