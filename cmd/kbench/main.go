@@ -9,6 +9,7 @@
 //	                           embedded arm64 corpus)
 //	kbench maps [-impl I] DIR  print a corpus's final kernel maps
 //	kbench kmodsec ...         dump or write KMOD_SEC_MAP records
+//	kbench capture -o DIR      snapshot this machine into a corpus
 package main
 
 import (
@@ -29,6 +30,9 @@ commands:
         print a corpus directory's final kernel maps in canonical form
   kmodsec dump|write ...
         print or make PERF_RECORD_KMOD_SEC_MAP records
+  capture -o DIR [-root ROOT]
+        snapshot this machine (kallsyms, modules, module sections and .ko
+        files, kcore program headers, KMOD_SEC_MAP records) into a corpus
 `
 
 // errMismatch means the implementations disagreed; the exit status is 1.
@@ -51,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runMaps(args[1:], stdout, stderr)
 	case "kmodsec":
 		err = runKmodsec(args[1:], stdout, stderr)
+	case "capture":
+		err = runCapture(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
