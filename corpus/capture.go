@@ -151,14 +151,13 @@ func Capture(opts CaptureOptions) (*CaptureReport, error) {
 	if err := c.sections(mods); err != nil {
 		return nil, err
 	}
-	kos, err := c.koFiles(mods)
-	if err != nil {
+	if _, err := c.koFiles(mods); err != nil {
 		return nil, err
 	}
 	if err := c.kcore(); err != nil {
 		return nil, err
 	}
-	if err := c.kmodsec(mods, kos); err != nil {
+	if err := c.kmodsec(mods); err != nil {
 		return nil, err
 	}
 	if err := c.meta(now()); err != nil {
@@ -633,46 +632,22 @@ func (c *capturer) kcore() error {
 }
 
 // kmodsec writes the KMOD_SEC_MAP records of every module in mods with
-// copied section addresses and a copied module file.
-func (c *capturer) kmodsec(mods []index.Module, kos map[string]string) error {
-	out := os.DirFS(c.rep.Out)
-	var recs []kmodsec.Record
-	var zero []string
-	for _, m := range mods {
-		ko, ok := kos[m.Name]
-		if !ok {
-			continue
-		}
-		addrs, err := modsec.ReadSysfs(out, modsec.SysfsDir(m.Name))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // noted by sections
-		}
-		if err != nil {
-			c.note("kmodsec: module %s: %v", m.Name, err)
-			continue
-		}
-		if allZero(addrs) {
-			zero = append(zero, m.Name)
-			continue
-		}
-		secs, err := readKoSections(filepath.Join(c.rep.Out, filepath.FromSlash(ko)))
-		if err != nil {
-			c.note("kmodsec: module %s: %v", m.Name, err)
-			continue
-		}
-		rs, err := modsec.Records(m, addrs, secs, ko)
-		if err != nil {
-			c.note("kmodsec: %v", err)
-			continue
-		}
-		recs = append(recs, rs...)
+// copied section addresses and a copied module file, read back from the
+// corpus being written (Corpus.ModuleSections).
+func (c *capturer) kmodsec(mods []index.Module) error {
+	written := &Corpus{FS: os.DirFS(c.rep.Out), Dir: ".", Modules: mods, HasModules: true}
+	ms, _, err := written.ModuleSections(KoDir + "/")
+	if err != nil {
+		c.note("kmodsec: no KMOD_SEC_MAP records: %v", err)
+		return nil
 	}
-	if len(zero) > 0 {
-		c.note("kmodsec: every section address is 0 (kptr_restrict in force) for %s", nameList(zero))
+	var recs []kmodsec.Record
+	for _, m := range ms {
+		recs = append(recs, m.Records...)
 	}
 	if len(recs) == 0 {
 		if len(mods) > 0 {
-			c.note("kmodsec: no KMOD_SEC_MAP records: no module has both section addresses and a module file")
+			c.note("kmodsec: no KMOD_SEC_MAP records: no module has both non-zero section addresses and a module file")
 		}
 		return nil
 	}
@@ -685,31 +660,6 @@ func (c *capturer) kmodsec(mods []index.Module, kos map[string]string) error {
 	}
 	c.rep.Records = len(recs)
 	return nil
-}
-
-// allZero reports whether addrs is non-empty and every address is 0, as
-// sysfs shows them under kptr_restrict.
-func allZero(addrs map[string]uint64) bool {
-	for _, a := range addrs {
-		if a != 0 {
-			return false
-		}
-	}
-	return len(addrs) > 0
-}
-
-// readKoSections reads the section headers of the module file at name.
-func readKoSections(name string) ([]modsec.Section, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	secs, err := modsec.ReadELFSections(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return secs, nil
 }
 
 // meta writes corpus.json.
