@@ -8,12 +8,12 @@ import (
 
 	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/index"
-	"github.com/kmapindex/kmapindex/index/listref"
+	"github.com/kmapindex/kmapindex/index/mapset"
 )
 
 // ImplResult is one implementation's run over a corpus.
 type ImplResult struct {
-	Impl          corpus.Impl
+	Impl          string
 	MapsDigest    string        // SHA-256 of the canonical kernel maps
 	AttribDigest  string        // SHA-256 of the canonical attribution
 	Build         time.Duration // building the kernel maps
@@ -35,42 +35,38 @@ type RunResult struct {
 // Run builds c's kernel maps with each implementation, resolves samples
 // through each and compares the canonical maps and attributions. The
 // B-tree resolves through its flat Snapshot with a last-hit Finder (the
-// ingest hot path); the list walks itself.
+// ingest hot path, see package mapset); the list walks itself.
 func Run(c *corpus.Corpus, samples []uint64) (RunResult, error) {
 	res := RunResult{Corpus: c.Dir, Samples: len(samples), Identical: true}
 	if c.Meta.Name != "" {
 		res.Corpus = c.Meta.Name
 	}
-	for _, im := range corpus.Impls {
+	for _, im := range mapset.All {
 		t0 := time.Now()
 		ms, err := c.KernelMaps(im)
 		if err != nil {
 			return res, err
 		}
-		r := ImplResult{Impl: im, Build: time.Since(t0), MapsDigest: ms.Digest()}
+		r := ImplResult{Impl: im.Name, Build: time.Since(t0), MapsDigest: ms.Digest()}
 		maps := ms.Slice()
 		counts := make([]int, len(maps)+1) // last: unknown
+		pos := make(map[uint64]int, len(maps))
+		for i, m := range maps {
+			pos[m.Start] = i
+		}
 		t0 = time.Now()
-		switch v := ms.(type) {
-		case *index.Maps:
-			f := index.NewFinder(v.Snapshot())
-			for _, a := range samples {
-				counts[idx(f.Index(a), len(maps))]++
+		last := -1
+		for _, a := range samples {
+			m, ok := ms.Find(a)
+			switch {
+			case !ok:
+				counts[len(maps)]++
+			case last >= 0 && maps[last].Start == m.Start:
+				counts[last]++
+			default:
+				last = pos[m.Start]
+				counts[last]++
 			}
-		case *listref.Maps:
-			pos := make(map[uint64]int, len(maps))
-			for i, m := range maps {
-				pos[m.Start] = i
-			}
-			for _, a := range samples {
-				if m, ok := v.Find(a); ok {
-					counts[pos[m.Start]]++
-				} else {
-					counts[len(maps)]++
-				}
-			}
-		default:
-			return res, fmt.Errorf("run: unexpected map set %T", ms)
 		}
 		r.Resolve = time.Since(t0)
 		if s := r.Resolve.Seconds(); s > 0 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kmapindex/kmapindex/corpus"
+	"github.com/kmapindex/kmapindex/index/mapset"
 )
 
 func TestRunDefaultCorpus(t *testing.T) {
@@ -12,7 +13,7 @@ func TestRunDefaultCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := c.KernelMaps(corpus.BTree)
+	ms, err := c.KernelMaps(mapset.BTree)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestRunDefaultCorpus(t *testing.T) {
 // differ would make the verdict meaningless).
 func TestAttributionDistinguishes(t *testing.T) {
 	c, _ := corpus.Default()
-	ms, _ := c.KernelMaps(corpus.BTree)
+	ms, _ := c.KernelMaps(mapset.BTree)
 	maps := ms.Slice()
 	a := make([]int, len(maps)+1)
 	b := make([]int, len(maps)+1)

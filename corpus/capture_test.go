@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kcore"
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
 	"github.com/kmapindex/kmapindex/ingest/modsec"
@@ -215,7 +216,7 @@ func TestCaptureFakeTree(t *testing.T) {
 		t.Errorf("meta %+v", c.Meta)
 	}
 	var digests []string
-	for _, impl := range Impls {
+	for _, impl := range mapset.All {
 		ms, err := c.KernelMaps(impl)
 		if err != nil {
 			t.Fatal(err)

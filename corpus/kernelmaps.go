@@ -4,30 +4,8 @@ import (
 	"fmt"
 
 	"github.com/kmapindex/kmapindex/index"
-	"github.com/kmapindex/kmapindex/index/listref"
+	"github.com/kmapindex/kmapindex/index/mapset"
 )
-
-// MapSet is what both map implementations offer the corpus builder.
-type MapSet interface {
-	Find(uint64) (index.Map, bool)
-	FixupOverlapAndInsert(index.Map) error
-	RemoveFunc(func(index.Map) bool) int
-	Slice() []index.Map
-	Len() int
-	Canonical() string
-	Digest() string
-}
-
-// Impl names a map implementation: the B-tree or the list reference.
-type Impl string
-
-const (
-	BTree Impl = "btree"
-	List  Impl = "list"
-)
-
-// Impls lists both implementations, B-tree first.
-var Impls = []Impl{BTree, List}
 
 // KernelMaps builds the corpus's final kernel maps on impl, the way perf
 // builds them on a live host:
@@ -41,29 +19,13 @@ var Impls = []Impl{BTree, List}
 //     (machine__process_ksymbol, with the v6.15 fixup insert);
 //  4. with kcore, the kernel maps are rebuilt from its segments
 //     (index.LoadKcore): modules go, BPF programs stay.
-func (c *Corpus) KernelMaps(impl Impl) (MapSet, error) {
+func (c *Corpus) KernelMaps(impl mapset.Impl) (mapset.Set, error) {
 	if !c.HasKallsyms {
 		return nil, fmt.Errorf("corpus %s: no kallsyms: the kernel map needs _text", c.Dir)
 	}
-	var ms MapSet
-	var loadKcore func() error
-	switch impl {
-	case BTree:
-		bt, err := index.KernelMaps(c.Landmarks, c.Modules)
-		if err != nil {
-			return nil, fmt.Errorf("corpus %s: %w", c.Dir, err)
-		}
-		ms = bt
-		loadKcore = func() error { _, err := index.LoadKcore(bt, c.Segments, c.Landmarks); return err }
-	case List:
-		l, err := listref.KernelMaps(c.Landmarks, c.Modules)
-		if err != nil {
-			return nil, fmt.Errorf("corpus %s: %w", c.Dir, err)
-		}
-		ms = l
-		loadKcore = func() error { _, err := listref.LoadKcore(l, c.Segments, c.Landmarks); return err }
-	default:
-		return nil, fmt.Errorf("unknown implementation %q (want btree or list)", impl)
+	ms, err := impl.KernelMaps(c.Landmarks, c.Modules)
+	if err != nil {
+		return nil, fmt.Errorf("corpus %s: %w", c.Dir, err)
 	}
 	narrowed, sections, err := c.sectionMaps()
 	if err != nil {
@@ -89,7 +51,7 @@ func (c *Corpus) KernelMaps(impl Impl) (MapSet, error) {
 		}
 	}
 	if c.HasKcore {
-		if err := loadKcore(); err != nil {
+		if _, err := impl.LoadKcore(ms, c.Segments, c.Landmarks); err != nil {
 			return nil, fmt.Errorf("corpus %s: %w", c.Dir, err)
 		}
 	}

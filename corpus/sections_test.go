@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
 )
 
@@ -86,13 +87,13 @@ func TestKernelMapsWithSections(t *testing.T) {
 		"ffffffffc0a05000-ffffffffc0a0502a 5c dso section [my-mod].noinstr.text\n" +
 		"ffffffffc0a06000-ffffffffc0a0600b be dso section [my-mod].exit.text\n" +
 		"ffffffffc0a08000-ffffffffc0a08008 54 dso section [my-mod].data\n"
-	for _, im := range corpus.Impls {
+	for _, im := range mapset.All {
 		ms, err := c.KernelMaps(im)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := ms.Canonical(); got != want {
-			t.Errorf("impl=%s\n%swant\n%s", im, got, want)
+			t.Errorf("impl=%s\n%swant\n%s", im.Name, got, want)
 		}
 		// Object-code check: noinstr_fn (offset 5 in .noinstr.text) read
 		// from the .ko at map_ip of its runtime address.
@@ -138,7 +139,7 @@ func TestKernelMapsFromKmodsecData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := c.KernelMaps(corpus.BTree)
+	ms, err := c.KernelMaps(mapset.BTree)
 	if err != nil {
 		t.Fatal(err)
 	}

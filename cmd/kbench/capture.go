@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kmapindex/kmapindex/corpus"
+	"github.com/kmapindex/kmapindex/index/mapset"
 )
 
 const captureUsage = `usage: kbench capture -o DIR [-root ROOT]
@@ -101,10 +102,10 @@ func checkCapture(w io.Writer, dir string) {
 	}
 	fmt.Fprintf(w, "check: loaded %d symbols, %d modules, %d kcore segments, %d BPF maps\n",
 		len(c.Symbols), len(c.Modules), len(c.Segments), len(c.BPF))
-	ms, err := c.KernelMaps(corpus.BTree)
+	ms, err := c.KernelMaps(mapset.BTree)
 	if err != nil {
 		fmt.Fprintf(w, "check: note: no kernel maps: %v\n", err)
 		return
 	}
-	fmt.Fprintf(w, "check: kernel maps (impl=%s): %d maps, sha256=%s\n", corpus.BTree, ms.Len(), ms.Digest())
+	fmt.Fprintf(w, "check: kernel maps (impl=%s): %d maps, sha256=%s\n", mapset.BTree.Name, ms.Len(), ms.Digest())
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/kmapindex/kmapindex/corpus"
+	"github.com/kmapindex/kmapindex/index/mapset"
 )
 
 // runMaps implements "kbench maps DIR".
@@ -24,9 +25,13 @@ func runMaps(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	impls := corpus.Impls
+	impls := mapset.All
 	if *impl != "both" {
-		impls = []corpus.Impl{corpus.Impl(*impl)}
+		im, err := mapset.ByName(*impl)
+		if err != nil {
+			return err
+		}
+		impls = []mapset.Impl{im}
 	}
 	var digests []string
 	for i, im := range impls {
@@ -38,7 +43,7 @@ func runMaps(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprint(stdout, ms.Canonical())
 		}
 		digests = append(digests, ms.Digest())
-		fmt.Fprintf(stdout, "# impl=%s maps=%d sha256=%s\n", im, ms.Len(), ms.Digest())
+		fmt.Fprintf(stdout, "# impl=%s maps=%d sha256=%s\n", im.Name, ms.Len(), ms.Digest())
 	}
 	for _, d := range digests[1:] {
 		if d != digests[0] {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/bench"
 	"github.com/kmapindex/kmapindex/corpus"
+	"github.com/kmapindex/kmapindex/index/mapset"
 )
 
 // runRun implements "kbench run [CORPUS...]".
@@ -43,7 +44,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	var results []bench.RunResult
 	identical := true
 	for _, c := range corpora {
-		ms, err := c.KernelMaps(corpus.BTree)
+		ms, err := c.KernelMaps(mapset.BTree)
 		if err != nil {
 			return err
 		}

@@ -198,3 +198,14 @@ func (l *Maps) RemoveFunc(remove func(index.Map) bool) int {
 	}
 	return removed
 }
+
+// Clone returns a copy of the list.
+func (l *Maps) Clone() *Maps {
+	c := &Maps{n: l.n}
+	pp := &c.head
+	for p := l.head; p != nil; p = p.next {
+		*pp = &node{m: p.m}
+		pp = &(*pp).next
+	}
+	return c
+}

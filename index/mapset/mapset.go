@@ -1,0 +1,118 @@
+// Package mapset puts the two map implementations — the B-tree of
+// package index and the list reference of package listref — behind one
+// interface, so that callers (corpus, ingest, bench) run the same work on
+// either and compare the results.
+package mapset
+
+import (
+	"fmt"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/listref"
+)
+
+// Set is an ordered set of non-overlapping maps.
+type Set interface {
+	Find(uint64) (index.Map, bool)
+	Insert(index.Map) error
+	FixupOverlapAndInsert(index.Map) error
+	MergeIn(index.Map) error
+	Remove(index.Map) bool
+	RemoveFunc(func(index.Map) bool) int
+	Slice() []index.Map
+	Len() int
+	Canonical() string
+	Digest() string
+}
+
+// Impl is one implementation of Set and of the kernel-map builders.
+type Impl struct {
+	Name string
+	// New returns an empty set.
+	New func() Set
+	// Clone returns an independent copy of s, which must come from this
+	// Impl.
+	Clone func(s Set) Set
+	// KernelMaps builds the kernel maps perf builds without kcore.
+	KernelMaps func(index.Landmarks, []index.Module) (Set, error)
+	// LoadKcore rebuilds the kernel maps of s from kcore segments.
+	LoadKcore func(s Set, segs []index.Segment, lm index.Landmarks) (index.Map, error)
+}
+
+// BTree is the B-tree of package index. Its sets answer Find from a flat
+// index.Snapshot with a last-hit cache, rebuilt lazily after a change:
+// the hot-path design of DESIGN.md.
+var BTree = Impl{
+	Name:  "btree",
+	New:   func() Set { return newTree(index.New()) },
+	Clone: func(s Set) Set { return newTree(s.(*tree).Maps.Clone()) },
+	KernelMaps: func(lm index.Landmarks, mods []index.Module) (Set, error) {
+		ms, err := index.KernelMaps(lm, mods)
+		if err != nil {
+			return nil, err
+		}
+		return newTree(ms), nil
+	},
+	LoadKcore: func(s Set, segs []index.Segment, lm index.Landmarks) (index.Map, error) {
+		t := s.(*tree)
+		t.changed()
+		return index.LoadKcore(t.Maps, segs, lm)
+	},
+}
+
+// List is the linked-list reference of package listref.
+var List = Impl{
+	Name:  "list",
+	New:   func() Set { return &listref.Maps{} },
+	Clone: func(s Set) Set { return s.(*listref.Maps).Clone() },
+	KernelMaps: func(lm index.Landmarks, mods []index.Module) (Set, error) {
+		return listref.KernelMaps(lm, mods)
+	},
+	LoadKcore: func(s Set, segs []index.Segment, lm index.Landmarks) (index.Map, error) {
+		return listref.LoadKcore(s.(*listref.Maps), segs, lm)
+	},
+}
+
+// All lists the implementations, B-tree first.
+var All = []Impl{BTree, List}
+
+// ByName returns the implementation called name ("btree" or "list").
+func ByName(name string) (Impl, error) {
+	for _, im := range All {
+		if im.Name == name {
+			return im, nil
+		}
+	}
+	return Impl{}, fmt.Errorf("unknown implementation %q (want btree or list)", name)
+}
+
+// tree is an index.Maps whose lookups go through a lazily rebuilt
+// snapshot.
+type tree struct {
+	*index.Maps
+	finder *index.Finder // nil after a change
+}
+
+func newTree(ms *index.Maps) *tree { return &tree{Maps: ms} }
+
+func (t *tree) changed() { t.finder = nil }
+
+func (t *tree) Find(a uint64) (index.Map, bool) {
+	if t.finder == nil {
+		t.finder = index.NewFinder(t.Maps.Snapshot())
+	}
+	return t.finder.Find(a)
+}
+
+func (t *tree) Insert(m index.Map) error { t.changed(); return t.Maps.Insert(m) }
+
+func (t *tree) FixupOverlapAndInsert(m index.Map) error {
+	t.changed()
+	return t.Maps.FixupOverlapAndInsert(m)
+}
+
+func (t *tree) MergeIn(m index.Map) error { t.changed(); return t.Maps.MergeIn(m) }
+
+func (t *tree) Remove(m index.Map) bool { t.changed(); return t.Maps.Remove(m) }
+
+func (t *tree) RemoveFunc(f func(index.Map) bool) int { t.changed(); return t.Maps.RemoveFunc(f) }
