@@ -1,0 +1,429 @@
+package symbols
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ELF builds the symbol table perf 6.1 builds for a user-space DSO whose
+// symbols and runtime image are both the file at path (an unstripped
+// binary, or a stripped one whose .dynsym is then used). Look it up with
+// index.Map.MapIP(ip) of the file's map: symbols are keyed by file offset.
+// See [ELFWithDebug] for the rules.
+func ELF(path string) (*Table, error) {
+	return ELFWithDebug(path, "")
+}
+
+// ELFWithDebug builds the table from a separate debug file, as perf does
+// when it finds one (syms_ss = the debug file's .symtab, runtime_ss = the
+// binary). With debug == "", or when debug has no SHT_SYMTAB .symtab, the
+// binary is used for both, as perf does.
+//
+// The rules are those of perf 6.1's dso__load and dso__load_sym
+// (tools/perf/util/symbol.c, symbol-elf.c):
+//
+//   - Symbols come from .symtab (type SHT_SYMTAB) of the symbol file; when
+//     it has none, from .dynsym (SHT_DYNSYM) of the symbol file. Entries
+//     are read in index order.
+//   - Kept: STT_FUNC, STT_GNU_IFUNC and STT_OBJECT with a name and a
+//     defined section (elf_sym__filter); and STT_NOTYPE labels with a name,
+//     a section other than SHN_UNDEF/SHN_ABS and default or protected
+//     visibility, whose section name contains "text" or "data".
+//   - A function or object in SHN_ABS is skipped (glibc's debug .symtab
+//     has GLIBC_2.x version OBJECTs there; perf 6.1 keeps loading past
+//     them, as the comparison with perf script shows). Any other section
+//     index must exist, else perf stops loading at that symbol: the symbols read so far stay, without end or duplicate
+//     fix-up and without PLT symbols (so does this function). A section
+//     without SHF_ALLOC drops the symbol. A SHT_NOBITS section in the
+//     symbol file (a debug file) is replaced by the runtime file's section
+//     of the same index.
+//   - The address is a file offset: st_value - (p_vaddr - p_offset) of the
+//     runtime file's PT_LOAD segment holding st_value (max of filesz and
+//     memsz), or st_value - (sh_addr - sh_offset) when none does
+//     (perf always adjusts user-space symbols: symsrc__init sets
+//     adjust_symbols for DSO_SPACE__USER, whatever e_type is).
+//   - Size st_size (0 stays 0); binding from st_info; names are not
+//     demangled except OCaml ("caml" + upper case), as this perf is built
+//     without libbfd or libiberty.
+//   - symbols__fixup_end (is_kallsyms false: a zero-size symbol ends where
+//     the next starts; the last ends at roundup(start, 4096) + 4096), then
+//     symbols__fixup_duplicate.
+//   - dso__synthesize_plt_symbols (the pre-6.3 version) on the runtime
+//     file, when it has .dynsym, a .rela.plt or .rel.plt linked to it, and
+//     a .plt: for each relocation in order, a global function
+//     "NAME@plt" (NAME from the relocation's .dynsym entry, "" for index
+//     0) of plt_entry_size bytes at .plt's sh_offset + plt_header_size + i
+//   - plt_entry_size, where both sizes are .plt's sh_entsize except on
+//     ARM (20, 12), AArch64 (32, 16), SPARC (48, 12) and SPARCv9 (128,
+//     32). These are inserted after the fix-ups and may overlap other
+//     symbols; lookups then follow perf's tree exactly.
+//
+// Errors name the file. A malformed file is an error, never a panic.
+func ELFWithDebug(path, debug string) (t *Table, err error) {
+	rt, err := openELF(path)
+	if err != nil {
+		return nil, err
+	}
+	defer rt.Close()
+	symFile, symPath := rt, path
+	if debug != "" {
+		d, err := openELF(debug)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		if sec := d.SectionByType(elf.SHT_SYMTAB); sec != nil {
+			symFile, symPath = d, debug
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, fmt.Errorf("symbols: %s: malformed ELF: %v", symPath, r)
+		}
+	}()
+	var b builder
+	nr, complete, err := loadSym(&b, symFile, rt, symPath)
+	if err != nil {
+		return nil, err
+	}
+	if complete && nr > 0 {
+		b.fixupEnd(false)
+		b.fixupDuplicate()
+		if err := synthesizePLT(&b, rt); err != nil {
+			return nil, fmt.Errorf("symbols: %s: %w", path, err)
+		}
+	}
+	return b.table(nil), nil
+}
+
+func openELF(path string) (*elf.File, error) {
+	f, err := elf.Open(path)
+	var pe *fs.PathError
+	switch {
+	case err == nil:
+		return f, nil
+	case errors.As(err, &pe):
+		return nil, fmt.Errorf("symbols: %w", err) // names the file already
+	}
+	return nil, fmt.Errorf("symbols: %s: %w", path, err)
+}
+
+// loadSym is dso__load_sym for a user-space DSO. complete is false when
+// perf would stop early (goto out_elf_end) after inserting nr symbols.
+func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complete bool, err error) {
+	syms, err := symFile.Symbols()
+	if errors.Is(err, elf.ErrNoSymbols) {
+		syms, err = symFile.DynamicSymbols()
+		if errors.Is(err, elf.ErrNoSymbols) {
+			return 0, false, nil // perf: no symbol table at all
+		}
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("symbols: %s: %w", symPath, err)
+	}
+	for _, s := range syms {
+		typ := elf.ST_TYPE(s.Info)
+		isLabel := typ == elf.STT_NOTYPE && s.Name != "" && s.Section != elf.SHN_UNDEF &&
+			s.Section != elf.SHN_ABS && elf.ST_VISIBILITY(s.Other) != elf.STV_HIDDEN &&
+			elf.ST_VISIBILITY(s.Other) != elf.STV_INTERNAL
+		isFunc := (typ == elf.STT_FUNC || typ == elf.STT_GNU_IFUNC || typ == elf.STT_OBJECT) &&
+			s.Name != "" && s.Section != elf.SHN_UNDEF
+		if !isLabel && !isFunc {
+			continue
+		}
+		if m := symFile.Machine; (m == elf.EM_ARM || m == elf.EM_AARCH64) && isARMMappingSymbol(s.Name) {
+			continue
+		}
+		if s.Section == elf.SHN_ABS {
+			continue // e.g. glibc's GLIBC_2.x version OBJECTs
+		}
+		if int(s.Section) >= len(symFile.Sections) {
+			return nr, false, nil // elf_getscn fails: perf stops here
+		}
+		sec := symFile.Sections[s.Section]
+		if sec.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		if sec.Type == elf.SHT_NOBITS {
+			if int(s.Section) >= len(rt.Sections) {
+				return nr, false, nil
+			}
+			sec = rt.Sections[s.Section]
+		}
+		if isLabel && !strings.Contains(sec.Name, "text") && !strings.Contains(sec.Name, "data") {
+			continue
+		}
+		value := s.Value
+		if symFile.Machine == elf.EM_ARM && typ == elf.STT_FUNC && value&1 != 0 {
+			value--
+		}
+		if p := loadSegment(rt, value); p != nil {
+			value -= p.Vaddr - p.Off
+		} else {
+			value -= sec.Addr - sec.Offset
+		}
+		name := s.Name
+		if d, ok := ocamlDemangle(name); ok {
+			name = d
+		}
+		end := value
+		if s.Size != 0 {
+			end = value + s.Size
+		}
+		b.insert(entry{start: value, end: end, name: name, binding: uint8(elf.ST_BIND(s.Info))})
+		nr++
+	}
+	return nr, true, nil
+}
+
+func isARMMappingSymbol(name string) bool {
+	return len(name) >= 2 && name[0] == '$' && strings.IndexByte("adtx", name[1]) >= 0 &&
+		(len(name) == 2 || name[2] == '.')
+}
+
+// loadSegment is elf_read_program_header: the first PT_LOAD holding vaddr,
+// sized by the larger of p_filesz and p_memsz.
+func loadSegment(f *elf.File, vaddr uint64) *elf.Prog {
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		sz := max(p.Filesz, p.Memsz)
+		if sz == 0 {
+			continue
+		}
+		if vaddr >= p.Vaddr && vaddr < p.Vaddr+sz {
+			return p
+		}
+	}
+	return nil
+}
+
+// ocamlDemangle is perf's ocaml_demangle_sym.
+func ocamlDemangle(s string) (string, bool) {
+	if len(s) < 5 || !strings.HasPrefix(s, "caml") || s[4] < 'A' || s[4] > 'Z' {
+		return "", false
+	}
+	var out []byte
+	for i := 4; i < len(s); {
+		switch {
+		case s[i] == '_' && i+1 < len(s) && s[i+1] == '_':
+			out = append(out, '.')
+			i += 2
+		case s[i] == '$' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			v, _ := hex.DecodeString(strings.ToLower(s[i+1 : i+3]))
+			out = append(out, v[0])
+			i += 3
+		default:
+			out = append(out, s[i])
+			i++
+		}
+	}
+	return string(out), true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// synthesizePLT is perf 6.1's dso__synthesize_plt_symbols on the runtime
+// file. Problems make perf skip the PLT symbols silently; so does this.
+func synthesizePLT(b *builder, f *elf.File) error {
+	dynsym := f.Section(".dynsym")
+	if dynsym == nil || dynsym.Type != elf.SHT_DYNSYM {
+		return nil
+	}
+	dynIdx := -1
+	for i, s := range f.Sections {
+		if s == dynsym {
+			dynIdx = i
+		}
+	}
+	rel := f.Section(".rela.plt")
+	if rel == nil {
+		rel = f.Section(".rel.plt")
+	}
+	plt := f.Section(".plt")
+	if rel == nil || int(rel.Link) != dynIdx || plt == nil || rel.Entsize == 0 {
+		return nil
+	}
+	if rel.Type != elf.SHT_RELA && rel.Type != elf.SHT_REL {
+		return nil
+	}
+	if int(dynsym.Link) >= len(f.Sections) || dynsym.Entsize == 0 {
+		return nil
+	}
+	strs, err := sectionData(f.Sections[dynsym.Link])
+	if err != nil || len(strs) == 0 {
+		return nil
+	}
+	symData, err := sectionData(dynsym)
+	if err != nil {
+		return nil
+	}
+	relData, err := sectionData(rel)
+	if err != nil {
+		return nil
+	}
+	var header, entSize uint64
+	switch f.Machine {
+	case elf.EM_ARM:
+		header, entSize = 20, 12
+	case elf.EM_AARCH64:
+		header, entSize = 32, 16
+	case elf.EM_SPARC:
+		header, entSize = 48, 12
+	case elf.EM_SPARCV9:
+		header, entSize = 128, 32
+	default:
+		header, entSize = plt.Entsize, plt.Entsize
+	}
+	is64 := f.Class == elf.ELFCLASS64
+	bo := f.ByteOrder
+	off := plt.Offset + header
+	nrel := rel.Size / rel.Entsize
+	var lastName string // gelf_getsym leaves the previous symbol on failure
+	for i := uint64(0); i < nrel; i++ {
+		p := i * rel.Entsize
+		var symIdx uint64
+		if is64 {
+			if p+16 > uint64(len(relData)) {
+				break
+			}
+			symIdx = bo.Uint64(relData[p+8:]) >> 32
+		} else {
+			if p+8 > uint64(len(relData)) {
+				break
+			}
+			symIdx = uint64(bo.Uint32(relData[p+4:]) >> 8)
+		}
+		name := lastName
+		if q := symIdx * dynsym.Entsize; symIdx < dynsym.Size/dynsym.Entsize && q+4 <= uint64(len(symData)) {
+			name = cstring(strs, uint64(bo.Uint32(symData[q:])))
+			lastName = name
+		}
+		if d, ok := ocamlDemangle(name); ok {
+			name = d
+		}
+		name += "@plt"
+		if len(name) > 1023 { // snprintf into char[1024]
+			name = name[:1023]
+		}
+		end := off
+		if entSize != 0 {
+			end = off + entSize
+		}
+		b.insert(entry{start: off, end: end, name: name, binding: bindGlobal})
+		off += entSize
+	}
+	return nil
+}
+
+func sectionData(s *elf.Section) ([]byte, error) {
+	if s.Type == elf.SHT_NOBITS {
+		return nil, errors.New("no data")
+	}
+	return io.ReadAll(io.LimitReader(s.Open(), 1<<32))
+}
+
+func cstring(b []byte, off uint64) string {
+	if off >= uint64(len(b)) {
+		return ""
+	}
+	s := b[off:]
+	if i := bytes.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return string(s)
+}
+
+// debugRoot is where distributions install separate debug files.
+const debugRoot = "/usr/lib/debug"
+
+// FindDebug returns the separate debug file perf 6.1 would take the symbols
+// of the binary at path from, or "" when perf would use the binary itself.
+// It tries perf's candidates in dso__load's order (binary_type_symtab),
+// skipping perf's own build-id cache (~/.debug, which holds copies of the
+// binaries): the .gnu_debuglink name in the current directory, next to the
+// binary, in its .debug directory and under /usr/lib/debug + its
+// directory; /usr/lib/debug/PATH.debug; /usr/lib/debug/PATH;
+// /usr/lib/debug/.build-id/XX/REST.debug by NT_GNU_BUILD_ID. The first
+// candidate with an SHT_SYMTAB .symtab wins; the binary itself comes after
+// all of these.
+func FindDebug(path string) string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var cands []string
+	if s := f.Section(".gnu_debuglink"); s != nil {
+		if data, err := s.Data(); err == nil {
+			if name := cstring(data, 0); name != "" {
+				dir := filepath.Dir(path)
+				cands = append(cands, name, dir+"/"+name, dir+"/.debug/"+name, debugRoot+dir+"/"+name)
+			}
+		}
+	}
+	cands = append(cands, debugRoot+path+".debug", debugRoot+path)
+	if id := BuildID(f); len(id) > 1 {
+		h := hex.EncodeToString(id)
+		cands = append(cands, debugRoot+"/.build-id/"+h[:2]+"/"+h[2:]+".debug")
+	}
+	for _, c := range cands {
+		if hasSymtab(c) {
+			return c
+		}
+	}
+	return ""
+}
+
+func hasSymtab(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	s := f.Section(".symtab")
+	return s != nil && s.Type == elf.SHT_SYMTAB
+}
+
+// BuildID returns the NT_GNU_BUILD_ID note of f, or nil.
+func BuildID(f *elf.File) []byte {
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_NOTE {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue
+		}
+		for len(data) >= 12 {
+			nameSz := uint64(f.ByteOrder.Uint32(data))
+			descSz := uint64(f.ByteOrder.Uint32(data[4:]))
+			typ := f.ByteOrder.Uint32(data[8:])
+			nameEnd := 12 + (nameSz+3)&^3
+			descEnd := nameEnd + (descSz+3)&^3
+			if descEnd > uint64(len(data)) {
+				break
+			}
+			if typ == 3 && nameSz == 4 && string(data[12:15]) == "GNU" {
+				return data[nameEnd : nameEnd+descSz]
+			}
+			data = data[descEnd:]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,304 @@
+package symbols
+
+// This file reproduces the red-black tree of the Linux kernel
+// (lib/rbtree.c: rb_link_node, __rb_insert, rb_erase) that perf keeps a
+// DSO's symbols in (struct dso.symbols, ordered by start). perf searches
+// that tree with symbols__find, which stops at the first node on the search
+// path whose range holds the address. When ranges overlap (a synthesised
+// @plt symbol inside a zero-size symbol extended by symbols__fixup_end, a
+// hand-written assembly function nested in another) the answer depends on
+// the tree's shape, so the shape is rebuilt exactly: same insertions, same
+// erasures, same rebalancing.
+
+type rbNode struct {
+	parent, left, right *rbNode
+	red                 bool
+	sym                 int32 // index into builder.syms
+}
+
+type rbTree struct {
+	root *rbNode
+}
+
+func (t *rbTree) changeChild(old, new, parent *rbNode) {
+	if parent != nil {
+		if parent.left == old {
+			parent.left = new
+		} else {
+			parent.right = new
+		}
+	} else {
+		t.root = new
+	}
+}
+
+// rotateSetParents is __rb_rotate_set_parents: new takes old's parent and
+// colour, old becomes new's child with the given colour.
+func (t *rbTree) rotateSetParents(old, new *rbNode, red bool) {
+	parent := old.parent
+	new.parent, new.red = old.parent, old.red
+	old.parent, old.red = new, red
+	t.changeChild(old, new, parent)
+}
+
+// link is rb_link_node followed by rb_insert_color: node becomes a red leaf
+// under parent (left or right) and the tree is rebalanced.
+func (t *rbTree) link(node, parent *rbNode, left bool) {
+	node.parent, node.left, node.right, node.red = parent, nil, nil, true
+	switch {
+	case parent == nil:
+		t.root = node
+	case left:
+		parent.left = node
+	default:
+		parent.right = node
+	}
+	t.insertColor(node)
+}
+
+func (t *rbTree) insertColor(node *rbNode) {
+	parent := node.parent
+	for {
+		if parent == nil {
+			node.parent, node.red = nil, false
+			return
+		}
+		if !parent.red {
+			return
+		}
+		gparent := parent.parent
+		tmp := gparent.right
+		if parent != tmp { // parent == gparent.left
+			if tmp != nil && tmp.red {
+				tmp.parent, tmp.red = gparent, false
+				parent.parent, parent.red = gparent, false
+				node = gparent
+				parent = node.parent
+				node.red = true
+				continue
+			}
+			tmp = parent.right
+			if node == tmp {
+				tmp = node.left
+				parent.right = tmp
+				node.left = parent
+				if tmp != nil {
+					tmp.parent, tmp.red = parent, false
+				}
+				parent.parent, parent.red = node, true
+				parent = node
+				tmp = node.right
+			}
+			gparent.left = tmp
+			parent.right = gparent
+			if tmp != nil {
+				tmp.parent, tmp.red = gparent, false
+			}
+			t.rotateSetParents(gparent, parent, true)
+			return
+		}
+		tmp = gparent.left
+		if tmp != nil && tmp.red {
+			tmp.parent, tmp.red = gparent, false
+			parent.parent, parent.red = gparent, false
+			node = gparent
+			parent = node.parent
+			node.red = true
+			continue
+		}
+		tmp = parent.left
+		if node == tmp {
+			tmp = node.right
+			parent.left = tmp
+			node.right = parent
+			if tmp != nil {
+				tmp.parent, tmp.red = parent, false
+			}
+			parent.parent, parent.red = node, true
+			parent = node
+			tmp = node.left
+		}
+		gparent.right = tmp
+		parent.left = gparent
+		if tmp != nil {
+			tmp.parent, tmp.red = gparent, false
+		}
+		t.rotateSetParents(gparent, parent, true)
+		return
+	}
+}
+
+// erase is rb_erase (__rb_erase_augmented without callbacks, then
+// ____rb_erase_color).
+func (t *rbTree) erase(node *rbNode) {
+	child := node.right
+	tmp := node.left
+	var parent, rebalance *rbNode
+	switch {
+	case tmp == nil:
+		parent = node.parent
+		t.changeChild(node, child, parent)
+		if child != nil {
+			child.parent, child.red = node.parent, node.red
+		} else if !node.red {
+			rebalance = parent
+		}
+	case child == nil:
+		tmp.parent, tmp.red = node.parent, node.red
+		parent = node.parent
+		t.changeChild(node, tmp, parent)
+	default:
+		successor := child
+		var child2 *rbNode
+		tmp = child.left
+		if tmp == nil {
+			parent = successor
+			child2 = successor.right
+		} else {
+			for tmp != nil {
+				parent = successor
+				successor = tmp
+				tmp = tmp.left
+			}
+			child2 = successor.right
+			parent.left = child2
+			successor.right = child
+			child.parent = successor
+		}
+		tmp = node.left
+		successor.left = tmp
+		tmp.parent = successor
+		t.changeChild(node, successor, node.parent)
+		if child2 != nil {
+			child2.parent, child2.red = parent, false
+		} else if !successor.red {
+			rebalance = parent
+		}
+		successor.parent, successor.red = node.parent, node.red
+	}
+	if rebalance != nil {
+		t.eraseColor(rebalance)
+	}
+}
+
+func (t *rbTree) eraseColor(parent *rbNode) {
+	var node *rbNode
+	for {
+		sibling := parent.right
+		if node != sibling { // node == parent.left
+			if sibling.red {
+				tmp1 := sibling.left
+				parent.right = tmp1
+				sibling.left = parent
+				tmp1.parent, tmp1.red = parent, false
+				t.rotateSetParents(parent, sibling, true)
+				sibling = tmp1
+			}
+			tmp1 := sibling.right
+			if tmp1 == nil || !tmp1.red {
+				tmp2 := sibling.left
+				if tmp2 == nil || !tmp2.red {
+					sibling.parent, sibling.red = parent, true
+					if parent.red {
+						parent.red = false
+					} else {
+						node = parent
+						parent = node.parent
+						if parent != nil {
+							continue
+						}
+					}
+					return
+				}
+				tmp1 = tmp2.right
+				sibling.left = tmp1
+				tmp2.right = sibling
+				parent.right = tmp2
+				if tmp1 != nil {
+					tmp1.parent, tmp1.red = sibling, false
+				}
+				tmp1 = sibling
+				sibling = tmp2
+			}
+			tmp2 := sibling.left
+			parent.right = tmp2
+			sibling.left = parent
+			tmp1.parent, tmp1.red = sibling, false
+			if tmp2 != nil {
+				tmp2.parent = parent
+			}
+			t.rotateSetParents(parent, sibling, false)
+			return
+		}
+		sibling = parent.left
+		if sibling.red {
+			tmp1 := sibling.right
+			parent.left = tmp1
+			sibling.right = parent
+			tmp1.parent, tmp1.red = parent, false
+			t.rotateSetParents(parent, sibling, true)
+			sibling = tmp1
+		}
+		tmp1 := sibling.left
+		if tmp1 == nil || !tmp1.red {
+			tmp2 := sibling.right
+			if tmp2 == nil || !tmp2.red {
+				sibling.parent, sibling.red = parent, true
+				if parent.red {
+					parent.red = false
+				} else {
+					node = parent
+					parent = node.parent
+					if parent != nil {
+						continue
+					}
+				}
+				return
+			}
+			tmp1 = tmp2.left
+			sibling.right = tmp1
+			tmp2.left = sibling
+			parent.left = tmp2
+			if tmp1 != nil {
+				tmp1.parent, tmp1.red = sibling, false
+			}
+			tmp1 = sibling
+			sibling = tmp2
+		}
+		tmp2 := sibling.right
+		parent.left = tmp2
+		sibling.right = parent
+		tmp1.parent, tmp1.red = sibling, false
+		if tmp2 != nil {
+			tmp2.parent = parent
+		}
+		t.rotateSetParents(parent, sibling, false)
+		return
+	}
+}
+
+func (t *rbTree) first() *rbNode {
+	n := t.root
+	if n == nil {
+		return nil
+	}
+	for n.left != nil {
+		n = n.left
+	}
+	return n
+}
+
+// next is rb_next: the in-order successor.
+func next(n *rbNode) *rbNode {
+	if n.right != nil {
+		n = n.right
+		for n.left != nil {
+			n = n.left
+		}
+		return n
+	}
+	for n.parent != nil && n == n.parent.right {
+		n = n.parent
+	}
+	return n.parent
+}

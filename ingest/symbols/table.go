@@ -1,0 +1,360 @@
+// Package symbols turns a (map, address) pair into a symbol name exactly as
+// Linux perf 6.1 does for `perf script -F ip,sym,dso`.
+//
+// perf keeps each DSO's symbols in a red-black tree ordered by start
+// address, fixes up zero sizes (symbols__fixup_end), drops all but one
+// symbol per start address (symbols__fixup_duplicate, choose_best_symbol)
+// and answers a lookup with symbols__find: walk down from the root and stop
+// at the first symbol whose range [start, end) holds the address (a
+// zero-size symbol holds only its start). This package reproduces those
+// steps, including the tree's exact shape where ranges overlap, and then
+// flattens the answer into a sorted array of address segments, so a
+// [Table] lookup is one binary search and returns what perf would return
+// for every address.
+//
+// Two kinds of tables are built:
+//
+//   - [Kernel] from /proc/kallsyms (perf's dso__load_kallsyms for a
+//     kallsyms-only kernel, no kcore): the kernel table is looked up with
+//     the sample IP itself (the kernel map is an identity map); module
+//     tables with the module map's MapIP(ip), i.e. the offset from the
+//     module's start.
+//   - [ELF] and [ELFWithDebug] from user-space ELF files (perf's dso__load,
+//     dso__load_sym, dso__synthesize_plt_symbols): looked up with
+//     index.Map.MapIP(ip) of the file-backed map, i.e. ip - start + pgoff,
+//     a file offset.
+//
+// A lookup that finds nothing is printed by perf as "[unknown]" (see
+// [Unknown]); the address is still counted.
+package symbols
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Unknown is how perf script prints a sample without a symbol.
+const Unknown = "[unknown]"
+
+// Symbol is one resolved symbol. Start and End are in the DSO's address
+// space (what the table is keyed by); End is exclusive, and equal to Start
+// for a zero-size symbol that perf matches only at its start.
+type Symbol struct {
+	Start, End uint64
+	Name       string
+}
+
+// Offset returns addr - s.Start, the "+0x..." perf script prints with
+// -F symoff.
+func (s Symbol) Offset(addr uint64) uint64 { return addr - s.Start }
+
+// String formats s as "name [start,end)".
+func (s Symbol) String() string { return fmt.Sprintf("%s [%#x,%#x)", s.Name, s.Start, s.End) }
+
+// sym is a Symbol with its name in the table's arena.
+type sym struct {
+	start, end uint64
+	off, n     uint32
+}
+
+// Table answers address lookups for one DSO. The zero value and nil are
+// empty tables. A Table is immutable and safe for concurrent use.
+type Table struct {
+	names string // arena of all names
+	syms  []sym  // the symbols perf keeps, in address order
+	// Lookup segments: addresses in [bounds[i], bounds[i+1]) resolve to
+	// syms[which[i]], or to nothing when which[i] < 0.
+	bounds []uint64
+	which  []int32
+}
+
+// Len returns the number of symbols in the table.
+func (t *Table) Len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.syms)
+}
+
+func (t *Table) symbol(i int) Symbol {
+	s := t.syms[i]
+	return Symbol{Start: s.start, End: s.end, Name: t.names[s.off : s.off+s.n]}
+}
+
+// Symbols returns the symbols perf keeps for the DSO, in address order
+// (equal starts never occur: duplicates are resolved).
+func (t *Table) Symbols() []Symbol {
+	if t == nil {
+		return nil
+	}
+	out := make([]Symbol, len(t.syms))
+	for i := range t.syms {
+		out[i] = t.symbol(i)
+	}
+	return out
+}
+
+// Find returns the symbol perf's symbols__find returns for addr, an address
+// in the table's DSO address space, and false when perf finds none.
+// O(log n).
+func (t *Table) Find(addr uint64) (Symbol, bool) {
+	if t == nil || len(t.bounds) == 0 {
+		return Symbol{}, false
+	}
+	// Last segment whose start is <= addr; bounds[0] == 0 always.
+	i, found := slices.BinarySearch(t.bounds, addr)
+	if !found {
+		i--
+	}
+	w := t.which[i]
+	if w < 0 {
+		return Symbol{}, false
+	}
+	return t.symbol(int(w)), true
+}
+
+// Name returns the symbol name perf script prints for addr: the name, or
+// [Unknown].
+func (t *Table) Name(addr uint64) string {
+	if s, ok := t.Find(addr); ok {
+		return s.Name
+	}
+	return Unknown
+}
+
+// entry is a symbol while a table is being built (perf's struct symbol).
+type entry struct {
+	start, end uint64
+	name       string // for kallsyms: with the "\t[module]" tag, as perf keeps it until the split
+	binding    uint8
+}
+
+// ELF symbol bindings, as perf stores them in struct symbol.
+const (
+	bindLocal  = 0
+	bindGlobal = 1
+	bindWeak   = 2
+)
+
+// builder replays perf's operations on a DSO's symbol tree.
+type builder struct {
+	syms []entry
+	tree rbTree
+}
+
+// insert is __symbols__insert: descend left when the new start is below
+// the node's, else right (so equal starts keep insertion order).
+func (b *builder) insert(e entry) {
+	b.syms = append(b.syms, e)
+	n := &rbNode{sym: int32(len(b.syms) - 1)}
+	var parent *rbNode
+	left := false
+	for p := b.tree.root; p != nil; {
+		parent = p
+		if e.start < b.syms[p.sym].start {
+			p, left = p.left, true
+		} else {
+			p, left = p.right, false
+		}
+	}
+	b.tree.link(n, parent, left)
+}
+
+// fixupEnd is symbols__fixup_end (perf 6.1, after 5.18's "Update
+// symbols__fixup_end()"): a zero-size symbol ends where the next one
+// starts, except that for kallsyms the last symbol before a change between
+// kernel and module symbols (a '[' in the name) ends at
+// roundup(start+4096, 4096); the very last symbol, if zero-size, ends at
+// roundup(start, 4096) + 4096.
+func (b *builder) fixupEnd(isKallsyms bool) {
+	prevNode := b.tree.first()
+	if prevNode == nil {
+		return
+	}
+	curr := &b.syms[prevNode.sym]
+	for nd := next(prevNode); nd != nil; nd = next(nd) {
+		prev := curr
+		curr = &b.syms[nd.sym]
+		if prev.end == prev.start {
+			if isKallsyms && strings.Contains(prev.name, "[") != strings.Contains(curr.name, "[") {
+				prev.end = roundup4K(prev.end + 4096)
+			} else {
+				prev.end = curr.start
+			}
+		}
+	}
+	if curr.end == curr.start {
+		curr.end = roundup4K(curr.start) + 4096
+	}
+}
+
+func roundup4K(x uint64) uint64 { return (x + 4095) &^ 4095 }
+
+// fixupDuplicate is symbols__fixup_duplicate: of the symbols sharing a
+// start, keep the one choose_best_symbol prefers, erasing the others from
+// the tree in perf's order.
+func (b *builder) fixupDuplicate() {
+	nd := b.tree.first()
+	for nd != nil {
+		curr := nd
+		for {
+			nd = next(curr)
+			if nd == nil {
+				return
+			}
+			if b.syms[curr.sym].start != b.syms[nd.sym].start {
+				break
+			}
+			if chooseBest(&b.syms[curr.sym], &b.syms[nd.sym]) {
+				b.tree.erase(nd)
+				continue // compare curr with its new successor
+			}
+			nd = next(curr)
+			b.tree.erase(curr)
+			break
+		}
+	}
+}
+
+// chooseBest is choose_best_symbol (with the generic
+// arch__choose_best_symbol): true keeps a, false keeps b.
+func chooseBest(a, b *entry) bool {
+	la, lb := int64(a.end-a.start), int64(b.end-b.start)
+	if lb == 0 && la > 0 {
+		return true
+	} else if la == 0 && lb > 0 {
+		return false
+	}
+	wa, wb := a.binding == bindWeak, b.binding == bindWeak
+	if wb && !wa {
+		return true
+	}
+	if wa && !wb {
+		return false
+	}
+	ga, gb := a.binding == bindGlobal, b.binding == bindGlobal
+	if ga && !gb {
+		return true
+	}
+	if gb && !ga {
+		return false
+	}
+	ua, ub := underscores(a.name), underscores(b.name)
+	if ub > ua {
+		return true
+	} else if ua > ub {
+		return false
+	}
+	na, nb := cstrlen(a.name), cstrlen(b.name)
+	if na > nb {
+		return true
+	} else if na < nb {
+		return false
+	}
+	if strings.HasPrefix(a.name, "SyS") || strings.HasPrefix(a.name, "compat_SyS") {
+		return false
+	}
+	return true
+}
+
+func underscores(s string) int {
+	n := 0
+	for n < len(s) && s[n] == '_' {
+		n++
+	}
+	return n
+}
+
+// cstrlen is strlen: a name read from a string table ends at its first NUL.
+func cstrlen(s string) int {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return i
+	}
+	return len(s)
+}
+
+// find is symbols__find on the replayed tree.
+func (b *builder) find(ip uint64) int32 {
+	n := b.tree.root
+	for n != nil {
+		s := &b.syms[n.sym]
+		switch {
+		case ip < s.start:
+			n = n.left
+		case ip > s.end || (ip == s.end && ip != s.start):
+			n = n.right
+		default:
+			return n.sym
+		}
+	}
+	return -1
+}
+
+// table flattens the tree into a Table; keep, if not nil, filters the
+// symbols stored (a filtered-out symbol still shadows addresses the tree
+// search would resolve to it).
+func (b *builder) table(keep func(*entry) bool) *Table {
+	t := &Table{}
+	var arena strings.Builder
+	index := make(map[int32]int32) // builder index → table index
+	for nd := b.tree.first(); nd != nil; nd = next(nd) {
+		e := &b.syms[nd.sym]
+		if keep != nil && !keep(e) {
+			continue
+		}
+		index[nd.sym] = int32(len(t.syms))
+		t.syms = append(t.syms, sym{start: e.start, end: e.end, off: uint32(arena.Len()), n: uint32(len(e.name))})
+		arena.WriteString(e.name)
+	}
+	t.names = arena.String()
+	if len(t.syms) == 0 {
+		return t
+	}
+	// symbols__find's comparisons change outcome only at a start, start+1,
+	// an end or end+1, so the answer is constant between those points.
+	pts := make([]uint64, 0, 4*len(index)+1)
+	pts = append(pts, 0)
+	for nd := b.tree.first(); nd != nil; nd = next(nd) {
+		e := &b.syms[nd.sym]
+		pts = append(pts, e.start, e.start+1, e.end, e.end+1)
+	}
+	slices.Sort(pts)
+	pts = slices.Compact(pts)
+	last := int32(-2)
+	for _, p := range pts {
+		w := int32(-1)
+		if i := b.find(p); i >= 0 {
+			if ti, ok := index[i]; ok {
+				w = ti
+			}
+		}
+		if w == last {
+			continue
+		}
+		t.bounds = append(t.bounds, p)
+		t.which = append(t.which, w)
+		last = w
+	}
+	t.bounds = slices.Clip(t.bounds)
+	t.which = slices.Clip(t.which)
+	return t
+}
+
+// Build returns the table perf builds from syms when it loads them the way
+// it loads a symbol file without a PLT (perf's dso__load_perf_map, and the
+// common core of every loader): insert in the given order, fix up zero
+// sizes, resolve duplicates. A symbol with End == Start gets its end from
+// the next symbol. Binding is taken as global for all. It is meant for
+// synthetic DSOs (JIT maps, tests).
+func Build(syms []Symbol) *Table {
+	var b builder
+	for _, s := range syms {
+		b.insert(entry{start: s.Start, end: s.End, name: s.Name, binding: bindGlobal})
+	}
+	if len(syms) > 0 {
+		b.fixupEnd(false)
+		b.fixupDuplicate()
+	}
+	return b.table(nil)
+}
