@@ -1,0 +1,347 @@
+// Package attrib streams a perf.data file through a machine (package
+// machine) and attributes every sample to a map and a symbol exactly as
+// perf 6.1's `perf script -F ip,sym,dso` does: events in perf's order
+// (ordered_events), kernel samples against the kernel maps, user samples
+// against their thread's maps, symbols from kallsyms and ELF files.
+//
+// Every sample gets a dense ordinal; each map keeps a Roaring bitmap of
+// the ordinals that fell in it, each (dso, symbol) a count. Samples with no
+// map are counted as [unknown], never dropped. Decoding runs in its own
+// goroutine, ahead of ordering and resolving.
+package attrib
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+)
+
+// Options configure a run.
+type Options struct {
+	// Impl is the map implementation (default mapset.BTree).
+	Impl mapset.Impl
+	// Kallsyms are the kernel symbols; nil resolves kernel samples to
+	// maps but not to symbols.
+	Kallsyms []kallsyms.Symbol
+	// DebugDir is perf's build-id cache, where perf record copies the
+	// DSOs it saw (default $HOME/.debug; "-" for none).
+	DebugDir string
+	// Script, if set, receives one entry per sample as perf script
+	// -F ip,sym,dso prints it (with callchains unless HideCallchain).
+	Script        io.Writer
+	HideCallchain bool
+	// Progress, if set, is called with the file offset every so often.
+	Progress func(offset int64)
+}
+
+// Key names what a sample was attributed to.
+type Key struct {
+	DSO, Sym string
+	Kernel   bool // resolved with a kernel cpumode
+}
+
+// Result is the attribution of one recording.
+type Result struct {
+	Samples uint64
+	Unknown uint64 // samples with no map
+	// ByMap holds the ordinals of the samples that fell in each map, as
+	// the map was when the sample was resolved.
+	ByMap map[index.Map]*roaring.Bitmap
+	// BySym counts samples per (dso, symbol); unresolved parts read
+	// "[unknown]".
+	BySym map[Key]uint64
+	Stats perfdata.Stats
+}
+
+const batchSize = 1024
+
+// Run reads the recording r and attributes every sample.
+func Run(r *perfdata.Reader, opts Options) (*Result, error) {
+	if opts.Impl.New == nil {
+		opts.Impl = mapset.BTree
+	}
+	if opts.DebugDir == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			opts.DebugDir = filepath.Join(home, ".debug")
+		}
+	} else if opts.DebugDir == "-" {
+		opts.DebugDir = ""
+	}
+	m := machine.New(opts.Impl)
+	a := &attributor{
+		opts: opts,
+		m:    m,
+		res:  &Result{ByMap: make(map[index.Map]*roaring.Bitmap), BySym: make(map[Key]uint64)},
+	}
+	batches := make(chan []event, 8)
+	errc := make(chan error, 1)
+	go decode(r, batches, errc, opts.Progress)
+
+	var buildIDs map[string][]byte
+	o := &orderer{deliver: a.deliver}
+	var runErr error
+	for batch := range batches {
+		if runErr != nil {
+			continue // drain so the decoder ends
+		}
+		if a.sym == nil {
+			// Build ids come from the features: file mode has them before
+			// the first record; pipe mode, as HEADER_BUILD_ID records go by.
+			buildIDs = buildIDMap(r.Features())
+			a.sym = newSymbolizer(opts.Kallsyms, buildIDs, opts.DebugDir, a.moduleMaps)
+			m.OnKernelLoad = a.sym.kernelRange
+		}
+		for i := range batch {
+			e := &batch[i]
+			var err error
+			if e.kind == evRound {
+				err = o.round()
+			} else {
+				err = o.push(*e)
+			}
+			if err != nil {
+				runErr = err
+				break
+			}
+		}
+	}
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	if a.sym == nil {
+		a.sym = newSymbolizer(opts.Kallsyms, buildIDMap(r.Features()), opts.DebugDir, a.moduleMaps)
+	}
+	if err := o.finish(); err != nil {
+		return nil, err
+	}
+	a.res.Stats = r.Stats()
+	return a.res, nil
+}
+
+// evRound marks a FINISHED_ROUND in a batch.
+const evRound eventKind = 255
+
+// decode reads records and sends copies of what attribution needs, in
+// file order, in batches.
+func decode(r *perfdata.Reader, out chan<- []event, errc chan<- error, progress func(int64)) {
+	defer close(out)
+	batch := make([]event, 0, batchSize)
+	n := 0
+	for r.Next() {
+		var e event
+		switch rec := r.Record().(type) {
+		case *perfdata.Sample:
+			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: rec.Period}
+			if len(rec.Callchain) > 0 {
+				e.callchain = append([]uint64(nil), rec.Callchain...)
+			}
+		case *perfdata.Mmap:
+			e = event{kind: evMmap, time: rec.SampleID.Time, mmap: machine.Mmap{
+				CPUMode: uint8(rec.CPUMode()), Pid: rec.Pid, Tid: rec.Tid, Addr: rec.Addr, Len: rec.Len,
+				Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: rec.Prot, Flags: rec.Flags,
+			}}
+		case *perfdata.Fork:
+			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid}
+		case *perfdata.Exit:
+			e = event{kind: evExit, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid}
+		case *perfdata.Ksymbol:
+			e = event{kind: evKsymbol, time: rec.SampleID.Time, ksym: machine.Ksymbol{
+				Addr: rec.Addr, Len: rec.Len, Type: rec.KsymType, Unregister: rec.Unregister(), Name: rec.Name,
+			}}
+		case *perfdata.FinishedRound:
+			e = event{kind: evRound}
+		default:
+			continue
+		}
+		batch = append(batch, e)
+		if len(batch) == batchSize {
+			out <- batch
+			batch = make([]event, 0, batchSize)
+			if n++; progress != nil && n%16 == 0 {
+				progress(r.Raw().Offset)
+			}
+		}
+	}
+	if len(batch) > 0 {
+		out <- batch
+	}
+	errc <- r.Err()
+}
+
+func buildIDMap(f *perfdata.Features) map[string][]byte {
+	ids := make(map[string][]byte)
+	if f == nil {
+		return ids
+	}
+	for _, b := range f.BuildIDs {
+		if len(b.BuildID) > 0 {
+			ids[b.Filename] = b.BuildID
+		}
+	}
+	return ids
+}
+
+type attributor struct {
+	opts Options
+	m    *machine.Machine
+	sym  *symbolizer
+	res  *Result
+	line []byte
+}
+
+// moduleMaps returns the kernel's module maps (for splitting kallsyms).
+func (a *attributor) moduleMaps() []index.Map {
+	var mods []index.Map
+	for _, mp := range a.m.Kernel().Slice() {
+		if mp.Kind == index.KindModule {
+			mods = append(mods, mp)
+		}
+	}
+	return mods
+}
+
+func (a *attributor) deliver(e *event) error {
+	switch e.kind {
+	case evSample:
+		return a.sample(e)
+	case evMmap:
+		if err := a.m.Mmap(e.mmap); err != nil {
+			return fmt.Errorf("attrib: mmap %s: %w", e.mmap.Filename, err)
+		}
+	case evFork:
+		a.m.Fork(e.pid, e.ppid, e.tid, e.ptid)
+	case evExit:
+		a.m.Exit(e.pid, e.tid)
+	case evKsymbol:
+		if err := a.m.Ksymbol(e.ksym); err != nil {
+			return fmt.Errorf("attrib: ksymbol %s: %w", e.ksym.Name, err)
+		}
+	}
+	return nil
+}
+
+func (a *attributor) sample(e *event) error {
+	ord := uint32(a.res.Samples)
+	a.res.Samples++
+	mp, ok := a.m.Resolve(e.cpumode, e.pid, e.tid, e.ip)
+	key := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: e.cpumode == machine.CPUModeKernel}
+	if ok {
+		bm := a.res.ByMap[mp]
+		if bm == nil {
+			bm = roaring.New()
+			a.res.ByMap[mp] = bm
+		}
+		bm.Add(ord)
+		key.DSO = mp.DSO
+		key.Sym = a.sym.name(mp, e.ip)
+	} else {
+		a.res.Unknown++
+	}
+	a.res.BySym[key]++
+	if a.opts.Script != nil {
+		return a.script(e, key)
+	}
+	return nil
+}
+
+// Callchain context markers (PERF_CONTEXT_*).
+const (
+	contextMax         = ^uint64(0) - 4095 + 1 // (u64)-4095
+	contextHV          = ^uint64(0) - 32 + 1
+	contextKernel      = ^uint64(0) - 128 + 1
+	contextUser        = ^uint64(0) - 512 + 1
+	contextGuest       = ^uint64(0) - 2048 + 1
+	contextGuestKernel = ^uint64(0) - 2176 + 1
+	contextGuestUser   = ^uint64(0) - 2560 + 1
+	maxStack           = 127 // PERF_MAX_STACK_DEPTH, perf script's default
+)
+
+// script writes the sample as perf script -F ip,sym,dso does.
+func (a *attributor) script(e *event, key Key) error {
+	b := a.line[:0]
+	if len(e.callchain) == 0 || a.opts.HideCallchain {
+		b = fmt.Appendf(b, " %16x %s (%s)\n", e.ip, key.Sym, key.DSO)
+	} else {
+		b = append(b, '\n')
+		b = a.appendCallchain(b, e)
+		b = append(b, '\n')
+	}
+	a.line = b
+	_, err := a.opts.Script.Write(b)
+	return err
+}
+
+// appendCallchain prints each callchain entry: the address within its
+// map (what perf's callchain cursor holds), symbol and DSO.
+func (a *attributor) appendCallchain(b []byte, e *event) []byte {
+	cpumode := uint8(machine.CPUModeUser)
+	n := 0
+	for _, ip := range e.callchain {
+		if ip >= contextMax {
+			switch ip {
+			case contextHV:
+				cpumode = machine.CPUModeHypervisor
+			case contextKernel:
+				cpumode = machine.CPUModeKernel
+			case contextUser:
+				cpumode = machine.CPUModeUser
+			case contextGuest, contextGuestKernel:
+				cpumode = machine.CPUModeGuestKernel
+			case contextGuestUser:
+				cpumode = machine.CPUModeGuestUser
+			default:
+				return b // perf drops a chain with an invalid context
+			}
+			continue
+		}
+		if n++; n > maxStack {
+			break
+		}
+		addr, sym, dso := ip, symbols.Unknown, symbols.Unknown
+		if mp, ok := a.m.Resolve(cpumode, e.pid, e.tid, ip); ok {
+			addr, sym, dso = mp.MapIP(ip), a.sym.name(mp, ip), mp.DSO
+		}
+		b = fmt.Appendf(b, "\t%16x %s (%s)\n", addr, sym, dso)
+	}
+	return b
+}
+
+// Canonical returns the canonical text of a result: per map, its sample
+// count, the SHA-256 of its sample set and the map; per (dso, symbol), the
+// count; and the [unknown] count. Two implementations agree when their
+// canonical texts do.
+func (r *Result) Canonical() string {
+	var b strings.Builder
+	maps := make([]index.Map, 0, len(r.ByMap))
+	for mp := range r.ByMap {
+		maps = append(maps, mp)
+	}
+	sortMaps(maps)
+	for _, mp := range maps {
+		bm := r.ByMap[mp]
+		data, _ := bm.ToBytes()
+		fmt.Fprintf(&b, "map %d %s %s\n", bm.GetCardinality(), index.Digest(string(data))[:16], mp)
+	}
+	for _, k := range sortedKeys(r.BySym) {
+		fmt.Fprintf(&b, "sym %d %s %s %v\n", r.BySym[k], k.DSO, k.Sym, k.Kernel)
+	}
+	fmt.Fprintf(&b, "unknown %d of %d\n", r.Unknown, r.Samples)
+	return b.String()
+}
+
+// Digest returns the SHA-256 of Canonical.
+func (r *Result) Digest() string { return index.Digest(r.Canonical()) }

@@ -1,0 +1,85 @@
+package attrib
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+// perfScript runs perf script -F ip,sym,dso on file.
+func perfScript(t *testing.T, file string, args ...string) []byte {
+	t.Helper()
+	perf, err := exec.LookPath("perf")
+	if err != nil {
+		t.Skip("perf not installed")
+	}
+	cmd := exec.Command(perf, append([]string{"script", "-i", file, "-F", "ip,sym,dso"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("perf script: %v: %s", err, stderr.String())
+	}
+	return out
+}
+
+func ourScript(t *testing.T, file string, ks []kallsyms.Symbol, impl mapset.Impl, hide bool) ([]byte, *Result) {
+	t.Helper()
+	r, err := perfdata.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var buf bytes.Buffer
+	res, err := Run(r, Options{Impl: impl, Kallsyms: ks, Script: &buf, HideCallchain: hide})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), res
+}
+
+func compareLines(t *testing.T, name string, got, want []byte) {
+	t.Helper()
+	gl := strings.Split(string(got), "\n")
+	wl := strings.Split(string(want), "\n")
+	match, shown := 0, 0
+	for i := 0; i < len(gl) && i < len(wl); i++ {
+		if gl[i] == wl[i] {
+			match++
+		} else if shown < 8 {
+			t.Errorf("%s line %d:\n got %q\nwant %q", name, i+1, gl[i], wl[i])
+			shown++
+		}
+	}
+	if len(gl) != len(wl) {
+		t.Errorf("%s: %d lines, perf %d", name, len(gl), len(wl))
+	}
+	t.Logf("%s: %d/%d lines match perf script", name, match, len(wl))
+}
+
+func TestAgainstPerfScriptLive(t *testing.T) {
+	ks, err := kallsyms.ReadFile("/proc/kallsyms")
+	if err != nil || kallsyms.Restricted(ks) {
+		t.Skip("no readable /proc/kallsyms")
+	}
+	files, _ := filepath.Glob("../perfdata/testdata/*.data")
+	for _, f := range files {
+		name := filepath.Base(f)
+		want := perfScript(t, f)
+		got, _ := ourScript(t, f, ks, mapset.BTree, false)
+		compareLines(t, name, got, want)
+		if os.Getenv("KEEP") != "" {
+			os.WriteFile("/tmp/kb/t/"+name+".want", want, 0o644)
+			os.WriteFile("/tmp/kb/t/"+name+".got", got, 0o644)
+		}
+	}
+	_ = bufio.NewReader
+}

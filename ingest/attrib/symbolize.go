@@ -1,0 +1,151 @@
+package attrib
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+)
+
+// symbolizer names the symbol of a resolved address the way perf 6.1
+// does, loading each DSO's symbols once, on first use.
+type symbolizer struct {
+	kallsyms   []kallsyms.Symbol // nil: no kernel symbols
+	kernel     *symbols.KernelTables
+	buildIDs   map[string][]byte // DSO name → build id, from the recording
+	debugDir   string            // perf's build-id cache (~/.debug); "" for none
+	files      map[string]*symbols.Table
+	bpf        map[index.Map]*symbols.Table
+	kernelMods func() []index.Map // the kernel's module maps, for the split
+}
+
+func newSymbolizer(ks []kallsyms.Symbol, buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
+	return &symbolizer{
+		kallsyms:   ks,
+		buildIDs:   buildIDs,
+		debugDir:   debugDir,
+		files:      make(map[string]*symbols.Table),
+		bpf:        make(map[index.Map]*symbols.Table),
+		kernelMods: kernelMods,
+	}
+}
+
+// kernelTables loads the kallsyms tables (dso__load_kallsyms +
+// maps__split_kallsyms) with the module maps present at first use.
+func (s *symbolizer) kernelTables() *symbols.KernelTables {
+	if s.kernel == nil && s.kallsyms != nil {
+		s.kernel = symbols.Kernel(s.kallsyms, s.kernelMods())
+	}
+	return s.kernel
+}
+
+// kernelRange is the machine's OnKernelLoad hook: the kernel map's range
+// after perf's map__fixup_start/end.
+func (s *symbolizer) kernelRange(index.Map) (uint64, uint64, bool) {
+	kt := s.kernelTables()
+	if kt == nil || kt.Kernel.Len() == 0 {
+		return 0, 0, false
+	}
+	return kt.Start, kt.End, true
+}
+
+// name returns the symbol name at ip in map m, or symbols.Unknown.
+func (s *symbolizer) name(m index.Map, ip uint64) string {
+	var t *symbols.Table
+	switch m.Kind {
+	case index.KindKernel, index.KindKcore:
+		if kt := s.kernelTables(); kt != nil {
+			t = kt.Kernel
+		}
+	case index.KindModule:
+		if kt := s.kernelTables(); kt != nil {
+			t = kt.Modules[moduleName(m.DSO)]
+		}
+	case index.KindBPFProg, index.KindBPFImage, index.KindOOL:
+		t = s.bpf[m]
+		if t == nil {
+			t = symbols.BPF(m)
+			s.bpf[m] = t
+		}
+	case index.KindUser:
+		t = s.file(m.DSO)
+	}
+	return t.Name(m.MapIP(ip))
+}
+
+// moduleName is perf's module name of a module map's DSO: "[name]" as is,
+// a path's basename without ".ko" and with '-' as '_'.
+func moduleName(dso string) string {
+	if strings.HasPrefix(dso, "[") && strings.HasSuffix(dso, "]") {
+		return dso[1 : len(dso)-1]
+	}
+	base := filepath.Base(dso)
+	if i := strings.Index(base, ".ko"); i >= 0 {
+		base = base[:i]
+	}
+	return strings.ReplaceAll(base, "-", "_")
+}
+
+// file returns the symbol table of a user DSO, found where perf 6.1's
+// dso__load looks: the build-id cache, then the debug files, then the
+// path itself; a candidate whose build id differs from the recorded one
+// is skipped (symsrc__init). Nothing found: an empty table.
+func (s *symbolizer) file(dso string) *symbols.Table {
+	if t, ok := s.files[dso]; ok {
+		return t
+	}
+	var t *symbols.Table
+	id := s.buildIDs[dso]
+	for _, cand := range s.candidates(dso, id) {
+		if !matchesBuildID(cand, id) {
+			continue
+		}
+		var err error
+		if t, err = symbols.ELFWithDebug(cand, symbols.FindDebug(cand)); err == nil {
+			break
+		}
+	}
+	s.files[dso] = t
+	return t
+}
+
+func (s *symbolizer) candidates(dso string, id []byte) []string {
+	var out []string
+	if len(id) > 0 && s.debugDir != "" {
+		h := hex.EncodeToString(id)
+		base := "elf"
+		if dso == "[vdso]" {
+			base = "vdso"
+		}
+		out = append(out, filepath.Join(s.debugDir, ".build-id", h[:2], h[2:], base))
+	}
+	if strings.HasPrefix(dso, "/") {
+		out = append(out, dso)
+	}
+	return out
+}
+
+// matchesBuildID reports whether the ELF file at path has build id id
+// (any file matches when id is empty).
+func matchesBuildID(path string, id []byte) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	if len(id) == 0 {
+		return true
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	got := symbols.BuildID(f)
+	return bytes.Equal(got, id)
+}

@@ -1,0 +1,308 @@
+// Package machine replays the side-band records of a perf.data file —
+// kernel and module MMAPs, KSYMBOL, user MMAP/MMAP2, FORK and EXIT — into
+// address spaces with the rules of perf 6.1 (machine.c, map.c), and
+// resolves sample addresses to maps. It runs on either map
+// implementation (package mapset), so the B-tree and the list reference
+// can be compared on real recordings.
+//
+// Deviations from perf 6.1, all in favour of determinism: perf inserts
+// KSYMBOL and module maps without fixing overlaps (its rbtree lookup then
+// depends on the tree's shape); here every insert lets the new map win,
+// as perf mainline does since v6.15.
+package machine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
+)
+
+// CPU modes of perf_event_header.misc (PERF_RECORD_MISC_*).
+const (
+	CPUModeUnknown     = 0
+	CPUModeKernel      = 1
+	CPUModeUser        = 2
+	CPUModeHypervisor  = 3
+	CPUModeGuestKernel = 4
+	CPUModeGuestUser   = 5
+)
+
+// KernelMmapName is the filename prefix of the host kernel's MMAP record
+// ("[kernel.kallsyms]_text").
+const KernelMmapName = index.KernelDSO
+
+// entryTrampoline is the x86_64 PTI entry trampoline map name.
+const entryTrampoline = "__entry_SYSCALL_64_trampoline"
+
+// Mmap is an MMAP or MMAP2 record, reduced to what the maps need.
+type Mmap struct {
+	CPUMode   uint8
+	Pid, Tid  uint32
+	Addr, Len uint64
+	Pgoff     uint64
+	Filename  string
+	Prot      uint32 // MMAP2 only; 0 for MMAP
+	Flags     uint32 // MMAP2 only
+}
+
+// Ksymbol is a PERF_RECORD_KSYMBOL record.
+type Ksymbol struct {
+	Addr       uint64
+	Len        uint32
+	Type       uint16 // 1 BPF, 2 OOL
+	Unregister bool
+	Name       string
+}
+
+const (
+	ksymTypeOOL  = 2
+	protExec     = 0x4     // PROT_EXEC
+	mapHugeTLB   = 0x40000 // MAP_HUGETLB
+	unknownPid   = ^uint32(0)
+	vdsoFilename = "[vdso]"
+)
+
+// Machine holds the kernel maps and the threads of one recorded host.
+type Machine struct {
+	impl    mapset.Impl
+	kernel  mapset.Set
+	vmlinux index.Map // the kernel map, if hasVmlinux
+	has     bool
+	// RefRelocSym is the kernel MMAP's relocation symbol (name after
+	// "[kernel.kallsyms]", address = the record's pgoff); zero when the
+	// recording had kptr_restrict on.
+	RefRelocName string
+	RefRelocAddr uint64
+
+	threads map[uint32]*Thread
+
+	// OnKernelLoad, if set, is called the first time a sample resolves to
+	// the kernel map, as perf's map__load does; it returns the kernel
+	// map's range after symbol loading (perf's map__fixup_start/end) or
+	// ok=false to keep it.
+	OnKernelLoad func(vmlinux index.Map) (start, end uint64, ok bool)
+	loaded       bool
+}
+
+// Thread is one thread; threads of a process share its maps.
+type Thread struct {
+	Pid, Tid uint32
+	Dead     bool
+	maps     *procMaps
+}
+
+type procMaps struct{ set mapset.Set }
+
+// New returns an empty machine whose map sets come from impl.
+func New(impl mapset.Impl) *Machine {
+	return &Machine{impl: impl, kernel: impl.New(), threads: make(map[uint32]*Thread)}
+}
+
+// Kernel returns the kernel maps.
+func (m *Machine) Kernel() mapset.Set { return m.kernel }
+
+// Vmlinux returns the kernel map and whether there is one.
+func (m *Machine) Vmlinux() (index.Map, bool) { return m.vmlinux, m.has }
+
+// Thread returns the thread tid, if known.
+func (m *Machine) Thread(tid uint32) (*Thread, bool) {
+	t, ok := m.threads[tid]
+	return t, ok
+}
+
+// Maps returns the thread's address space.
+func (t *Thread) Maps() mapset.Set { return t.maps.set }
+
+// findnewThread is machine__findnew_thread: a new thread that is not its
+// process's leader shares the leader's maps, creating the leader if need
+// be.
+func (m *Machine) findnewThread(pid, tid uint32) *Thread {
+	if t, ok := m.threads[tid]; ok {
+		return t
+	}
+	t := &Thread{Pid: pid, Tid: tid}
+	if pid != tid && pid != unknownPid {
+		t.maps = m.findnewThread(pid, pid).maps
+	} else {
+		t.maps = &procMaps{set: m.impl.New()}
+	}
+	m.threads[tid] = t
+	return t
+}
+
+// Mmap applies an MMAP or MMAP2 record.
+//
+// An empty mapping changes nothing (perf would store an empty map that no
+// lookup finds); a range that wraps past 2^64 is an error.
+func (m *Machine) Mmap(r Mmap) error {
+	if r.Len == 0 {
+		return nil
+	}
+	if r.Addr+r.Len < r.Addr {
+		return fmt.Errorf("mmap %s: range %#x+%#x wraps past 2^64", r.Filename, r.Addr, r.Len)
+	}
+	if r.CPUMode == CPUModeKernel || r.CPUMode == CPUModeGuestKernel {
+		return m.kernelMmap(r)
+	}
+	t := m.findnewThread(r.Pid, r.Tid)
+	return t.maps.set.FixupOverlapAndInsert(UserMap(r))
+}
+
+// UserMap is map__new for a user-space mapping: anonymous and no-DSO
+// memory get the identity mapping (executable anonymous memory is named
+// /tmp/perf-PID.map, where JIT symbols live), [vdso] gets pgoff 0.
+func UserMap(r Mmap) index.Map {
+	mp := index.Map{Start: r.Addr, End: r.Addr + r.Len, Pgoff: r.Pgoff, Mapping: index.MappingDSO, Kind: index.KindUser, DSO: r.Filename}
+	anon := isAnon(r.Filename) || r.Flags&mapHugeTLB != 0
+	noDSO := isNoDSO(r.Filename)
+	switch {
+	case anon || noDSO:
+		mp.Mapping, mp.Kind = index.MappingIdentity, index.KindAnon
+		if r.Prot&protExec != 0 {
+			mp.DSO = "/tmp/perf-" + itoa(r.Pid) + ".map"
+		}
+	case r.Filename == vdsoFilename:
+		mp.Pgoff = 0
+	}
+	return mp
+}
+
+func isAnon(name string) bool {
+	return name == "//anon" || strings.HasPrefix(name, "/dev/zero") || strings.HasPrefix(name, "/anon_hugepage")
+}
+
+func isNoDSO(name string) bool {
+	return strings.HasPrefix(name, "[stack") || strings.HasPrefix(name, "/SYSV") || name == "[heap]"
+}
+
+func itoa(v uint32) string {
+	if v == 0 {
+		return "0"
+	}
+	var b [10]byte
+	i := len(b)
+	for v > 0 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return string(b[i:])
+}
+
+// kernelMmap is machine__process_kernel_mmap_event.
+func (m *Machine) kernelMmap(r Mmap) error {
+	name := r.Filename
+	isKernel := strings.HasPrefix(name, KernelMmapName[:len(KernelMmapName)-1])
+	switch {
+	case strings.HasPrefix(name, "/") || (!isKernel && strings.HasPrefix(name, "[")):
+		mod := index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingDSO, Kind: index.KindModule, DSO: name}
+		return m.kernel.FixupOverlapAndInsert(mod)
+	case isKernel:
+		// __machine__create_kernel_maps destroys the previous kernel map.
+		if m.has {
+			m.kernel.Remove(m.vmlinux)
+		}
+		m.vmlinux = index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingIdentity, Kind: index.KindKernel, DSO: index.KernelDSO}
+		m.has, m.loaded = true, false
+		if r.Pgoff != 0 {
+			m.RefRelocName = strings.TrimPrefix(name, KernelMmapName)
+			m.RefRelocAddr = r.Pgoff
+		}
+		if m.vmlinux.Start == m.vmlinux.End {
+			m.has = false
+			return nil
+		}
+		return m.kernel.FixupOverlapAndInsert(m.vmlinux)
+	case name == entryTrampoline:
+		tr := index.Map{Start: r.Addr, End: r.Addr + r.Len, Pgoff: r.Pgoff, Mapping: index.MappingDSO, Kind: index.KindKernel, DSO: index.KernelDSO}
+		return m.kernel.FixupOverlapAndInsert(tr)
+	}
+	return nil
+}
+
+// Ksymbol applies a KSYMBOL record (machine__process_ksymbol): a program
+// whose address already lies in a map gets no map of its own;
+// unregistering removes the whole map holding the address unless it is
+// the kernel map.
+func (m *Machine) Ksymbol(k Ksymbol) error {
+	found, ok := m.kernel.Find(k.Addr)
+	if k.Unregister {
+		if ok && !(m.has && found == m.vmlinux) {
+			m.kernel.Remove(found)
+		}
+		return nil
+	}
+	if ok || k.Len == 0 {
+		return nil
+	}
+	kind := index.KindBPFProg
+	switch {
+	case k.Type == ksymTypeOOL:
+		kind = index.KindOOL
+	case strings.HasPrefix(k.Name, "bpf_trampoline_"), strings.HasPrefix(k.Name, "bpf_dispatcher_"):
+		kind = index.KindBPFImage
+	}
+	return m.kernel.FixupOverlapAndInsert(index.Map{Start: k.Addr, End: k.Addr + uint64(k.Len), Mapping: index.MappingDSO, Kind: kind, DSO: k.Name})
+}
+
+// Fork applies a FORK record (machine__process_fork_event): a thread
+// already using the child's tid is forgotten; a new process gets a copy
+// of its parent's maps, a new thread shares them.
+func (m *Machine) Fork(pid, ppid, tid, ptid uint32) {
+	parent := m.findnewThread(ppid, ptid)
+	delete(m.threads, tid)
+	child := m.findnewThread(pid, tid)
+	if child.Pid != parent.Pid && child.maps != parent.maps {
+		child.maps.set = m.impl.Clone(parent.maps.set)
+	}
+}
+
+// Exit applies an EXIT record. perf 6.1 only marks the thread dead
+// (thread__exited); it keeps resolving samples against its maps until a
+// FORK reuses the tid.
+func (m *Machine) Exit(pid, tid uint32) {
+	if t, ok := m.threads[tid]; ok {
+		t.Dead = true
+	}
+}
+
+// Resolve returns the map holding addr for a sample of cpumode taken in
+// thread (pid, tid): kernel modes look in the kernel maps, user mode in
+// the thread's maps; other modes (hypervisor, guests) resolve to nothing.
+// The first kernel-map hit runs OnKernelLoad.
+func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Map, bool) {
+	switch cpumode {
+	case CPUModeKernel:
+		mp, ok := m.kernel.Find(addr)
+		if ok && m.has && !m.loaded && mp == m.vmlinux {
+			m.load()
+		}
+		return mp, ok
+	case CPUModeUser:
+		return m.findnewThread(pid, tid).maps.set.Find(addr)
+	}
+	return index.Map{}, false
+}
+
+// load runs OnKernelLoad once per kernel map. The map found before the
+// load is the one the caller keeps using, as in perf.
+func (m *Machine) load() {
+	m.loaded = true
+	if m.OnKernelLoad == nil {
+		return
+	}
+	start, end, ok := m.OnKernelLoad(m.vmlinux)
+	if !ok || start >= end || (start == m.vmlinux.Start && end == m.vmlinux.End) {
+		return
+	}
+	m.kernel.Remove(m.vmlinux)
+	m.vmlinux.Start, m.vmlinux.End = start, end
+	m.kernel.MergeIn(m.vmlinux)
+	// MergeIn may have cut the kernel map around other kernel maps; the
+	// piece holding the old start is the one perf would find.
+	if got, ok := m.kernel.Find(start); ok && got.Kind == index.KindKernel {
+		m.vmlinux = got
+	}
+}

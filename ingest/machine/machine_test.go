@@ -1,0 +1,158 @@
+package machine
+
+import (
+	"testing"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
+)
+
+func forEachImpl(t *testing.T, f func(t *testing.T, m *Machine)) {
+	for _, im := range mapset.All {
+		t.Run("impl="+im.Name, func(t *testing.T) { f(t, New(im)) })
+	}
+}
+
+// The kernel MMAP of §6.8 (perf 6.1 on this VM) and vector K8.
+func TestKernelMmapAndKsymbol(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, m *Machine) {
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1209988, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"}))
+		vm, ok := m.Vmlinux()
+		if !ok || vm.Mapping != index.MappingIdentity || vm.End != 0xffffffff82209988 || m.RefRelocName != "_text" || m.RefRelocAddr != 0xffffffff81000000 {
+			t.Fatalf("vmlinux %v %v reloc %s %#x", vm, ok, m.RefRelocName, m.RefRelocAddr)
+		}
+		if got, ok := m.Resolve(CPUModeKernel, 1, 1, 0xffffffff81001234); !ok || got.MapIP(0xffffffff81001234) != 0xffffffff81001234 {
+			t.Errorf("kernel resolve %v %v", got, ok)
+		}
+		if _, ok := m.Resolve(CPUModeUser, 1, 1, 0xffffffff81001234); ok {
+			t.Error("a user sample found the kernel map")
+		}
+		if _, ok := m.Resolve(CPUModeHypervisor, 1, 1, 0xffffffff81001234); ok {
+			t.Error("a hypervisor sample resolved")
+		}
+		// K8
+		must(t, m.Ksymbol(Ksymbol{Addr: 0xffffffffc0186388, Len: 0x12a, Type: 1, Name: "bpf_prog_be31ae23198a0378_sd_devices"}))
+		must(t, m.Ksymbol(Ksymbol{Addr: 0xffffffffc01863a0, Len: 0x40, Type: 1, Name: "bpf_prog_second"}))
+		got, ok := m.Resolve(CPUModeKernel, 1, 1, 0xffffffffc01863a8)
+		if !ok || got.DSO != "bpf_prog_be31ae23198a0378_sd_devices" || got.End != 0xffffffffc01864b2 || got.Kind != index.KindBPFProg {
+			t.Errorf("K8: %v %v", got, ok)
+		}
+		must(t, m.Ksymbol(Ksymbol{Addr: 0xffffffffc0200000, Len: 0x1000, Name: "bpf_trampoline_6442522522"}))
+		must(t, m.Ksymbol(Ksymbol{Addr: 0xffffffffc0300000, Len: 0x100, Type: 2, Name: "ool"}))
+		kinds := map[string]index.Kind{}
+		for _, x := range m.Kernel().Slice() {
+			kinds[x.DSO] = x.Kind
+		}
+		if kinds["bpf_trampoline_6442522522"] != index.KindBPFImage || kinds["ool"] != index.KindOOL {
+			t.Errorf("kinds %v", kinds)
+		}
+		// Unregistering any address inside removes the whole program map;
+		// the kernel map is never removed.
+		must(t, m.Ksymbol(Ksymbol{Addr: 0xffffffffc01863a0, Unregister: true}))
+		must(t, m.Ksymbol(Ksymbol{Addr: 0xffffffff81001000, Unregister: true}))
+		if _, ok := m.Resolve(CPUModeKernel, 1, 1, 0xffffffffc01863a8); ok {
+			t.Error("unregistered program still resolves")
+		}
+		if _, ok := m.Resolve(CPUModeKernel, 1, 1, 0xffffffff81001000); !ok {
+			t.Error("kernel map removed by an unregister")
+		}
+		// A module MMAP, by path.
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffffc0a00000, Len: 0x4d000, Filename: "/lib/modules/6.1/kernel/nf_tables.ko"}))
+		if got, ok := m.Resolve(CPUModeKernel, 1, 1, 0xffffffffc0a01000); !ok || got.Kind != index.KindModule || got.MapIP(0xffffffffc0a01000) != 0x1000 {
+			t.Errorf("module %v %v", got, ok)
+		}
+	})
+}
+
+// The first kernel hit runs the load hook once; the kernel map then has
+// the loaded range.
+func TestKernelLoadHook(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, m *Machine) {
+		calls := 0
+		m.OnKernelLoad = func(vm index.Map) (uint64, uint64, bool) {
+			calls++
+			return vm.Start, vm.End + 0x1000, true
+		}
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Addr: 0x10000, Len: 0x1000, Filename: "[kernel.kallsyms]_text"}))
+		if _, ok := m.Resolve(CPUModeKernel, 0, 0, 0x11800); ok {
+			t.Error("hit past the recorded end before loading")
+		}
+		m.Resolve(CPUModeKernel, 0, 0, 0x10010)
+		m.Resolve(CPUModeKernel, 0, 0, 0x10020)
+		if calls != 1 {
+			t.Errorf("load hook ran %d times", calls)
+		}
+		if _, ok := m.Resolve(CPUModeKernel, 0, 0, 0x11800); !ok {
+			t.Error("no hit in the loaded range")
+		}
+	})
+}
+
+func TestUserMaps(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, m *Machine) {
+		const pid = 100
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: pid, Tid: pid, Addr: 0x1000, Len: 0x8000, Pgoff: 0x100, Filename: "/usr/lib/libc.so.6", Prot: 5}))
+		// A later mmap in the middle wins and splits (F1).
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: pid, Tid: pid, Addr: 0x3000, Len: 0x2000, Filename: "//anon", Prot: 5}))
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: pid, Tid: pid, Addr: 0x20000, Len: 0x1000, Pgoff: 0x7000, Filename: "[vdso]", Prot: 5}))
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: pid, Tid: pid, Addr: 0x30000, Len: 0x1000, Filename: "[heap]", Prot: 3}))
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: pid, Tid: pid, Addr: 0x40000, Len: 0, Filename: "empty"}))
+		for _, tc := range []struct {
+			ip      uint64
+			dso     string
+			mapIP   uint64
+			mapping index.Mapping
+		}{
+			{0x1800, "/usr/lib/libc.so.6", 0x900, index.MappingDSO},
+			{0x3800, "/tmp/perf-100.map", 0x3800, index.MappingIdentity},
+			{0x6000, "/usr/lib/libc.so.6", 0x5100, index.MappingDSO},
+			{0x20010, "[vdso]", 0x10, index.MappingDSO},
+			{0x30010, "[heap]", 0x30010, index.MappingIdentity},
+		} {
+			got, ok := m.Resolve(CPUModeUser, pid, pid, tc.ip)
+			if !ok || got.DSO != tc.dso || got.MapIP(tc.ip) != tc.mapIP || got.Mapping != tc.mapping {
+				t.Errorf("Resolve(%#x) = %v %v, want %s map_ip %#x", tc.ip, got, ok, tc.dso, tc.mapIP)
+			}
+		}
+		// A thread of the process shares its maps, even one first seen in
+		// a sample.
+		if got, ok := m.Resolve(CPUModeUser, pid, pid+1, 0x1800); !ok || got.DSO != "/usr/lib/libc.so.6" {
+			t.Errorf("thread sees %v %v", got, ok)
+		}
+		// A forked process gets a copy: its later mmaps don't touch the
+		// parent, and vice versa.
+		m.Fork(200, pid, 200, pid)
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: 200, Tid: 200, Addr: 0x1000, Len: 0x1000, Filename: "/bin/child", Prot: 5}))
+		if got, _ := m.Resolve(CPUModeUser, pid, pid, 0x1800); got.DSO != "/usr/lib/libc.so.6" {
+			t.Errorf("child's mmap leaked into the parent: %v", got)
+		}
+		if got, _ := m.Resolve(CPUModeUser, 200, 200, 0x6000); got.DSO != "/usr/lib/libc.so.6" {
+			t.Errorf("child lacks the parent's maps: %v", got)
+		}
+		// A new thread (same pid) shares.
+		m.Fork(pid, pid, pid+5, pid)
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: pid, Tid: pid + 5, Addr: 0x50000, Len: 0x1000, Filename: "/lib/t.so", Prot: 5}))
+		if got, ok := m.Resolve(CPUModeUser, pid, pid, 0x50010); !ok || got.DSO != "/lib/t.so" {
+			t.Errorf("thread's mmap not shared: %v %v", got, ok)
+		}
+		// EXIT keeps the maps (perf 6.1); a FORK reusing the tid starts over.
+		m.Exit(200, 200)
+		if _, ok := m.Resolve(CPUModeUser, 200, 200, 0x1800); !ok {
+			t.Error("exited process lost its maps")
+		}
+		m.Fork(200, 1, 200, 1)
+		if got, ok := m.Resolve(CPUModeUser, 200, 200, 0x1800); ok {
+			t.Errorf("reused tid kept old maps: %v", got)
+		}
+		if err := m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: 1, Tid: 1, Addr: ^uint64(0) - 10, Len: 100, Filename: "wrap"}); err == nil {
+			t.Error("wrapping mmap accepted")
+		}
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
