@@ -1,9 +1,7 @@
 package attrib
 
 import (
-	"bufio"
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -65,21 +63,36 @@ func compareLines(t *testing.T, name string, got, want []byte) {
 	t.Logf("%s: %d/%d lines match perf script", name, match, len(wl))
 }
 
+// TestAgainstPerfScriptLive compares with perf script on this machine:
+// every committed recording with the running kernel's kallsyms, and a
+// fresh recording with callchains made now.
 func TestAgainstPerfScriptLive(t *testing.T) {
 	ks, err := kallsyms.ReadFile("/proc/kallsyms")
 	if err != nil || kallsyms.Restricted(ks) {
 		t.Skip("no readable /proc/kallsyms")
 	}
 	files, _ := filepath.Glob("../perfdata/testdata/*.data")
+	fresh := filepath.Join(t.TempDir(), "fresh.data")
+	rec := exec.Command("perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "2000", "-o", fresh, "--",
+		"sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; ls -R /usr/lib >/dev/null")
+	if out, err := rec.CombinedOutput(); err != nil {
+		t.Logf("perf record failed, fresh recording skipped: %v: %s", err, out)
+	} else {
+		files = append(files, fresh)
+	}
 	for _, f := range files {
 		name := filepath.Base(f)
-		want := perfScript(t, f)
+		want := perfScript(t, f, "--kallsyms", "/proc/kallsyms")
 		got, _ := ourScript(t, f, ks, mapset.BTree, false)
-		compareLines(t, name, got, want)
-		if os.Getenv("KEEP") != "" {
-			os.WriteFile("/tmp/kb/t/"+name+".want", want, 0o644)
-			os.WriteFile("/tmp/kb/t/"+name+".got", got, 0o644)
+		if !bytes.Equal(got, want) {
+			compareLines(t, name, got, want)
+			continue
+		}
+		t.Logf("%s: %d/%d lines equal perf script", name, len(lines(want)), len(lines(want)))
+		wantG := perfScript(t, f, "--kallsyms", "/proc/kallsyms", "-G")
+		gotG, _ := ourScript(t, f, ks, mapset.BTree, true)
+		if !bytes.Equal(gotG, wantG) {
+			compareLines(t, name+" -G", gotG, wantG)
 		}
 	}
-	_ = bufio.NewReader
 }
