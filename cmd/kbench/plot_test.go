@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// svgDoc is the part of an SVG file the tests look at.
+type svgDoc struct {
+	XMLName  xml.Name
+	Width    string  `xml:"width,attr"`
+	Height   string  `xml:"height,attr"`
+	ViewBox  string  `xml:"viewBox,attr"`
+	Elements []svgEl `xml:",any"`
+}
+
+type svgEl struct {
+	XMLName  xml.Name
+	Class    string  `xml:"class,attr"`
+	Text     string  `xml:",chardata"`
+	Elements []svgEl `xml:",any"`
+}
+
+func (e svgEl) count(name, class string, texts *[]string) int {
+	n := 0
+	if e.XMLName.Local == name && (class == "" || e.Class == class) {
+		n++
+	}
+	if e.XMLName.Local == "text" {
+		*texts = append(*texts, e.Text)
+	}
+	for _, c := range e.Elements {
+		n += c.count(name, class, texts)
+	}
+	return n
+}
+
+// readSVG parses an SVG file and counts its name/class elements.
+func readSVG(t *testing.T, path, name, class string) (int, []string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc svgDoc
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if doc.XMLName.Local != "svg" || doc.Width == "" || doc.Height == "" || doc.ViewBox == "" {
+		t.Errorf("%s: root %v width %q height %q viewBox %q", path, doc.XMLName, doc.Width, doc.Height, doc.ViewBox)
+	}
+	var texts []string
+	n := 0
+	for _, e := range doc.Elements {
+		n += e.count(name, class, &texts)
+	}
+	return n, texts
+}
+
+func TestPlotBench(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "svg")
+	var out, errb bytes.Buffer
+	if err := runPlot([]string{"-in", benchdata("pass.txt"), "-o", dir}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	files := strings.Fields(out.String())
+	want := []string{filepath.Join(dir, "KcoreOrder.svg"), filepath.Join(dir, "MergeIn.svg"), filepath.Join(dir, "Lookup.svg")}
+	if !slices.Equal(files, want) {
+		t.Fatalf("wrote %q, want %q", files, want)
+	}
+	for i, series := range []int{2, 2, 4} {
+		n, texts := readSVG(t, files[i], "polyline", "")
+		if n != series {
+			t.Errorf("%s: %d lines, want %d (one per implementation)", files[i], n, series)
+		}
+		all := strings.Join(texts, "|")
+		for _, s := range []string{": time per operation", "n (maps)", "time per op (s)", "list", "btree", "|100|", "|1k|", "|10k|"} {
+			if !strings.Contains("|"+all+"|", s) {
+				t.Errorf("%s: no text %q in %q", files[i], s, all)
+			}
+		}
+	}
+}
+
+func TestPlotRealRun(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if err := runPlot([]string{"-o", dir, "-in", benchdata("kbench-maxn1000.txt")}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if n := len(strings.Fields(out.String())); n != 6 {
+		t.Errorf("%d files, want 6:\n%s", n, out.String())
+	}
+	n, _ := readSVG(t, filepath.Join(dir, "LookupClustered.svg"), "polyline", "")
+	if n != 4 {
+		t.Errorf("LookupClustered: %d lines, want 4", n)
+	}
+}
+
+func TestPlotThroughput(t *testing.T) {
+	dir := t.TempDir()
+	runJSON := filepath.Join(dir, "run.json")
+	// The shape of "kbench run -json" output.
+	js := `[{"Corpus":"default","Maps":7,"Impls":[{"Impl":"btree","SamplesPerSec":9.1e7},{"Impl":"list","SamplesPerSec":1.2e7}]},
+	        {"Corpus":"x86-big","Maps":5000,"Impls":[{"Impl":"btree","SamplesPerSec":8e7},{"Impl":"list","SamplesPerSec":9e5}]}]`
+	if err := os.WriteFile(runJSON, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if err := runPlot([]string{"-run", runJSON, "-o", dir}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	path := filepath.Join(dir, "throughput.svg")
+	if strings.TrimSpace(out.String()) != path {
+		t.Errorf("printed %q, want %q", out.String(), path)
+	}
+	n, texts := readSVG(t, path, "rect", "bar")
+	if n != 4 {
+		t.Errorf("%d bars, want 4", n)
+	}
+	all := strings.Join(texts, "|")
+	for _, s := range []string{"default", "x86-big", "btree", "list", "samples/s", "91M"} {
+		if !strings.Contains(all, s) {
+			t.Errorf("no text %q in %q", s, all)
+		}
+	}
+
+	if err := os.WriteFile(runJSON, []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runPlot([]string{"-run", runJSON, "-o", dir}, &out, &errb); err == nil || !strings.Contains(err.Error(), "not kbench run -json output") {
+		t.Errorf("bad JSON: %v", err)
+	}
+}
+
+func TestPlotErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"-o", t.TempDir()}, {"stray.txt"}, {"-nope"}} {
+		var out, errb bytes.Buffer
+		if err := runPlot(args, &out, &errb); !errors.Is(err, errUsage) {
+			t.Errorf("%q: error %v, want errUsage", args, err)
+		}
+	}
+	var out, errb bytes.Buffer
+	if err := runPlot([]string{"-in", benchdata("nope.txt"), "-o", t.TempDir()}, &out, &errb); err == nil || !strings.Contains(err.Error(), "nope.txt") {
+		t.Errorf("missing input: %v", err)
+	}
+}
+
+func TestFileName(t *testing.T) {
+	for in, want := range map[string]string{"Lookup": "Lookup", "Kcore/Order x": "Kcore_Order_x", "a.b-c_d": "a.b-c_d"} {
+		if got := fileName(in); got != want {
+			t.Errorf("fileName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
