@@ -10,6 +10,7 @@
 //	kbench maps [-impl I] DIR  print a corpus's final kernel maps
 //	kbench kmodsec ...         dump or write KMOD_SEC_MAP records
 //	kbench capture -o DIR      snapshot this machine into a corpus
+//	kbench bench, kbench plot  benchmark comparison tables and SVG plots
 package main
 
 import (
@@ -33,6 +34,12 @@ commands:
   capture -o DIR [-root ROOT]
         snapshot this machine (kallsyms, modules, module sections and .ko
         files, kcore program headers, KMOD_SEC_MAP records) into a corpus
+  bench [-count 6] [-benchtime T] [-maxn N] [-min-speedup X] | bench -in FILE...
+        run the benchmark suite (needs the Go toolchain and this module) or
+        read saved output; print a benchstat table with the implementations
+        as columns and the list/btree speedups; fail below -min-speedup
+  plot -in FILE... [-run run.json] -o DIR
+        SVG plots (ns/op against n, log-log) from benchmark output
 `
 
 // errMismatch means the implementations disagreed; the exit status is 1.
@@ -57,6 +64,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runKmodsec(args[1:], stdout, stderr)
 	case "capture":
 		err = runCapture(args[1:], stdout, stderr)
+	case "bench":
+		err = runBench(args[1:], stdout, stderr)
+	case "plot":
+		err = runPlot(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
