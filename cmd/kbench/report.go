@@ -1,0 +1,361 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/attrib"
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+const reportUsage = `usage: kbench report [-format table|script|json|pprof] [-kallsyms FILE] [-G]
+                    [-impl btree|list] [-debugdir DIR] [-o FILE]
+                    [-progress auto|always|never] FILE
+
+Attribute every sample of the perf.data FILE ("-": standard input, e.g. a
+pipe-mode recording) to a map and a symbol as perf does, and print:
+  table   perf report --stdio --sort dso,sym --no-children -n, by sample count
+  script  perf script -F ip,sym,dso, line for line
+  json    counts per symbol, per map with sample-set digests, and the digest
+  pprof   a profile.proto for go tool pprof (needs -o)
+`
+
+// Places the report reads; variables for the tests.
+var (
+	procKallsyms = "/proc/kallsyms"
+	kernelNotes  = "/sys/kernel/notes"
+	stdinFile    = os.Stdin
+)
+
+// runReport implements "kbench report".
+func runReport(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, reportUsage, "\nflags:\n")
+		fs.PrintDefaults()
+	}
+	format := fs.String("format", "table", "output: table, script, json or pprof")
+	ksFile := fs.String("kallsyms", "", "kernel symbols `file`; \"none\" for none (default /proc/kallsyms when the recording's kernel build id is the running kernel's, else the build-id cache's copy)")
+	hideCallchain := fs.Bool("G", false, "script: hide callchains (perf script -G)")
+	implName := fs.String("impl", "btree", "map implementation: btree or list")
+	debugDir := fs.String("debugdir", "", "perf's build-id cache `dir` (default ~/.debug; \"-\" for none)")
+	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
+	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	usageErr := func(format string, a ...any) error {
+		fmt.Fprintf(stderr, "kbench report: "+format+"\n", a...)
+		fs.Usage()
+		return errUsage
+	}
+	if fs.NArg() != 1 {
+		return usageErr("want one perf.data file, got %d arguments", fs.NArg())
+	}
+	switch *format {
+	case "table", "script", "json":
+	case "pprof":
+		if *outFile == "" {
+			return usageErr("-format pprof needs -o FILE")
+		}
+	default:
+		return usageErr("unknown -format %q", *format)
+	}
+	impl, err := mapset.ByName(*implName)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	switch *progress {
+	case "auto", "always", "never":
+	default:
+		return usageErr("unknown -progress %q", *progress)
+	}
+	name := fs.Arg(0)
+	cacheDir := *debugDir
+	if cacheDir == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			cacheDir = filepath.Join(home, ".debug")
+		}
+	} else if cacheDir == "-" {
+		cacheDir = ""
+	}
+
+	in, err := openRecording(name)
+	if err != nil {
+		return err
+	}
+	defer in.r.Close()
+	warn := func(format string, a ...any) { fmt.Fprintf(stderr, "kbench report: warning: "+format+"\n", a...) }
+	ks, ksFrom, err := chooseKallsyms(*ksFile, in.r.Features(), cacheDir, warn)
+	if err != nil {
+		return err
+	}
+
+	var out io.Writer = stdout
+	var file *os.File
+	if *outFile != "" {
+		if file, err = os.Create(*outFile); err != nil {
+			return err
+		}
+		out = file
+	}
+	fail := func(err error) error {
+		if file != nil {
+			file.Close()
+			os.Remove(*outFile)
+		}
+		return err
+	}
+	bw := bufio.NewWriterSize(out, 256<<10)
+	opts := attrib.Options{Impl: impl, Kallsyms: ks, DebugDir: *debugDir}
+	var syms *attrib.SampleSymbols
+	switch *format {
+	case "script":
+		opts.Script, opts.HideCallchain = bw, *hideCallchain
+	case "pprof":
+		syms = attrib.NewSampleSymbols()
+		opts.Script, opts.HideCallchain = syms, true
+	}
+	var bar *progressbar.ProgressBar
+	if *progress == "always" || *progress == "auto" && isTerminal(stderr) {
+		bar = newProgressBar(stderr, name, in.size)
+		bar.RenderBlank()
+		opts.Progress = func(off int64) { bar.Set64(off) }
+	}
+	res, err := attrib.Run(in.r, opts)
+	if bar != nil {
+		if err == nil && in.size > 0 {
+			bar.Set64(in.size)
+		}
+		bar.Finish()
+		if in.size <= 0 {
+			bar.Exit()
+		}
+	}
+	if err != nil {
+		bw.Flush()
+		return fail(fmt.Errorf("%s: %w", name, err))
+	}
+	if err := in.r.FeaturesErr(); err != nil {
+		warn("%s: features: %v", name, err)
+	}
+	if ksFrom == procKallsyms && !in.knewFeatures {
+		// A stream's build ids come late: check now what could not be
+		// checked before.
+		if rec := recordingKernelBuildID(in.r.Features()); rec != nil {
+			if run, err := runningKernelBuildID(); err != nil || !sameBuildID(rec, run) {
+				warn("%s: kernel symbols came from %s, but the recording's kernel build id is %x (running kernel: %x); kernel symbols may be wrong (use -kallsyms)", name, ksFrom, rec, run)
+			}
+		}
+	}
+
+	switch *format {
+	case "table":
+		err = res.WriteTable(bw)
+	case "json":
+		err = res.WriteJSON(bw)
+	case "pprof":
+		err = res.WritePprof(bw, syms)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil && file != nil {
+		err = file.Close()
+		file = nil
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%s: writing %s output: %w", name, *format, err))
+	}
+	return nil
+}
+
+// recording is an open perf.data input.
+type recording struct {
+	r    *perfdata.Reader
+	size int64 // bytes, or -1 for a stream
+	// knewFeatures says whether the features (build ids) were read
+	// before the records: file mode read at random offsets.
+	knewFeatures bool
+}
+
+// openRecording opens the perf.data file name, or standard input for "-":
+// a regular file at random offsets, a pipe front to back.
+func openRecording(name string) (*recording, error) {
+	if name != "-" {
+		r, err := perfdata.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		rec := &recording{r: r, size: -1}
+		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+			rec.size = fi.Size()
+			rec.knewFeatures = true
+		}
+		return rec, nil
+	}
+	f := stdinFile
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("standard input: %w", err)
+	}
+	if fi.Mode().IsRegular() {
+		r, err := perfdata.NewFileReader(f, fi.Size())
+		if err != nil {
+			return nil, fmt.Errorf("standard input: %w", err)
+		}
+		return &recording{r: r, size: fi.Size(), knewFeatures: true}, nil
+	}
+	r, err := perfdata.NewReader(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("standard input: %w", err)
+	}
+	return &recording{r: r, size: -1}, nil
+}
+
+// chooseKallsyms returns the kernel symbols to use and the file they came
+// from. An explicit file is read as it is ("none": no symbols). By default
+// perf's choice: /proc/kallsyms when the recording's kernel build id is the
+// running kernel's (or the recording has none, or has not told it yet),
+// else the copy perf record left in the build-id cache
+// (DIR/[kernel.kallsyms]/ID/kallsyms), else none, with a warning.
+func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn func(string, ...any)) ([]kallsyms.Symbol, string, error) {
+	switch flagFile {
+	case "none":
+		return nil, "", nil
+	case "":
+	default:
+		ks, err := kallsyms.ReadFile(flagFile)
+		if err != nil {
+			return nil, "", err
+		}
+		if kallsyms.Restricted(ks) {
+			return nil, "", fmt.Errorf("%s: every address is 0 (kptr_restrict): run as root or pass another file", flagFile)
+		}
+		return ks, flagFile, nil
+	}
+	rec := recordingKernelBuildID(f)
+	file := procKallsyms
+	if rec != nil {
+		run, err := runningKernelBuildID()
+		if err != nil || !sameBuildID(rec, run) {
+			file = ""
+			if cacheDir != "" {
+				cached := filepath.Join(cacheDir, index.KernelDSO, hex.EncodeToString(rec), "kallsyms")
+				if _, err := os.Stat(cached); err == nil {
+					file = cached
+				}
+			}
+			if file == "" {
+				why := fmt.Sprintf("the running kernel's is %x", run)
+				if err != nil {
+					why = err.Error()
+				}
+				warn("the recording's kernel build id is %x and %s, and the build-id cache has no kallsyms for it: no kernel symbols (use -kallsyms FILE)", rec, why)
+				return nil, "", nil
+			}
+		}
+	}
+	ks, err := kallsyms.ReadFile(file)
+	if err == nil && kallsyms.Restricted(ks) {
+		err = errors.New("every address is 0 (kptr_restrict)")
+	}
+	if err != nil {
+		warn("%s: %v: no kernel symbols", file, err)
+		return nil, "", nil
+	}
+	return ks, file, nil
+}
+
+// recordingKernelBuildID returns the build id the recording gives
+// [kernel.kallsyms], or nil.
+func recordingKernelBuildID(f *perfdata.Features) []byte {
+	if f == nil {
+		return nil
+	}
+	for _, b := range f.BuildIDs {
+		if b.Filename == index.KernelDSO && len(b.BuildID) > 0 {
+			return b.BuildID
+		}
+	}
+	return nil
+}
+
+// runningKernelBuildID reads the running kernel's build id from its ELF
+// notes (kernelNotes).
+func runningKernelBuildID() ([]byte, error) {
+	b, err := os.ReadFile(kernelNotes)
+	if err != nil {
+		return nil, err
+	}
+	id := noteBuildID(b, binary.NativeEndian)
+	if id == nil {
+		return nil, fmt.Errorf("%s: no GNU build id note", kernelNotes)
+	}
+	return id, nil
+}
+
+// noteBuildID returns the descriptor of the first NT_GNU_BUILD_ID note
+// (type 3, name "GNU") in a sequence of ELF notes, or nil.
+func noteBuildID(b []byte, bo binary.ByteOrder) []byte {
+	const ntGNUBuildID = 3
+	align4 := func(n uint64) uint64 { return (n + 3) &^ 3 }
+	for len(b) >= 12 {
+		namesz, descsz, typ := uint64(bo.Uint32(b)), uint64(bo.Uint32(b[4:])), bo.Uint32(b[8:])
+		b = b[12:]
+		nameEnd := align4(namesz)
+		descEnd := nameEnd + align4(descsz)
+		if nameEnd > uint64(len(b)) || nameEnd+descsz > uint64(len(b)) {
+			return nil
+		}
+		if typ == ntGNUBuildID && namesz == 4 && string(b[:4]) == "GNU\x00" {
+			return bytes.Clone(b[nameEnd : nameEnd+descsz])
+		}
+		if descEnd > uint64(len(b)) {
+			return nil
+		}
+		b = b[descEnd:]
+	}
+	return nil
+}
+
+// sameBuildID compares two build ids, ignoring the zero padding perf
+// stores short ids with.
+func sameBuildID(a, b []byte) bool {
+	return len(a) > 0 && bytes.Equal(bytes.TrimRight(a, "\x00"), bytes.TrimRight(b, "\x00"))
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// newProgressBar returns a bar over size bytes (a spinner when the size is
+// unknown) on w.
+func newProgressBar(w io.Writer, name string, size int64) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(size,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(name),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+}

@@ -1,0 +1,445 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/attrib"
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+const (
+	testdataDir = "../../ingest/perfdata/testdata/"
+	// kallsymsSubset is the kallsyms excerpt attrib's goldens use, so
+	// that kernel symbols do not depend on the machine.
+	kallsymsSubset = "../../ingest/attrib/testdata/kallsyms"
+)
+
+// reportRecordings are the recordings the report tests run on.
+var reportRecordings = []string{"callchain.data", "system.data", "pipe.data"}
+
+// report runs kbench report with args and returns its stdout; a non-nil
+// stdin file becomes standard input.
+func report(t *testing.T, stdin *os.File, args ...string) (string, string, error) {
+	t.Helper()
+	if stdin != nil {
+		saved := stdinFile
+		stdinFile = stdin
+		defer func() { stdinFile = saved }()
+	}
+	var out, errb bytes.Buffer
+	err := runReport(args, &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func mustReport(t *testing.T, stdin *os.File, args ...string) string {
+	t.Helper()
+	out, stderr, err := report(t, stdin, args...)
+	if err != nil {
+		t.Fatalf("kbench report %q: %v\n%s", args, err, stderr)
+	}
+	return out
+}
+
+// attribute runs attrib directly, as the report should.
+func attribute(t *testing.T, file string, impl mapset.Impl) *attrib.Result {
+	t.Helper()
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := perfdata.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res, err := attrib.Run(r, attrib.Options{Impl: impl, Kallsyms: ks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// pipeFile returns a pipe whose read end delivers the file, as a shell
+// pipe (cat file | kbench report -) does.
+func pipeFile(t *testing.T, file string) *os.File {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		pw.Write(data)
+		pw.Close()
+	}()
+	t.Cleanup(func() { pr.Close() })
+	return pr
+}
+
+// inputs are the ways a recording can be named: its path, and for a
+// pipe-mode recording also "-" fed through a pipe.
+func inputs(t *testing.T, name string) map[string]func() (*os.File, string) {
+	file := testdataDir + name
+	in := map[string]func() (*os.File, string){
+		"path": func() (*os.File, string) { return nil, file },
+	}
+	if name == "pipe.data" {
+		in["stdin-pipe"] = func() (*os.File, string) { return pipeFile(t, file), "-" }
+	}
+	return in
+}
+
+func TestReportTable(t *testing.T) {
+	for _, name := range reportRecordings {
+		want := attribute(t, testdataDir+name, mapset.BTree)
+		for how, input := range inputs(t, name) {
+			t.Run(name+"/"+how, func(t *testing.T) {
+				stdin, arg := input()
+				out := mustReport(t, stdin, "-kallsyms", kallsymsSubset, arg)
+				var samples, count uint64
+				var pct float64
+				rows := 0
+				for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+					if n, ok := strings.CutPrefix(line, "# Samples: "); ok {
+						samples, _ = strconv.ParseUint(n, 10, 64)
+					}
+					if strings.HasPrefix(line, "#") {
+						continue
+					}
+					f := strings.Fields(line)
+					p, err1 := strconv.ParseFloat(strings.TrimSuffix(f[0], "%"), 64)
+					n, err2 := strconv.ParseUint(f[1], 10, 64)
+					if len(f) < 5 || err1 != nil || err2 != nil || (f[3] != "[k]" && f[3] != "[.]") {
+						t.Fatalf("table line %q", line)
+					}
+					pct += p
+					count += n
+					rows++
+				}
+				if samples != want.Samples || count != want.Samples || rows != len(want.BySym) {
+					t.Errorf("header %d samples, rows %d samples in %d rows; want %d in %d", samples, count, rows, want.Samples, len(want.BySym))
+				}
+				if math.Abs(pct-100) > 0.005*float64(rows)+1e-9 {
+					t.Errorf("percentages sum to %.2f", pct)
+				}
+			})
+		}
+	}
+}
+
+func TestReportJSON(t *testing.T) {
+	for _, name := range reportRecordings {
+		want := attribute(t, testdataDir+name, mapset.BTree)
+		for how, input := range inputs(t, name) {
+			for _, impl := range []string{"btree", "list"} {
+				t.Run(name+"/"+how+"/"+impl, func(t *testing.T) {
+					stdin, arg := input()
+					out := mustReport(t, stdin, "-format", "json", "-impl", impl, "-kallsyms", kallsymsSubset, arg)
+					var rep attrib.JSONReport
+					if err := json.Unmarshal([]byte(out), &rep); err != nil {
+						t.Fatal(err)
+					}
+					if rep.Digest != want.Digest() || rep.Samples != want.Samples || rep.Unknown != want.Unknown {
+						t.Errorf("digest %s, %d samples, %d unknown; want %s, %d, %d", rep.Digest, rep.Samples, rep.Unknown, want.Digest(), want.Samples, want.Unknown)
+					}
+					if len(rep.Maps) != len(want.ByMap) || len(rep.Symbols) != len(want.BySym) {
+						t.Errorf("%d maps, %d symbols; want %d, %d", len(rep.Maps), len(rep.Symbols), len(want.ByMap), len(want.BySym))
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestReportPprof(t *testing.T) {
+	goTool, goErr := exec.LookPath("go")
+	for _, name := range reportRecordings {
+		want := attribute(t, testdataDir+name, mapset.BTree)
+		for how, input := range inputs(t, name) {
+			t.Run(name+"/"+how, func(t *testing.T) {
+				stdin, arg := input()
+				file := filepath.Join(t.TempDir(), "prof.pb.gz")
+				if out := mustReport(t, stdin, "-format", "pprof", "-o", file, "-kallsyms", kallsymsSubset, arg); out != "" {
+					t.Errorf("pprof wrote to stdout: %q", out)
+				}
+				f, err := os.Open(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := profile.Parse(f)
+				f.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := p.CheckValid(); err != nil {
+					t.Fatal(err)
+				}
+				var total int64
+				for _, s := range p.Sample {
+					total += s.Value[0]
+				}
+				if uint64(total) != want.Samples || len(p.Mapping) != len(want.ByMap) {
+					t.Errorf("%d samples in %d mappings; want %d in %d", total, len(p.Mapping), want.Samples, len(want.ByMap))
+				}
+				if goErr != nil {
+					t.Logf("go tool pprof not run: %v", goErr)
+					return
+				}
+				cmd := exec.Command(goTool, "tool", "pprof", "-top", file)
+				cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
+				top, err := cmd.CombinedOutput()
+				if err != nil || !strings.Contains(string(top), "Showing nodes accounting for") {
+					t.Errorf("go tool pprof -top: %v\n%s", err, top)
+				}
+			})
+		}
+	}
+}
+
+// TestReportScriptAgainstPerf compares -format script with perf script
+// -F ip,sym,dso on the same file, both with the running kernel's symbols.
+func TestReportScriptAgainstPerf(t *testing.T) {
+	perf, err := exec.LookPath("perf")
+	if err != nil {
+		t.Skip("perf not installed: script output not compared with perf script")
+	}
+	if ks, err := kallsyms.ReadFile("/proc/kallsyms"); err != nil || kallsyms.Restricted(ks) {
+		t.Skip("/proc/kallsyms unreadable or restricted: script output not compared with perf script")
+	}
+	for _, name := range reportRecordings {
+		for _, hide := range []bool{false, true} {
+			file := testdataDir + name
+			perfArgs := []string{"script", "-F", "ip,sym,dso", "-i", file}
+			args := []string{"-format", "script", "-kallsyms", "/proc/kallsyms"}
+			if hide {
+				perfArgs = append(perfArgs, "-G")
+				args = append(args, "-G")
+			}
+			for how, input := range inputs(t, name) {
+				t.Run(name+"/"+how+"/G="+strconv.FormatBool(hide), func(t *testing.T) {
+					cmd := exec.Command(perf, perfArgs...)
+					var stderr bytes.Buffer
+					cmd.Stderr = &stderr
+					want, err := cmd.Output()
+					if err != nil {
+						t.Skipf("perf script: %v: %s", err, stderr.String())
+					}
+					stdin, arg := input()
+					got := mustReport(t, stdin, append(args, arg)...)
+					if got != string(want) {
+						gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+						for i := range min(len(gl), len(wl)) {
+							if gl[i] != wl[i] {
+								t.Fatalf("line %d:\n got %q\nwant %q", i+1, gl[i], wl[i])
+							}
+						}
+						t.Fatalf("%d lines, perf script %d", len(gl), len(wl))
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestReportProgressAndOutputFile(t *testing.T) {
+	file := testdataDir + "callchain.data"
+	plain := mustReport(t, nil, "-kallsyms", kallsymsSubset, "-progress", "never", file)
+	out, stderr, err := report(t, nil, "-kallsyms", kallsymsSubset, "-progress", "always", file)
+	if err != nil || out != plain {
+		t.Fatalf("-progress always: %v; output differs: %v\n%s", err, out != plain, stderr)
+	}
+	if stderr == "" {
+		t.Error("-progress always drew nothing on stderr")
+	}
+	out, stderr, err = report(t, nil, "-kallsyms", kallsymsSubset, file)
+	if err != nil || out != plain || stderr != "" {
+		t.Errorf("-progress auto with a buffer for stderr: %v, stderr %q", err, stderr)
+	}
+	dst := filepath.Join(t.TempDir(), "table.txt")
+	if out := mustReport(t, nil, "-kallsyms", kallsymsSubset, "-o", dst, file); out != "" {
+		t.Errorf("-o: stdout %q", out)
+	}
+	if b, err := os.ReadFile(dst); err != nil || string(b) != plain {
+		t.Errorf("-o file: %v, equal %v", err, string(b) == plain)
+	}
+}
+
+func TestReportErrors(t *testing.T) {
+	file := testdataDir + "system.data"
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		usage bool   // a usage error (exit 2), else a plain error (exit 1)
+		in    string // text the error or stderr must contain
+	}{
+		{"no file", nil, true, "want one perf.data file"},
+		{"two files", []string{file, file}, true, "want one perf.data file"},
+		{"bad flag", []string{"-nope", file}, true, "-nope"},
+		{"bad format", []string{"-format", "csv", file}, true, `unknown -format "csv"`},
+		{"pprof without -o", []string{"-format", "pprof", file}, true, "-o FILE"},
+		{"bad impl", []string{"-impl", "array", file}, true, "array"},
+		{"bad progress", []string{"-progress", "sometimes", file}, true, "sometimes"},
+		{"missing file", []string{"/does/not/exist.data"}, false, "/does/not/exist.data"},
+		{"not perf.data", []string{"report_test.go"}, false, "report_test.go"},
+		{"missing kallsyms", []string{"-kallsyms", "/does/not/kallsyms", file}, false, "/does/not/kallsyms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, err := report(t, nil, tc.args...)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if errors.Is(err, errUsage) != tc.usage {
+				t.Errorf("error %v: usage %v, want %v", err, errors.Is(err, errUsage), tc.usage)
+			}
+			if !strings.Contains(err.Error()+stderr, tc.in) {
+				t.Errorf("error %q, stderr %q: no %q", err, stderr, tc.in)
+			}
+		})
+	}
+}
+
+// TestReportExitStatus checks the exit status through main's dispatch:
+// 2 for usage errors.
+func TestReportExitStatus(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"report"}, &out, &errb)
+	if strings.Contains(errb.String(), `unknown command "report"`) {
+		t.Skip(`main.go does not dispatch "report" yet`)
+	}
+	if code != 2 {
+		t.Errorf("kbench report: exit %d, want 2", code)
+	}
+	for _, args := range [][]string{{"report", "-format", "xml", "x.data"}, {"report", "-format", "pprof", "x.data"}} {
+		if code := run(args, &out, &errb); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+	if code := run([]string{"report", "/does/not/exist.data"}, &out, &errb); code != 1 {
+		t.Errorf("missing file: exit %d, want 1", code)
+	}
+}
+
+// note encodes one ELF note.
+func note(name string, typ uint32, desc []byte) []byte {
+	pad := func(b []byte) []byte { return append(bytes.Clone(b), make([]byte, (4-len(b)%4)%4)...) }
+	var b []byte
+	b = binary.NativeEndian.AppendUint32(b, uint32(len(name)+1))
+	b = binary.NativeEndian.AppendUint32(b, uint32(len(desc)))
+	b = binary.NativeEndian.AppendUint32(b, typ)
+	b = append(b, pad(append([]byte(name), 0))...)
+	return append(b, pad(desc)...)
+}
+
+func TestNoteBuildID(t *testing.T) {
+	id := []byte{0x48, 0xdc, 0x54, 0x0c, 0x8b, 0x76, 0x39, 0x38, 0x04, 0xca, 0x80, 0x88, 0xdb, 0xfa, 0x7d, 0x42, 0x91, 0x1a, 0x94, 0x44}
+	linux := note("Linux", 0x101, []byte{1, 0, 0, 0})
+	for _, tc := range []struct {
+		name  string
+		notes []byte
+		want  []byte
+	}{
+		{"first", append(note("GNU", 3, id), linux...), id},
+		{"after others", append(append(linux, note("Xen", 3, []byte{1, 2, 3})...), note("GNU", 3, id)...), id},
+		{"odd size", note("GNU", 3, id[:17]), id[:17]},
+		{"none", linux, nil},
+		{"wrong type", note("GNU", 4, id), nil},
+		{"truncated", note("GNU", 3, id)[:20], nil},
+		{"empty", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := noteBuildID(tc.notes, binary.NativeEndian); !bytes.Equal(got, tc.want) {
+				t.Errorf("got %x, want %x", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestChooseKallsyms checks the default kernel symbol source against fake
+// /proc/kallsyms, /sys/kernel/notes and build-id cache.
+func TestChooseKallsyms(t *testing.T) {
+	dir := t.TempDir()
+	running := bytes.Repeat([]byte{0xab}, 20)
+	other := bytes.Repeat([]byte{0xcd}, 20)
+	proc := filepath.Join(dir, "kallsyms")
+	notes := filepath.Join(dir, "notes")
+	cache := filepath.Join(dir, "debug")
+	cached := filepath.Join(cache, "[kernel.kallsyms]", strings.Repeat("cd", 20), "kallsyms")
+	write := func(path, text string) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(proc, "ffffffff81000000 T _text\nffffffff81000010 T running_kernel\n")
+	write(notes, string(note("GNU", 3, running)))
+	write(cached, "ffffffff81000000 T _text\nffffffff81000010 T cached_kernel\n")
+	write(filepath.Join(dir, "zero"), "0000000000000000 T _text\n")
+	savedProc, savedNotes := procKallsyms, kernelNotes
+	procKallsyms, kernelNotes = proc, notes
+	defer func() { procKallsyms, kernelNotes = savedProc, savedNotes }()
+
+	features := func(id []byte) *perfdata.Features {
+		f := &perfdata.Features{}
+		f.BuildIDs = append(f.BuildIDs, perfdata.BuildID{Filename: "/usr/bin/ls", BuildID: other})
+		if id != nil {
+			f.BuildIDs = append(f.BuildIDs, perfdata.BuildID{Pid: -1, Filename: "[kernel.kallsyms]", BuildID: id})
+		}
+		return f
+	}
+	for _, tc := range []struct {
+		name     string
+		flag     string
+		recorded []byte
+		cache    string
+		want     string // the file chosen; "" for none
+		warn     bool
+	}{
+		{"same kernel", "", running, cache, proc, false},
+		{"other kernel, zero padded", "", append(bytes.Clone(running[:16]), 0, 0, 0, 0), "", "", true},
+		{"no kernel build id", "", nil, cache, proc, false},
+		{"other kernel, cached", "", other, cache, cached, false},
+		{"other kernel, no cache", "", other, "", "", true},
+		{"other kernel, cache lacks it", "", other, dir, "", true},
+		{"explicit", proc, other, cache, proc, false},
+		{"none", "none", running, cache, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var warnings []string
+			warn := func(f string, a ...any) { warnings = append(warnings, f) }
+			ks, from, err := chooseKallsyms(tc.flag, features(tc.recorded), tc.cache, warn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if from != tc.want || (len(ks) > 0) != (tc.want != "") || (len(warnings) > 0) != tc.warn {
+				t.Errorf("chose %q (%d symbols), warnings %q; want %q, warning %v", from, len(ks), warnings, tc.want, tc.warn)
+			}
+		})
+	}
+	if _, _, err := chooseKallsyms(filepath.Join(dir, "zero"), nil, "", func(string, ...any) {}); err == nil {
+		t.Error("an explicit restricted kallsyms was accepted")
+	}
+	kernelNotes = filepath.Join(dir, "missing")
+	var warned bool
+	if ks, _, _ := chooseKallsyms("", features(running), "", func(string, ...any) { warned = true }); ks != nil || !warned {
+		t.Error("unreadable notes: want no symbols and a warning")
+	}
+}

@@ -1,0 +1,342 @@
+package attrib
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+)
+
+// ShortName returns perf's short name of a DSO (dso__set_basename): the
+// base name of a path, anything else ("[kernel.kallsyms]", "[vdso]",
+// "[unknown]", module names) unchanged.
+func ShortName(dso string) string {
+	if strings.HasPrefix(dso, "/") {
+		return filepath.Base(dso)
+	}
+	return dso
+}
+
+// level is perf's hist entry level marker: [k] for samples resolved with
+// a kernel cpumode, [.] for the rest.
+func level(k Key) string {
+	if k.Kernel {
+		return "[k]"
+	}
+	return "[.]"
+}
+
+// Percent returns n as a percentage of the result's samples (0 when there
+// are none).
+func (r *Result) Percent(n uint64) float64 {
+	if r.Samples == 0 {
+		return 0
+	}
+	return float64(n) * 100 / float64(r.Samples)
+}
+
+// WriteTable writes the (dso, symbol) counts as perf report --stdio
+// --sort dso,sym --no-children -n lays them out: a header block, then one
+// line per (dso, symbol), most samples first, with the share of all
+// samples, the count, the DSO's short name and the symbol behind [k] or
+// [.]. Unresolved samples have their own [unknown] rows. Unlike perf,
+// whose overhead weighs samples by period, the share counts samples, and
+// unresolved addresses are not listed one by one.
+func (r *Result) WriteTable(w io.Writer) error {
+	keys := sortedKeys(r.BySym)
+	dsoWidth := len("Shared Object")
+	for _, k := range keys {
+		dsoWidth = max(dsoWidth, len(ShortName(k.DSO)))
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Samples: %d\n", r.Samples)
+	fmt.Fprintf(&b, "# Unknown: %d (no map)\n", r.Unknown)
+	b.WriteString("#\n")
+	fmt.Fprintf(&b, "# Overhead  %12s  %-*s  %s\n", "Samples", dsoWidth, "Shared Object", "Symbol")
+	fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8), strings.Repeat(".", 12), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
+	b.WriteString("#\n")
+	for _, k := range keys {
+		n := r.BySym[k]
+		fmt.Fprintf(&b, "  %7.2f%%  %12d  %-*s  %s %s\n", r.Percent(n), n, dsoWidth, ShortName(k.DSO), level(k), k.Sym)
+		if b.Len() >= 64<<10 {
+			if _, err := w.Write(b.Bytes()); err != nil {
+				return err
+			}
+			b.Reset()
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// JSONReport is the JSON form of a Result (WriteJSON).
+type JSONReport struct {
+	Samples uint64 `json:"samples"`
+	Unknown uint64 `json:"unknown"`
+	// Digest is Result.Digest: the SHA-256 of the canonical text.
+	Digest  string       `json:"digest"`
+	Symbols []JSONSymbol `json:"symbols"`
+	Maps    []JSONMap    `json:"maps"`
+}
+
+// JSONSymbol is one (dso, symbol) row, as in WriteTable.
+type JSONSymbol struct {
+	DSO     string  `json:"dso"`
+	Sym     string  `json:"sym"`
+	Kernel  bool    `json:"kernel"`
+	Samples uint64  `json:"samples"`
+	Percent float64 `json:"percent"`
+}
+
+// JSONMap is one map that samples fell in. Addresses and offsets are
+// hexadecimal strings ("0xffffffff81000000"): kernel addresses do not fit
+// the 53 bits that many JSON readers keep of a number.
+type JSONMap struct {
+	Start   string `json:"start"`
+	End     string `json:"end"`
+	Pgoff   string `json:"pgoff"`
+	Kind    string `json:"kind"`
+	DSO     string `json:"dso"`
+	Samples uint64 `json:"samples"`
+	// SampleSetSHA256 is the SHA-256 of the portable serialization
+	// (roaring ToBytes) of the map's sample ordinals.
+	SampleSetSHA256 string `json:"sample_set_sha256"`
+}
+
+// JSON returns the JSON form of r: symbols as WriteTable orders them, maps
+// by address.
+func (r *Result) JSON() (*JSONReport, error) {
+	rep := &JSONReport{
+		Samples: r.Samples,
+		Unknown: r.Unknown,
+		Digest:  r.Digest(),
+		Symbols: []JSONSymbol{},
+		Maps:    []JSONMap{},
+	}
+	for _, k := range sortedKeys(r.BySym) {
+		n := r.BySym[k]
+		rep.Symbols = append(rep.Symbols, JSONSymbol{DSO: k.DSO, Sym: k.Sym, Kernel: k.Kernel, Samples: n, Percent: r.Percent(n)})
+	}
+	for _, mp := range r.sortedMaps() {
+		bm := r.ByMap[mp]
+		data, err := bm.ToBytes()
+		if err != nil {
+			return nil, fmt.Errorf("attrib: sample set of %s: %w", mp, err)
+		}
+		sum := sha256.Sum256(data)
+		rep.Maps = append(rep.Maps, JSONMap{
+			Start:           hexAddr(mp.Start),
+			End:             hexAddr(mp.End),
+			Pgoff:           hexAddr(mp.Pgoff),
+			Kind:            mp.Kind.String(),
+			DSO:             mp.DSO,
+			Samples:         bm.GetCardinality(),
+			SampleSetSHA256: hex.EncodeToString(sum[:]),
+		})
+	}
+	return rep, nil
+}
+
+func hexAddr(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
+
+// WriteJSON writes the JSON form of r (JSONReport), indented.
+func (r *Result) WriteJSON(w io.Writer) error {
+	rep, err := r.JSON()
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+func (r *Result) sortedMaps() []index.Map {
+	maps := make([]index.Map, 0, len(r.ByMap))
+	for mp := range r.ByMap {
+		maps = append(maps, mp)
+	}
+	sortMaps(maps)
+	return maps
+}
+
+// SampleSymbols records the (symbol, dso) of every sample, by ordinal,
+// from the lines a Run writes to Options.Script with HideCallchain set;
+// WritePprof needs it to count samples per (map, symbol), which a Result
+// does not keep. It costs 4 bytes a sample plus one entry per distinct
+// (symbol, dso).
+type SampleSymbols struct {
+	ids   []uint32          // per sample ordinal: index into names
+	names []symDSO          // distinct (symbol, dso)
+	index map[symDSO]uint32 // names → index
+	part  []byte            // an incomplete line
+}
+
+type symDSO struct{ sym, dso string }
+
+// NewSampleSymbols returns an empty recorder, to be set as Options.Script
+// (with Options.HideCallchain) of the Run whose Result goes to WritePprof.
+func NewSampleSymbols() *SampleSymbols {
+	return &SampleSymbols{index: make(map[symDSO]uint32)}
+}
+
+// Len returns the number of samples recorded.
+func (s *SampleSymbols) Len() int { return len(s.ids) }
+
+// Write takes perf script -F ip,sym,dso lines without callchains
+// (" ip sym (dso)"), in any pieces.
+func (s *SampleSymbols) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(s.part) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			s.part = append(s.part, p...)
+			return n, nil
+		}
+		s.part = append(s.part, p[:i+1]...)
+		p = p[i+1:]
+		line := s.part
+		s.part = s.part[:0]
+		if err := s.line(line); err != nil {
+			return 0, err
+		}
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			s.part = append(s.part, p...)
+			break
+		}
+		if err := s.line(p[:i+1]); err != nil {
+			return 0, err
+		}
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+var errScriptLine = errors.New("attrib: not a perf script ip,sym,dso line without callchain")
+
+// line parses " ip sym (dso)\n".
+func (s *SampleSymbols) line(b []byte) error {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	b = bytes.TrimLeft(b, " ")
+	sp := bytes.IndexByte(b, ' ')
+	open := bytes.LastIndex(b, []byte(" ("))
+	if sp <= 0 || open < sp || !bytes.HasSuffix(b, []byte(")")) {
+		return fmt.Errorf("%w: %q", errScriptLine, b)
+	}
+	k := symDSO{sym: string(b[sp+1 : open]), dso: string(b[open+2 : len(b)-1])}
+	id, ok := s.index[k]
+	if !ok {
+		id = uint32(len(s.names))
+		s.names = append(s.names, k)
+		s.index[k] = id
+	}
+	s.ids = append(s.ids, id)
+	return nil
+}
+
+// WritePprof writes r as a gzipped profile.proto (package
+// github.com/google/pprof/profile) with one sample type, samples/count: a
+// Mapping per map (Start, Limit, Offset = pgoff, File = dso), a Location
+// per (map, symbol) with one Function named after the symbol (an
+// unresolved symbol reads "[unknown] in DSO", DSO's short name, so that
+// different DSOs' stay apart), and one Sample per Location carrying its count. Samples with no
+// map share one Location without a Mapping, function "[unknown]". syms
+// must come from the same Run (see SampleSymbols).
+func (r *Result) WritePprof(w io.Writer, syms *SampleSymbols) error {
+	p, err := r.Pprof(syms)
+	if err != nil {
+		return err
+	}
+	return p.Write(w)
+}
+
+// Pprof returns the profile WritePprof writes, checked with CheckValid.
+func (r *Result) Pprof(syms *SampleSymbols) (*profile.Profile, error) {
+	if uint64(syms.Len()) != r.Samples {
+		return nil, fmt.Errorf("attrib: pprof: %d sample symbols recorded for %d samples", syms.Len(), r.Samples)
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
+		PeriodType: &profile.ValueType{Type: "samples", Unit: "count"},
+		Period:     1,
+	}
+	funcs := make(map[symDSO]*profile.Function)
+	function := func(name, file string) *profile.Function {
+		k := symDSO{name, file}
+		f := funcs[k]
+		if f == nil {
+			f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name, Filename: file}
+			p.Function = append(p.Function, f)
+			funcs[k] = f
+		}
+		return f
+	}
+	addSample := func(m *profile.Mapping, f *profile.Function, n uint64) {
+		loc := &profile.Location{ID: uint64(len(p.Location) + 1), Mapping: m, Line: []profile.Line{{Function: f}}}
+		if m != nil {
+			loc.Address = m.Start
+		}
+		p.Location = append(p.Location, loc)
+		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{int64(n)}})
+	}
+	counts := make(map[uint32]uint64) // symbol index → count, per map
+	for _, mp := range r.sortedMaps() {
+		m := &profile.Mapping{
+			ID:           uint64(len(p.Mapping) + 1),
+			Start:        mp.Start,
+			Limit:        mp.End,
+			Offset:       mp.Pgoff,
+			File:         mp.DSO,
+			HasFunctions: true,
+		}
+		p.Mapping = append(p.Mapping, m)
+		clear(counts)
+		it := r.ByMap[mp].Iterator()
+		for it.HasNext() {
+			counts[syms.ids[it.Next()]]++
+		}
+		ids := make([]uint32, 0, len(counts))
+		for id := range counts {
+			ids = append(ids, id)
+		}
+		sortIDs(ids, syms.names)
+		for _, id := range ids {
+			name := syms.names[id].sym
+			if name == symbols.Unknown {
+				name += " in " + ShortName(mp.DSO)
+			}
+			addSample(m, function(name, mp.DSO), counts[id])
+		}
+	}
+	if r.Unknown > 0 {
+		addSample(nil, function(symbols.Unknown, ""), r.Unknown)
+	}
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("attrib: pprof: %w", err)
+	}
+	return p, nil
+}
+
+// sortIDs orders symbol indexes by symbol, then dso.
+func sortIDs(ids []uint32, names []symDSO) {
+	slices.SortFunc(ids, func(a, b uint32) int {
+		if c := strings.Compare(names[a].sym, names[b].sym); c != 0 {
+			return c
+		}
+		return strings.Compare(names[a].dso, names[b].dso)
+	})
+}

@@ -1,0 +1,322 @@
+package attrib
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/google/pprof/profile"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+// formatRecordings are the recordings the format tests run on.
+var formatRecordings = []string{"callchain.data", "system.data", "pipe.data"}
+
+// runFormat attributes a recording of ../perfdata/testdata with the
+// kallsyms subset, recording sample symbols for pprof.
+func runFormat(t *testing.T, name string) (*Result, *SampleSymbols) {
+	t.Helper()
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := perfdata.Open("../perfdata/testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	syms := NewSampleSymbols()
+	res, err := Run(r, Options{Impl: mapset.BTree, Kallsyms: ks, DebugDir: "-", Script: syms, HideCallchain: true})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res, syms
+}
+
+func TestShortName(t *testing.T) {
+	for _, tc := range []struct{ dso, want string }{
+		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6"},
+		{"/tmp/perf-42.map", "perf-42.map"},
+		{"[kernel.kallsyms]", "[kernel.kallsyms]"},
+		{"[vdso]", "[vdso]"},
+		{"[unknown]", "[unknown]"},
+		{"[nf_tables]", "[nf_tables]"},
+	} {
+		if got := ShortName(tc.dso); got != tc.want {
+			t.Errorf("ShortName(%q) = %q, want %q", tc.dso, got, tc.want)
+		}
+	}
+}
+
+// synthetic is a small result with every kind of row.
+func synthetic() *Result {
+	r := &Result{
+		Samples: 8,
+		Unknown: 1,
+		ByMap: map[index.Map]*roaring.Bitmap{
+			{Start: 0x1000, End: 0x2000, Pgoff: 0x1000, Kind: index.KindUser, DSO: "/usr/bin/prog"}:                                                roaring.BitmapOf(0, 1, 2, 3),
+			{Start: 0xffffffff81000000, End: 0xffffffff82000000, Mapping: index.MappingIdentity, Kind: index.KindKernel, DSO: "[kernel.kallsyms]"}: roaring.BitmapOf(4, 5, 6),
+		},
+		BySym: map[Key]uint64{
+			{DSO: "/usr/bin/prog", Sym: "main"}:                            3,
+			{DSO: "/usr/bin/prog", Sym: "[unknown]"}:                       1,
+			{DSO: "[kernel.kallsyms]", Sym: "do_syscall_64", Kernel: true}: 3,
+			{DSO: "[unknown]", Sym: "[unknown]", Kernel: true}:             1,
+		},
+	}
+	return r
+}
+
+func TestWriteTableSynthetic(t *testing.T) {
+	var b bytes.Buffer
+	if err := synthetic().WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := `# Samples: 8
+# Unknown: 1 (no map)
+#
+# Overhead       Samples  Shared Object      Symbol
+# ........  ............  .................  ..............................
+#
+    37.50%             3  prog               [.] main
+    37.50%             3  [kernel.kallsyms]  [k] do_syscall_64
+    12.50%             1  prog               [.] [unknown]
+    12.50%             1  [unknown]          [k] [unknown]
+`
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// tableRow is one parsed data line of WriteTable.
+type tableRow struct {
+	percent float64
+	samples uint64
+	dso     string
+	level   string
+	sym     string
+}
+
+func parseTable(t *testing.T, text string) (samples uint64, rows []tableRow) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if n, ok := strings.CutPrefix(line, "# Samples: "); ok {
+			v, err := strconv.ParseUint(n, 10, 64)
+			if err != nil {
+				t.Fatalf("header %q: %v", line, err)
+			}
+			samples = v
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 5 || !strings.HasSuffix(f[0], "%") {
+			t.Fatalf("table line %q", line)
+		}
+		p, err1 := strconv.ParseFloat(strings.TrimSuffix(f[0], "%"), 64)
+		n, err2 := strconv.ParseUint(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("table line %q: %v %v", line, err1, err2)
+		}
+		rows = append(rows, tableRow{p, n, f[2], f[3], strings.Join(f[4:], " ")})
+	}
+	return samples, rows
+}
+
+func TestWriteTable(t *testing.T) {
+	for _, name := range formatRecordings {
+		t.Run(name, func(t *testing.T) {
+			res, _ := runFormat(t, name)
+			var b bytes.Buffer
+			if err := res.WriteTable(&b); err != nil {
+				t.Fatal(err)
+			}
+			samples, rows := parseTable(t, b.String())
+			if samples != res.Samples || samples == 0 {
+				t.Errorf("header says %d samples, result %d", samples, res.Samples)
+			}
+			if len(rows) != len(res.BySym) {
+				t.Errorf("%d rows, %d (dso, sym) keys", len(rows), len(res.BySym))
+			}
+			var count uint64
+			var pct float64
+			for i, row := range rows {
+				count += row.samples
+				pct += row.percent
+				if i > 0 && row.samples > rows[i-1].samples {
+					t.Errorf("row %d: %d samples after %d", i, row.samples, rows[i-1].samples)
+				}
+				if row.level != "[k]" && row.level != "[.]" {
+					t.Errorf("row %d: level %q", i, row.level)
+				}
+			}
+			if count != res.Samples {
+				t.Errorf("rows count %d samples, result %d", count, res.Samples)
+			}
+			if math.Abs(pct-100) > 0.005*float64(len(rows))+1e-9 {
+				t.Errorf("percentages sum to %.2f", pct)
+			}
+		})
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	for _, name := range formatRecordings {
+		t.Run(name, func(t *testing.T) {
+			res, _ := runFormat(t, name)
+			var b bytes.Buffer
+			if err := res.WriteJSON(&b); err != nil {
+				t.Fatal(err)
+			}
+			var rep JSONReport
+			dec := json.NewDecoder(&b)
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Digest != res.Digest() || rep.Samples != res.Samples || rep.Unknown != res.Unknown {
+				t.Errorf("digest %s samples %d unknown %d; want %s %d %d", rep.Digest, rep.Samples, rep.Unknown, res.Digest(), res.Samples, res.Unknown)
+			}
+			var symCount, mapCount uint64
+			for _, s := range rep.Symbols {
+				symCount += s.Samples
+				if want := res.BySym[Key{s.DSO, s.Sym, s.Kernel}]; want != s.Samples {
+					t.Errorf("symbol %+v: result has %d", s, want)
+				}
+			}
+			byStart := make(map[string]index.Map)
+			for mp := range res.ByMap {
+				byStart[hexAddr(mp.Start)+"-"+hexAddr(mp.End)+" "+mp.DSO] = mp
+			}
+			for _, m := range rep.Maps {
+				mapCount += m.Samples
+				mp, ok := byStart[m.Start+"-"+m.End+" "+m.DSO]
+				if !ok {
+					t.Errorf("map %+v not in the result", m)
+					continue
+				}
+				data, _ := res.ByMap[mp].ToBytes()
+				sum := sha256.Sum256(data)
+				if m.SampleSetSHA256 != hex.EncodeToString(sum[:]) || m.Kind != mp.Kind.String() || m.Pgoff != hexAddr(mp.Pgoff) {
+					t.Errorf("map %+v: want %s, kind %s", m, hex.EncodeToString(sum[:]), mp.Kind)
+				}
+			}
+			if len(rep.Maps) != len(res.ByMap) || symCount != res.Samples || mapCount != res.Samples-res.Unknown {
+				t.Errorf("%d maps (result %d), symbol samples %d, map samples %d; %d samples, %d unknown",
+					len(rep.Maps), len(res.ByMap), symCount, mapCount, res.Samples, res.Unknown)
+			}
+		})
+	}
+}
+
+func TestPprof(t *testing.T) {
+	for _, name := range formatRecordings {
+		t.Run(name, func(t *testing.T) {
+			res, syms := runFormat(t, name)
+			var b bytes.Buffer
+			if err := res.WritePprof(&b, syms); err != nil {
+				t.Fatal(err)
+			}
+			p, err := profile.Parse(&b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.CheckValid(); err != nil {
+				t.Fatal(err)
+			}
+			if len(p.SampleType) != 1 || p.SampleType[0].Type != "samples" || p.SampleType[0].Unit != "count" {
+				t.Errorf("sample types %v", p.SampleType)
+			}
+			if len(p.Mapping) != len(res.ByMap) {
+				t.Errorf("%d mappings, %d maps", len(p.Mapping), len(res.ByMap))
+			}
+			// Per function name and DSO, the counts must be the table's.
+			bySym := make(map[[2]string]int64)
+			var total int64
+			for _, s := range p.Sample {
+				total += s.Value[0]
+				loc := s.Location[0]
+				dso := "[unknown]"
+				if loc.Mapping != nil {
+					dso = loc.Mapping.File
+				}
+				fn := loc.Line[0].Function.Name
+				if before, _, ok := strings.Cut(fn, " in "); ok {
+					fn = before
+				}
+				bySym[[2]string{dso, fn}] += s.Value[0]
+			}
+			if uint64(total) != res.Samples {
+				t.Errorf("profile total %d, samples %d", total, res.Samples)
+			}
+			want := make(map[[2]string]int64)
+			for k, n := range res.BySym {
+				want[[2]string{k.DSO, k.Sym}] += int64(n)
+			}
+			for k, n := range want {
+				if bySym[k] != n {
+					t.Errorf("%v: profile %d, result %d", k, bySym[k], n)
+				}
+			}
+		})
+	}
+}
+
+func TestPprofSynthetic(t *testing.T) {
+	r := synthetic()
+	syms := NewSampleSymbols()
+	// Ordinals 0-3 in prog, 4-6 in the kernel, 7 no map; written in odd
+	// pieces.
+	lines := "" +
+		"            1100 main (/usr/bin/prog)\n" +
+		"            1200 main (/usr/bin/prog)\n" +
+		"            1300 [unknown] (/usr/bin/prog)\n" +
+		"            1400 main (/usr/bin/prog)\n" +
+		" ffffffff81000010 do_syscall_64 ([kernel.kallsyms])\n" +
+		" ffffffff81000020 do_syscall_64 ([kernel.kallsyms])\n" +
+		" ffffffff81000030 do_syscall_64 ([kernel.kallsyms])\n" +
+		"              10 [unknown] ([unknown])\n"
+	for i := 0; i < len(lines); i += 7 {
+		if _, err := syms.Write([]byte(lines[i:min(i+7, len(lines))])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if syms.Len() != 8 {
+		t.Fatalf("%d samples recorded", syms.Len())
+	}
+	p, err := r.Pprof(syms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(map[string]int64)
+	for _, s := range p.Sample {
+		got[s.Location[0].Line[0].Function.Name] = s.Value[0]
+	}
+	want := map[string]int64{"main": 3, "[unknown] in prog": 1, "do_syscall_64": 3, "[unknown]": 1}
+	if len(got) != len(want) {
+		t.Errorf("samples %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %d samples, want %d", k, got[k], v)
+		}
+	}
+	if _, err := syms.Write([]byte("no dso here\n")); err == nil {
+		t.Error("a malformed line was accepted")
+	}
+	if _, err := r.Pprof(NewSampleSymbols()); err == nil {
+		t.Error("no error for a recorder of another run")
+	}
+}
