@@ -8,6 +8,8 @@
 //	                           compare digests and speed (default: the
 //	                           embedded arm64 corpus)
 //	kbench maps [-impl I] DIR  print a corpus's final kernel maps
+//	kbench report FILE         perf script / perf report attribution of a perf.data file
+//	kbench gen -o DIR ...      generate a corpus
 //	kbench kmodsec ...         dump or write KMOD_SEC_MAP records
 //	kbench capture -o DIR      snapshot this machine into a corpus
 //	kbench bench, kbench plot  benchmark comparison tables and SVG plots
@@ -29,6 +31,12 @@ commands:
         embedded arm64 corpus)
   maps [-impl btree|list|both] DIR
         print a corpus directory's final kernel maps in canonical form
+  report [-format table|script|json|pprof] [-kallsyms FILE] [-G] [-impl I] FILE|-
+        attribute every sample of a perf.data file to its map and symbol
+        exactly as perf script does (table like perf report --sort dso,sym)
+  gen -arch A -modules M -bpf B -procs P -samples S -seed X -o DIR
+        generate a corpus (x86_64, arm64, ppc64le, s390x, riscv64) with a
+        perf.data file that perf itself reads
   kmodsec dump|write ...
         print or make PERF_RECORD_KMOD_SEC_MAP records
   capture -o DIR [-root ROOT]
@@ -60,6 +68,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runRun(args[1:], stdout, stderr)
 	case "maps":
 		err = runMaps(args[1:], stdout, stderr)
+	case "report":
+		err = runReport(args[1:], stdout, stderr)
+	case "gen":
+		err = runGen(args[1:], stdout, stderr)
 	case "kmodsec":
 		err = runKmodsec(args[1:], stdout, stderr)
 	case "capture":

@@ -289,7 +289,7 @@ func (a *attributor) script(e *event, key Key) error {
 // map (what perf's callchain cursor holds), symbol and DSO.
 func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 	cpumode := uint8(machine.CPUModeUser)
-	n := 0
+	n, start := 0, len(b)
 	for _, ip := range e.callchain {
 		if ip >= contextMax {
 			switch ip {
@@ -304,7 +304,8 @@ func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 			case contextGuestUser:
 				cpumode = machine.CPUModeGuestUser
 			default:
-				return b // perf drops a chain with an invalid context
+				// perf resets the cursor: the whole chain is dropped.
+				return b[:start]
 			}
 			continue
 		}

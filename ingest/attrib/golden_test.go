@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/perfdata/perfswap"
 )
@@ -237,5 +239,19 @@ func TestCanonical(t *testing.T) {
 			t.Errorf("adding a sample to %s left the canonical text unchanged", mp)
 		}
 		break
+	}
+}
+
+// A callchain with an unknown context marker is dropped whole, as perf
+// resets its callchain cursor; the sample still prints (empty).
+func TestInvalidContextDropsChain(t *testing.T) {
+	a := &attributor{m: machine.New(mapset.BTree), sym: newSymbolizer(nil, nil, "", func() []index.Map { return nil })}
+	e := &event{callchain: []uint64{contextUser, 0x1000, 0x2000, ^uint64(0) - 0x12f}}
+	if got := string(a.appendCallchain([]byte("\n"), e)); got != "\n" {
+		t.Errorf("got %q, want the chain dropped", got)
+	}
+	e.callchain = e.callchain[:3]
+	if got := string(a.appendCallchain(nil, e)); strings.Count(got, "\n") != 2 {
+		t.Errorf("valid chain printed %q", got)
 	}
 }
