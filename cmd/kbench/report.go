@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -102,10 +101,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	defer in.r.Close()
 	warn := func(format string, a ...any) { fmt.Fprintf(stderr, "kbench report: warning: "+format+"\n", a...) }
-	ks, ksFrom, err := chooseKallsyms(*ksFile, in.r.Features(), cacheDir, warn)
-	if err != nil {
-		return err
-	}
+	loadKs, ksFrom := chooseKallsyms(*ksFile, in.r.Features(), cacheDir, warn)
 
 	var out io.Writer = stdout
 	var file *os.File
@@ -123,14 +119,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(out, 256<<10)
-	opts := attrib.Options{Impl: impl, Kallsyms: ks, DebugDir: *debugDir}
-	var syms *attrib.SampleSymbols
-	switch *format {
-	case "script":
+	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, DebugDir: *debugDir}
+	if *format == "script" {
 		opts.Script, opts.HideCallchain = bw, *hideCallchain
-	case "pprof":
-		syms = attrib.NewSampleSymbols()
-		opts.Script, opts.HideCallchain = syms, true
 	}
 	var bar *progressbar.ProgressBar
 	if *progress == "always" || *progress == "auto" && isTerminal(stderr) {
@@ -171,7 +162,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	case "json":
 		err = res.WriteJSON(bw)
 	case "pprof":
-		err = res.WritePprof(bw, syms)
+		err = res.WritePprof(bw)
 	}
 	if err == nil {
 		err = bw.Flush()
@@ -235,20 +226,13 @@ func openRecording(name string) (*recording, error) {
 // running kernel's (or the recording has none, or has not told it yet),
 // else the copy perf record left in the build-id cache
 // (DIR/[kernel.kallsyms]/ID/kallsyms), else none, with a warning.
-func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn func(string, ...any)) ([]kallsyms.Symbol, string, error) {
+func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn func(string, ...any)) (load func() ([]kallsyms.Symbol, error), from string) {
 	switch flagFile {
 	case "none":
-		return nil, "", nil
+		return nil, ""
 	case "":
 	default:
-		ks, err := kallsyms.ReadFile(flagFile)
-		if err != nil {
-			return nil, "", err
-		}
-		if kallsyms.Restricted(ks) {
-			return nil, "", fmt.Errorf("%s: every address is 0 (kptr_restrict): run as root or pass another file", flagFile)
-		}
-		return ks, flagFile, nil
+		return attrib.LoadKallsymsAsync(flagFile), flagFile
 	}
 	rec := recordingKernelBuildID(f)
 	file := procKallsyms
@@ -268,19 +252,19 @@ func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn
 					why = err.Error()
 				}
 				warn("the recording's kernel build id is %x and %s, and the build-id cache has no kallsyms for it: no kernel symbols (use -kallsyms FILE)", rec, why)
-				return nil, "", nil
+				return nil, ""
 			}
 		}
 	}
-	ks, err := kallsyms.ReadFile(file)
-	if err == nil && kallsyms.Restricted(ks) {
-		err = errors.New("every address is 0 (kptr_restrict)")
-	}
-	if err != nil {
-		warn("%s: %v: no kernel symbols", file, err)
-		return nil, "", nil
-	}
-	return ks, file, nil
+	async := attrib.LoadKallsymsAsync(file)
+	return func() ([]kallsyms.Symbol, error) {
+		ks, err := async()
+		if err != nil {
+			warn("%v: no kernel symbols", err)
+			return nil, nil
+		}
+		return ks, nil
+	}, file
 }
 
 // recordingKernelBuildID returns the build id the recording gives

@@ -425,21 +425,27 @@ func TestChooseKallsyms(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var warnings []string
 			warn := func(f string, a ...any) { warnings = append(warnings, f) }
-			ks, from, err := chooseKallsyms(tc.flag, features(tc.recorded), tc.cache, warn)
-			if err != nil {
-				t.Fatal(err)
+			load, from := chooseKallsyms(tc.flag, features(tc.recorded), tc.cache, warn)
+			var ks []kallsyms.Symbol
+			if load != nil {
+				var err error
+				if ks, err = load(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if from != tc.want || (len(ks) > 0) != (tc.want != "") || (len(warnings) > 0) != tc.warn {
 				t.Errorf("chose %q (%d symbols), warnings %q; want %q, warning %v", from, len(ks), warnings, tc.want, tc.warn)
 			}
 		})
 	}
-	if _, _, err := chooseKallsyms(filepath.Join(dir, "zero"), nil, "", func(string, ...any) {}); err == nil {
+	if load, _ := chooseKallsyms(filepath.Join(dir, "zero"), nil, "", func(string, ...any) {}); load == nil {
+		t.Error("no loader for an explicit file")
+	} else if _, err := load(); err == nil {
 		t.Error("an explicit restricted kallsyms was accepted")
 	}
 	kernelNotes = filepath.Join(dir, "missing")
 	var warned bool
-	if ks, _, _ := chooseKallsyms("", features(running), "", func(string, ...any) { warned = true }); ks != nil || !warned {
+	if load, _ := chooseKallsyms("", features(running), "", func(string, ...any) { warned = true }); load != nil || !warned {
 		t.Error("unreadable notes: want no symbols and a warning")
 	}
 }

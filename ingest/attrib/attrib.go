@@ -34,6 +34,10 @@ type Options struct {
 	// Kallsyms are the kernel symbols; nil resolves kernel samples to
 	// maps but not to symbols.
 	Kallsyms []kallsyms.Symbol
+	// LoadKallsyms, if set, supplies Kallsyms instead, called once when a
+	// kernel symbol is first needed, so that reading kallsyms can overlap
+	// decoding (see LoadKallsymsAsync). Its error ends the run.
+	LoadKallsyms func() ([]kallsyms.Symbol, error)
 	// DebugDir is perf's build-id cache, where perf record copies the
 	// DSOs it saw (default $HOME/.debug; "-" for none).
 	DebugDir string
@@ -51,6 +55,23 @@ type Key struct {
 	Kernel   bool // resolved with a kernel cpumode
 }
 
+// MapSym is a sample's map (the zero Map when it had none), its symbol
+// and whether it was resolved with a kernel cpumode.
+type MapSym struct {
+	Map    index.Map
+	Sym    string
+	Kernel bool
+}
+
+// Key returns the (dso, symbol) key of ms.
+func (ms MapSym) Key() Key {
+	dso := ms.Map.DSO
+	if ms.Map == (index.Map{}) {
+		dso = symbols.Unknown
+	}
+	return Key{DSO: dso, Sym: ms.Sym, Kernel: ms.Kernel}
+}
+
 // Result is the attribution of one recording.
 type Result struct {
 	Samples uint64
@@ -58,13 +79,36 @@ type Result struct {
 	// ByMap holds the ordinals of the samples that fell in each map, as
 	// the map was when the sample was resolved.
 	ByMap map[index.Map]*roaring.Bitmap
-	// BySym counts samples per (dso, symbol); unresolved parts read
-	// "[unknown]".
-	BySym map[Key]uint64
-	Stats perfdata.Stats
+	// ByMapSym counts samples per (map, symbol); BySym sums them per
+	// (dso, symbol). Unresolved parts read "[unknown]".
+	ByMapSym map[MapSym]uint64
+	BySym    map[Key]uint64
+	Stats    perfdata.Stats
 }
 
 const batchSize = 1024
+
+// LoadKallsymsAsync starts reading the kallsyms file in the background and
+// returns a loader for Options.LoadKallsyms that waits for it. A file whose
+// addresses are all 0 (kptr_restrict) is an error.
+func LoadKallsymsAsync(file string) func() ([]kallsyms.Symbol, error) {
+	type result struct {
+		syms []kallsyms.Symbol
+		err  error
+	}
+	c := make(chan result, 1)
+	go func() {
+		ks, err := kallsyms.ReadFile(file)
+		if err == nil && kallsyms.Restricted(ks) {
+			err = fmt.Errorf("%s: every address is 0 (kptr_restrict)", file)
+		}
+		c <- result{ks, err}
+	}()
+	return func() ([]kallsyms.Symbol, error) {
+		r := <-c
+		return r.syms, r.err
+	}
+}
 
 // Run reads the recording r and attributes every sample.
 func Run(r *perfdata.Reader, opts Options) (*Result, error) {
@@ -82,11 +126,13 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	a := &attributor{
 		opts: opts,
 		m:    m,
-		res:  &Result{ByMap: make(map[index.Map]*roaring.Bitmap), BySym: make(map[Key]uint64)},
+		res:  &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]uint64), BySym: make(map[Key]uint64)},
 	}
 	batches := make(chan []event, 8)
+	free := make(chan []event, 10)
 	errc := make(chan error, 1)
-	go decode(r, batches, errc, opts.Progress)
+	wantChains := opts.Script != nil && !opts.HideCallchain
+	go decode(r, batches, free, errc, opts.Progress, wantChains)
 
 	var buildIDs map[string][]byte
 	o := &orderer{deliver: a.deliver}
@@ -99,7 +145,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			// Build ids come from the features: file mode has them before
 			// the first record; pipe mode, as HEADER_BUILD_ID records go by.
 			buildIDs = buildIDMap(r.Features())
-			a.sym = newSymbolizer(opts.Kallsyms, buildIDs, opts.DebugDir, a.moduleMaps)
+			a.sym = newSymbolizer(opts.Kallsyms, opts.LoadKallsyms, buildIDs, opts.DebugDir, a.moduleMaps)
 			m.OnKernelLoad = a.sym.kernelRange
 		}
 		for i := range batch {
@@ -115,6 +161,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 				break
 			}
 		}
+		select { // the orderer copied what it keeps
+		case free <- batch[:0]:
+		default:
+		}
 	}
 	if err := <-errc; err != nil {
 		return nil, err
@@ -123,10 +173,17 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		return nil, runErr
 	}
 	if a.sym == nil {
-		a.sym = newSymbolizer(opts.Kallsyms, buildIDMap(r.Features()), opts.DebugDir, a.moduleMaps)
+		a.sym = newSymbolizer(opts.Kallsyms, opts.LoadKallsyms, buildIDMap(r.Features()), opts.DebugDir, a.moduleMaps)
 	}
 	if err := o.finish(); err != nil {
 		return nil, err
+	}
+	if a.sym.err != nil {
+		return nil, fmt.Errorf("attrib: kallsyms: %w", a.sym.err)
+	}
+	a.flushRun()
+	for ms, n := range a.res.ByMapSym {
+		a.res.BySym[ms.Key()] += n
 	}
 	a.res.Stats = r.Stats()
 	return a.res, nil
@@ -136,17 +193,26 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 const evRound eventKind = 255
 
 // decode reads records and sends copies of what attribution needs, in
-// file order, in batches.
-func decode(r *perfdata.Reader, out chan<- []event, errc chan<- error, progress func(int64)) {
+// file order, in batches (reused from free when the resolver has returned
+// them). Callchains are copied only when wanted.
+func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc chan<- error, progress func(int64), wantChains bool) {
 	defer close(out)
-	batch := make([]event, 0, batchSize)
+	newBatch := func() []event {
+		select {
+		case b := <-free:
+			return b
+		default:
+			return make([]event, 0, batchSize)
+		}
+	}
+	batch := newBatch()
 	n := 0
 	for r.Next() {
 		var e event
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
 			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: rec.Period}
-			if len(rec.Callchain) > 0 {
+			if wantChains && len(rec.Callchain) > 0 {
 				e.callchain = append([]uint64(nil), rec.Callchain...)
 			}
 		case *perfdata.Mmap:
@@ -170,7 +236,7 @@ func decode(r *perfdata.Reader, out chan<- []event, errc chan<- error, progress 
 		batch = append(batch, e)
 		if len(batch) == batchSize {
 			out <- batch
-			batch = make([]event, 0, batchSize)
+			batch = newBatch()
 			if n++; progress != nil && n%16 == 0 {
 				progress(r.Raw().Offset)
 			}
@@ -201,6 +267,45 @@ type attributor struct {
 	sym  *symbolizer
 	res  *Result
 	line []byte
+	// A run of consecutive samples with the same (map, symbol) is counted
+	// here and added to ByMapSym when the run ends: most samples then cost
+	// no map hashing.
+	run    MapSym
+	runN   uint64
+	lastBM struct {
+		m  index.Map
+		bm *roaring.Bitmap
+	}
+}
+
+func (a *attributor) count(ms MapSym) {
+	if a.runN > 0 && ms == a.run {
+		a.runN++
+		return
+	}
+	a.flushRun()
+	a.run, a.runN = ms, 1
+}
+
+func (a *attributor) flushRun() {
+	if a.runN > 0 {
+		a.res.ByMapSym[a.run] += a.runN
+		a.runN = 0
+	}
+}
+
+// bitmap returns the sample set of map mp.
+func (a *attributor) bitmap(mp index.Map) *roaring.Bitmap {
+	if a.lastBM.bm != nil && a.lastBM.m == mp {
+		return a.lastBM.bm
+	}
+	bm := a.res.ByMap[mp]
+	if bm == nil {
+		bm = roaring.New()
+		a.res.ByMap[mp] = bm
+	}
+	a.lastBM.m, a.lastBM.bm = mp, bm
+	return bm
 }
 
 // moduleMaps returns the kernel's module maps (for splitting kallsyms).
@@ -238,22 +343,17 @@ func (a *attributor) sample(e *event) error {
 	ord := uint32(a.res.Samples)
 	a.res.Samples++
 	mp, ok := a.m.Resolve(e.cpumode, e.pid, e.tid, e.ip)
-	key := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: e.cpumode == machine.CPUModeKernel}
+	ms := MapSym{Sym: symbols.Unknown, Kernel: e.cpumode == machine.CPUModeKernel}
 	if ok {
-		bm := a.res.ByMap[mp]
-		if bm == nil {
-			bm = roaring.New()
-			a.res.ByMap[mp] = bm
-		}
-		bm.Add(ord)
-		key.DSO = mp.DSO
-		key.Sym = a.sym.name(mp, e.ip)
+		a.bitmap(mp).Add(ord)
+		ms.Map = mp
+		ms.Sym = a.sym.name(mp, e.ip)
 	} else {
 		a.res.Unknown++
 	}
-	a.res.BySym[key]++
+	a.count(ms)
 	if a.opts.Script != nil {
-		return a.script(e, key)
+		return a.script(e, ms.Key())
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -171,93 +170,16 @@ func (r *Result) sortedMaps() []index.Map {
 	return maps
 }
 
-// SampleSymbols records the (symbol, dso) of every sample, by ordinal,
-// from the lines a Run writes to Options.Script with HideCallchain set;
-// WritePprof needs it to count samples per (map, symbol), which a Result
-// does not keep. It costs 4 bytes a sample plus one entry per distinct
-// (symbol, dso).
-type SampleSymbols struct {
-	ids   []uint32          // per sample ordinal: index into names
-	names []symDSO          // distinct (symbol, dso)
-	index map[symDSO]uint32 // names → index
-	part  []byte            // an incomplete line
-}
-
-type symDSO struct{ sym, dso string }
-
-// NewSampleSymbols returns an empty recorder, to be set as Options.Script
-// (with Options.HideCallchain) of the Run whose Result goes to WritePprof.
-func NewSampleSymbols() *SampleSymbols {
-	return &SampleSymbols{index: make(map[symDSO]uint32)}
-}
-
-// Len returns the number of samples recorded.
-func (s *SampleSymbols) Len() int { return len(s.ids) }
-
-// Write takes perf script -F ip,sym,dso lines without callchains
-// (" ip sym (dso)"), in any pieces.
-func (s *SampleSymbols) Write(p []byte) (int, error) {
-	n := len(p)
-	if len(s.part) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			s.part = append(s.part, p...)
-			return n, nil
-		}
-		s.part = append(s.part, p[:i+1]...)
-		p = p[i+1:]
-		line := s.part
-		s.part = s.part[:0]
-		if err := s.line(line); err != nil {
-			return 0, err
-		}
-	}
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			s.part = append(s.part, p...)
-			break
-		}
-		if err := s.line(p[:i+1]); err != nil {
-			return 0, err
-		}
-		p = p[i+1:]
-	}
-	return n, nil
-}
-
-var errScriptLine = errors.New("attrib: not a perf script ip,sym,dso line without callchain")
-
-// line parses " ip sym (dso)\n".
-func (s *SampleSymbols) line(b []byte) error {
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	b = bytes.TrimLeft(b, " ")
-	sp := bytes.IndexByte(b, ' ')
-	open := bytes.LastIndex(b, []byte(" ("))
-	if sp <= 0 || open < sp || !bytes.HasSuffix(b, []byte(")")) {
-		return fmt.Errorf("%w: %q", errScriptLine, b)
-	}
-	k := symDSO{sym: string(b[sp+1 : open]), dso: string(b[open+2 : len(b)-1])}
-	id, ok := s.index[k]
-	if !ok {
-		id = uint32(len(s.names))
-		s.names = append(s.names, k)
-		s.index[k] = id
-	}
-	s.ids = append(s.ids, id)
-	return nil
-}
-
 // WritePprof writes r as a gzipped profile.proto (package
 // github.com/google/pprof/profile) with one sample type, samples/count: a
 // Mapping per map (Start, Limit, Offset = pgoff, File = dso), a Location
 // per (map, symbol) with one Function named after the symbol (an
 // unresolved symbol reads "[unknown] in DSO", DSO's short name, so that
-// different DSOs' stay apart), and one Sample per Location carrying its count. Samples with no
-// map share one Location without a Mapping, function "[unknown]". syms
-// must come from the same Run (see SampleSymbols).
-func (r *Result) WritePprof(w io.Writer, syms *SampleSymbols) error {
-	p, err := r.Pprof(syms)
+// different DSOs' stay apart), and one Sample per Location carrying its
+// count. Samples with no map share one Location without a Mapping,
+// function "[unknown]".
+func (r *Result) WritePprof(w io.Writer) error {
+	p, err := r.Pprof()
 	if err != nil {
 		return err
 	}
@@ -265,15 +187,13 @@ func (r *Result) WritePprof(w io.Writer, syms *SampleSymbols) error {
 }
 
 // Pprof returns the profile WritePprof writes, checked with CheckValid.
-func (r *Result) Pprof(syms *SampleSymbols) (*profile.Profile, error) {
-	if uint64(syms.Len()) != r.Samples {
-		return nil, fmt.Errorf("attrib: pprof: %d sample symbols recorded for %d samples", syms.Len(), r.Samples)
-	}
+func (r *Result) Pprof() (*profile.Profile, error) {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
 		PeriodType: &profile.ValueType{Type: "samples", Unit: "count"},
 		Period:     1,
 	}
+	type symDSO struct{ sym, dso string }
 	funcs := make(map[symDSO]*profile.Function)
 	function := func(name, file string) *profile.Function {
 		k := symDSO{name, file}
@@ -293,7 +213,12 @@ func (r *Result) Pprof(syms *SampleSymbols) (*profile.Profile, error) {
 		p.Location = append(p.Location, loc)
 		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{int64(n)}})
 	}
-	counts := make(map[uint32]uint64) // symbol index → count, per map
+	syms := make(map[index.Map][]string) // symbols seen per map
+	for ms := range r.ByMapSym {
+		if ms.Map != (index.Map{}) {
+			syms[ms.Map] = append(syms[ms.Map], ms.Sym)
+		}
+	}
 	for _, mp := range r.sortedMaps() {
 		m := &profile.Mapping{
 			ID:           uint64(len(p.Mapping) + 1),
@@ -304,22 +229,13 @@ func (r *Result) Pprof(syms *SampleSymbols) (*profile.Profile, error) {
 			HasFunctions: true,
 		}
 		p.Mapping = append(p.Mapping, m)
-		clear(counts)
-		it := r.ByMap[mp].Iterator()
-		for it.HasNext() {
-			counts[syms.ids[it.Next()]]++
-		}
-		ids := make([]uint32, 0, len(counts))
-		for id := range counts {
-			ids = append(ids, id)
-		}
-		sortIDs(ids, syms.names)
-		for _, id := range ids {
-			name := syms.names[id].sym
+		names := slices.Compact(slices.Sorted(slices.Values(syms[mp])))
+		for _, name := range names {
+			n := r.ByMapSym[MapSym{Map: mp, Sym: name}] + r.ByMapSym[MapSym{Map: mp, Sym: name, Kernel: true}]
 			if name == symbols.Unknown {
 				name += " in " + ShortName(mp.DSO)
 			}
-			addSample(m, function(name, mp.DSO), counts[id])
+			addSample(m, function(name, mp.DSO), n)
 		}
 	}
 	if r.Unknown > 0 {
@@ -329,14 +245,4 @@ func (r *Result) Pprof(syms *SampleSymbols) (*profile.Profile, error) {
 		return nil, fmt.Errorf("attrib: pprof: %w", err)
 	}
 	return p, nil
-}
-
-// sortIDs orders symbol indexes by symbol, then dso.
-func sortIDs(ids []uint32, names []symDSO) {
-	slices.SortFunc(ids, func(a, b uint32) int {
-		if c := strings.Compare(names[a].sym, names[b].sym); c != 0 {
-			return c
-		}
-		return strings.Compare(names[a].dso, names[b].dso)
-	})
 }

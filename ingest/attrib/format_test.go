@@ -23,8 +23,8 @@ import (
 var formatRecordings = []string{"callchain.data", "system.data", "pipe.data"}
 
 // runFormat attributes a recording of ../perfdata/testdata with the
-// kallsyms subset, recording sample symbols for pprof.
-func runFormat(t *testing.T, name string) (*Result, *SampleSymbols) {
+// kallsyms subset.
+func runFormat(t *testing.T, name string) *Result {
 	t.Helper()
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
 	if err != nil {
@@ -35,12 +35,11 @@ func runFormat(t *testing.T, name string) (*Result, *SampleSymbols) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	syms := NewSampleSymbols()
-	res, err := Run(r, Options{Impl: mapset.BTree, Kallsyms: ks, DebugDir: "-", Script: syms, HideCallchain: true})
+	res, err := Run(r, Options{Impl: mapset.BTree, Kallsyms: ks, DebugDir: "-"})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	return res, syms
+	return res
 }
 
 func TestShortName(t *testing.T) {
@@ -60,12 +59,20 @@ func TestShortName(t *testing.T) {
 
 // synthetic is a small result with every kind of row.
 func synthetic() *Result {
+	prog := index.Map{Start: 0x1000, End: 0x2000, Pgoff: 0x1000, Kind: index.KindUser, DSO: "/usr/bin/prog"}
+	kern := index.Map{Start: 0xffffffff81000000, End: 0xffffffff82000000, Mapping: index.MappingIdentity, Kind: index.KindKernel, DSO: "[kernel.kallsyms]"}
 	r := &Result{
 		Samples: 8,
 		Unknown: 1,
 		ByMap: map[index.Map]*roaring.Bitmap{
-			{Start: 0x1000, End: 0x2000, Pgoff: 0x1000, Kind: index.KindUser, DSO: "/usr/bin/prog"}:                                                roaring.BitmapOf(0, 1, 2, 3),
-			{Start: 0xffffffff81000000, End: 0xffffffff82000000, Mapping: index.MappingIdentity, Kind: index.KindKernel, DSO: "[kernel.kallsyms]"}: roaring.BitmapOf(4, 5, 6),
+			prog: roaring.BitmapOf(0, 1, 2, 3),
+			kern: roaring.BitmapOf(4, 5, 6),
+		},
+		ByMapSym: map[MapSym]uint64{
+			{Map: prog, Sym: "main"}:                        3,
+			{Map: prog, Sym: "[unknown]"}:                   1,
+			{Map: kern, Sym: "do_syscall_64", Kernel: true}: 3,
+			{Sym: "[unknown]", Kernel: true}:                1,
 		},
 		BySym: map[Key]uint64{
 			{DSO: "/usr/bin/prog", Sym: "main"}:                            3,
@@ -138,7 +145,7 @@ func parseTable(t *testing.T, text string) (samples uint64, rows []tableRow) {
 func TestWriteTable(t *testing.T) {
 	for _, name := range formatRecordings {
 		t.Run(name, func(t *testing.T) {
-			res, _ := runFormat(t, name)
+			res := runFormat(t, name)
 			var b bytes.Buffer
 			if err := res.WriteTable(&b); err != nil {
 				t.Fatal(err)
@@ -175,7 +182,7 @@ func TestWriteTable(t *testing.T) {
 func TestWriteJSON(t *testing.T) {
 	for _, name := range formatRecordings {
 		t.Run(name, func(t *testing.T) {
-			res, _ := runFormat(t, name)
+			res := runFormat(t, name)
 			var b bytes.Buffer
 			if err := res.WriteJSON(&b); err != nil {
 				t.Fatal(err)
@@ -224,9 +231,9 @@ func TestWriteJSON(t *testing.T) {
 func TestPprof(t *testing.T) {
 	for _, name := range formatRecordings {
 		t.Run(name, func(t *testing.T) {
-			res, syms := runFormat(t, name)
+			res := runFormat(t, name)
 			var b bytes.Buffer
-			if err := res.WritePprof(&b, syms); err != nil {
+			if err := res.WritePprof(&b); err != nil {
 				t.Fatal(err)
 			}
 			p, err := profile.Parse(&b)
@@ -275,28 +282,7 @@ func TestPprof(t *testing.T) {
 }
 
 func TestPprofSynthetic(t *testing.T) {
-	r := synthetic()
-	syms := NewSampleSymbols()
-	// Ordinals 0-3 in prog, 4-6 in the kernel, 7 no map; written in odd
-	// pieces.
-	lines := "" +
-		"            1100 main (/usr/bin/prog)\n" +
-		"            1200 main (/usr/bin/prog)\n" +
-		"            1300 [unknown] (/usr/bin/prog)\n" +
-		"            1400 main (/usr/bin/prog)\n" +
-		" ffffffff81000010 do_syscall_64 ([kernel.kallsyms])\n" +
-		" ffffffff81000020 do_syscall_64 ([kernel.kallsyms])\n" +
-		" ffffffff81000030 do_syscall_64 ([kernel.kallsyms])\n" +
-		"              10 [unknown] ([unknown])\n"
-	for i := 0; i < len(lines); i += 7 {
-		if _, err := syms.Write([]byte(lines[i:min(i+7, len(lines))])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if syms.Len() != 8 {
-		t.Fatalf("%d samples recorded", syms.Len())
-	}
-	p, err := r.Pprof(syms)
+	p, err := synthetic().Pprof()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,11 +298,5 @@ func TestPprofSynthetic(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s: %d samples, want %d", k, got[k], v)
 		}
-	}
-	if _, err := syms.Write([]byte("no dso here\n")); err == nil {
-		t.Error("a malformed line was accepted")
-	}
-	if _, err := r.Pprof(NewSampleSymbols()); err == nil {
-		t.Error("no error for a recorder of another run")
 	}
 }

@@ -245,7 +245,7 @@ func TestCanonical(t *testing.T) {
 // A callchain with an unknown context marker is dropped whole, as perf
 // resets its callchain cursor; the sample still prints (empty).
 func TestInvalidContextDropsChain(t *testing.T) {
-	a := &attributor{m: machine.New(mapset.BTree), sym: newSymbolizer(nil, nil, "", func() []index.Map { return nil })}
+	a := &attributor{m: machine.New(mapset.BTree), sym: newSymbolizer(nil, nil, nil, "", func() []index.Map { return nil })}
 	e := &event{callchain: []uint64{contextUser, 0x1000, 0x2000, ^uint64(0) - 0x12f}}
 	if got := string(a.appendCallchain([]byte("\n"), e)); got != "\n" {
 		t.Errorf("got %q, want the chain dropped", got)

@@ -17,6 +17,8 @@ import (
 // does, loading each DSO's symbols once, on first use.
 type symbolizer struct {
 	kallsyms   []kallsyms.Symbol // nil: no kernel symbols
+	load       func() ([]kallsyms.Symbol, error)
+	err        error // from load
 	kernel     *symbols.KernelTables
 	buildIDs   map[string][]byte // DSO name → build id, from the recording
 	debugDir   string            // perf's build-id cache (~/.debug); "" for none
@@ -25,9 +27,10 @@ type symbolizer struct {
 	kernelMods func() []index.Map // the kernel's module maps, for the split
 }
 
-func newSymbolizer(ks []kallsyms.Symbol, buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
+func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, error), buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
 	return &symbolizer{
 		kallsyms:   ks,
+		load:       load,
 		buildIDs:   buildIDs,
 		debugDir:   debugDir,
 		files:      make(map[string]*symbols.Table),
@@ -39,6 +42,10 @@ func newSymbolizer(ks []kallsyms.Symbol, buildIDs map[string][]byte, debugDir st
 // kernelTables loads the kallsyms tables (dso__load_kallsyms +
 // maps__split_kallsyms) with the module maps present at first use.
 func (s *symbolizer) kernelTables() *symbols.KernelTables {
+	if s.load != nil {
+		s.kallsyms, s.err = s.load()
+		s.load = nil
+	}
 	if s.kernel == nil && s.kallsyms != nil {
 		s.kernel = symbols.Kernel(s.kallsyms, s.kernelMods())
 	}
