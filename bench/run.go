@@ -1,14 +1,20 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math/rand/v2"
+	"path"
 	"strings"
 	"time"
 
 	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/attrib"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // ImplResult is one implementation's run over a corpus.
@@ -23,7 +29,11 @@ type ImplResult struct {
 
 // RunResult is the outcome of Run on one corpus.
 type RunResult struct {
-	Corpus    string
+	Corpus string
+	// Source says where the samples came from: "perf.data" (the corpus's
+	// recording, attributed by ingest/attrib) or "synthetic" (addresses
+	// drawn from the kernel maps, see SyntheticSamples).
+	Source    string
 	Maps      int
 	Samples   int
 	Unknown   int // samples no map holds
@@ -32,29 +42,138 @@ type RunResult struct {
 	Speedup   float64 // list resolve time / btree resolve time
 }
 
-// Run builds c's kernel maps with each implementation, resolves samples
-// through each and compares the canonical maps and attributions. The
-// B-tree resolves through its flat Snapshot with a last-hit Finder (the
-// ingest hot path, see package mapset); the list walks itself.
-func Run(c *corpus.Corpus, samples []uint64) (RunResult, error) {
-	res := RunResult{Corpus: c.Dir, Samples: len(samples), Identical: true}
+// RunOptions configure Run.
+type RunOptions struct {
+	// Samples and Seed make the synthetic samples of a corpus without a
+	// perf.data file.
+	Samples int
+	Seed    uint64
+}
+
+// Run builds c's kernel maps with each implementation and compares their
+// canonical forms, then attributes the corpus's samples with each: the
+// samples of its perf.data through ingest/attrib (as perf script would),
+// or else synthetic addresses looked up in the kernel maps.
+func Run(c *corpus.Corpus, opts RunOptions) (RunResult, error) {
+	f, err := c.FS.Open(path.Join(c.Dir, PerfDataFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		ms, err := c.KernelMaps(mapset.BTree)
+		if err != nil {
+			return RunResult{}, err
+		}
+		return RunSynthetic(c, SyntheticSamples(ms.Slice(), opts.Samples, opts.Seed))
+	}
+	if err != nil {
+		return RunResult{}, fmt.Errorf("run: %w", err)
+	}
+	f.Close()
+	return runRecording(c)
+}
+
+// PerfDataFile is the recording inside a corpus directory.
+const PerfDataFile = "perf.data"
+
+// runRecording attributes the corpus's perf.data with each implementation.
+func runRecording(c *corpus.Corpus) (RunResult, error) {
+	res := RunResult{Corpus: c.Dir, Source: PerfDataFile, Identical: true}
 	if c.Meta.Name != "" {
 		res.Corpus = c.Meta.Name
 	}
 	for _, im := range mapset.All {
-		t0 := time.Now()
-		ms, err := c.KernelMaps(im)
+		r, ms, err := buildMaps(c, im)
 		if err != nil {
 			return res, err
 		}
-		r := ImplResult{Impl: im.Name, Build: time.Since(t0), MapsDigest: ms.Digest()}
+		rd, closeFn, err := openRecording(c)
+		if err != nil {
+			return res, err
+		}
+		t0 := time.Now()
+		ar, err := attrib.Run(rd, attrib.Options{Impl: im, Kallsyms: c.Symbols, DebugDir: "-"})
+		closeFn()
+		if err != nil {
+			return res, fmt.Errorf("run %s: %w", path.Join(c.Dir, PerfDataFile), err)
+		}
+		r.Resolve = time.Since(t0)
+		if s := r.Resolve.Seconds(); s > 0 {
+			r.SamplesPerSec = float64(ar.Samples) / s
+		}
+		r.AttribDigest = ar.Digest()
+		res.Maps, res.Samples, res.Unknown = ms.Len(), int(ar.Samples), int(ar.Unknown)
+		res.add(r)
+	}
+	return res, nil
+}
+
+// buildMaps times building c's kernel maps with im.
+func buildMaps(c *corpus.Corpus, im mapset.Impl) (ImplResult, mapset.Set, error) {
+	t0 := time.Now()
+	ms, err := c.KernelMaps(im)
+	if err != nil {
+		return ImplResult{}, nil, err
+	}
+	return ImplResult{Impl: im.Name, Build: time.Since(t0), MapsDigest: ms.Digest()}, ms, nil
+}
+
+// add appends r, clearing Identical when a digest differs from the first
+// implementation's, and sets Speedup once both are in.
+func (res *RunResult) add(r ImplResult) {
+	if len(res.Impls) > 0 && (r.MapsDigest != res.Impls[0].MapsDigest || r.AttribDigest != res.Impls[0].AttribDigest) {
+		res.Identical = false
+	}
+	res.Impls = append(res.Impls, r)
+	if len(res.Impls) == 2 && res.Impls[0].Resolve > 0 {
+		res.Speedup = float64(res.Impls[1].Resolve) / float64(res.Impls[0].Resolve)
+	}
+}
+
+// openRecording opens the corpus's perf.data: random access when its FS
+// allows, else as a stream.
+func openRecording(c *corpus.Corpus) (*perfdata.Reader, func(), error) {
+	name := path.Join(c.Dir, PerfDataFile)
+	f, err := c.FS.Open(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run: %w", err)
+	}
+	var r *perfdata.Reader
+	if ra, ok := f.(io.ReaderAt); ok {
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("run: %w", err)
+		}
+		r, err = perfdata.NewFileReader(ra, st.Size())
+	} else {
+		r, err = perfdata.NewReader(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("run: %s: %w", name, err)
+	}
+	return r, func() { r.Close(); f.Close() }, nil
+}
+
+// RunSynthetic builds c's kernel maps with each implementation, looks up
+// samples in each and compares the canonical maps and per-map counts. The
+// B-tree resolves through its flat Snapshot with a last-hit Finder (the
+// ingest hot path, see package mapset); the list walks itself.
+func RunSynthetic(c *corpus.Corpus, samples []uint64) (RunResult, error) {
+	res := RunResult{Corpus: c.Dir, Source: "synthetic", Samples: len(samples), Identical: true}
+	if c.Meta.Name != "" {
+		res.Corpus = c.Meta.Name
+	}
+	for _, im := range mapset.All {
+		r, ms, err := buildMaps(c, im)
+		if err != nil {
+			return res, err
+		}
 		maps := ms.Slice()
 		counts := make([]int, len(maps)+1) // last: unknown
 		pos := make(map[uint64]int, len(maps))
 		for i, m := range maps {
 			pos[m.Start] = i
 		}
-		t0 = time.Now()
+		t0 := time.Now()
 		last := -1
 		for _, a := range samples {
 			m, ok := ms.Find(a)
@@ -74,13 +193,7 @@ func Run(c *corpus.Corpus, samples []uint64) (RunResult, error) {
 		}
 		r.AttribDigest = index.Digest(Attribution(maps, counts))
 		res.Maps, res.Unknown = len(maps), counts[len(maps)]
-		if len(res.Impls) > 0 && (r.MapsDigest != res.Impls[0].MapsDigest || r.AttribDigest != res.Impls[0].AttribDigest) {
-			res.Identical = false
-		}
-		res.Impls = append(res.Impls, r)
-	}
-	if bt, l := res.Impls[0].Resolve, res.Impls[1].Resolve; bt > 0 {
-		res.Speedup = float64(l) / float64(bt)
+		res.add(r)
 	}
 	return res, nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/kmapindex/kmapindex/bench"
 	"github.com/kmapindex/kmapindex/corpus"
-	"github.com/kmapindex/kmapindex/index/mapset"
 )
 
 // runRun implements "kbench run [CORPUS...]".
@@ -17,7 +16,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print results as JSON")
-	nSamples := fs.Int("samples", 1_000_000, "synthetic samples to resolve per corpus")
+	nSamples := fs.Int("samples", 1_000_000, "synthetic samples to resolve per corpus without a perf.data")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic samples")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -44,12 +43,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	var results []bench.RunResult
 	identical := true
 	for _, c := range corpora {
-		ms, err := c.KernelMaps(mapset.BTree)
-		if err != nil {
-			return err
-		}
-		samples := bench.SyntheticSamples(ms.Slice(), *nSamples, *seed)
-		r, err := bench.Run(c, samples)
+		r, err := bench.Run(c, bench.RunOptions{Samples: *nSamples, Seed: *seed})
 		if err != nil {
 			return err
 		}
@@ -73,7 +67,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 }
 
 func printRun(w io.Writer, r bench.RunResult) {
-	fmt.Fprintf(w, "corpus %s: %d maps, %d samples (synthetic), %d [unknown]\n", r.Corpus, r.Maps, r.Samples, r.Unknown)
+	fmt.Fprintf(w, "corpus %s: %d kernel maps, %d samples (%s), %d [unknown]\n", r.Corpus, r.Maps, r.Samples, r.Source, r.Unknown)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "impl\tbuild\tresolve\tsamples/s\tmaps sha256\tattribution sha256")
 	for _, im := range r.Impls {
