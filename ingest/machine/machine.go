@@ -115,11 +115,14 @@ func (m *Machine) Thread(tid uint32) (*Thread, bool) {
 // Maps returns the thread's address space.
 func (t *Thread) Maps() mapset.Set { return t.maps.set }
 
-// findnewThread is machine__findnew_thread: a new thread that is not its
-// process's leader shares the leader's maps, creating the leader if need
-// be.
+// findnewThread is machine__findnew_thread (machine.c): a new thread
+// that is not its process's leader shares the leader's maps, creating
+// the leader if need be (thread__init_maps); a known thread whose pid
+// was unknown (-1) takes pid and joins the leader's maps
+// (machine__update_thread_pid).
 func (m *Machine) findnewThread(pid, tid uint32) *Thread {
 	if t, ok := m.threads[tid]; ok {
+		m.updateThreadPid(t, pid)
 		return t
 	}
 	t := &Thread{Pid: pid, Tid: tid}
@@ -130,6 +133,20 @@ func (m *Machine) findnewThread(pid, tid uint32) *Thread {
 	}
 	m.threads[tid] = t
 	return t
+}
+
+// updateThreadPid is machine__update_thread_pid: only a thread with an
+// unknown pid changes; its own maps, if any, are discarded for the
+// leader's.
+func (m *Machine) updateThreadPid(t *Thread, pid uint32) {
+	if pid == t.Pid || pid == unknownPid || t.Pid != unknownPid {
+		return
+	}
+	t.Pid = pid
+	if t.Pid == t.Tid {
+		return
+	}
+	t.maps = m.findnewThread(pid, pid).maps
 }
 
 // Mmap applies an MMAP or MMAP2 record.
@@ -247,16 +264,39 @@ func (m *Machine) Ksymbol(k Ksymbol) error {
 	return m.kernel.FixupOverlapAndInsert(index.Map{Start: k.Addr, End: k.Addr + uint64(k.Len), Mapping: index.MappingDSO, Kind: kind, DSO: k.Name})
 }
 
-// Fork applies a FORK record (machine__process_fork_event): a thread
-// already using the child's tid is forgotten; a new process gets a copy
-// of its parent's maps, a new thread shares them.
-func (m *Machine) Fork(pid, ppid, tid, ptid uint32) {
+// MiscForkExec is PERF_RECORD_MISC_FORK_EXEC (1 << 13 of a FORK record's
+// misc): perf record sets it on the FORK records it synthesizes for
+// tasks already running when recording starts
+// (perf_event__synthesize_fork).
+const MiscForkExec = 1 << 13
+
+// Fork applies a FORK record with misc 0, as the kernel writes it. See
+// ForkMisc.
+func (m *Machine) Fork(pid, ppid, tid, ptid uint32) { m.ForkMisc(pid, ppid, tid, ptid, 0) }
+
+// ForkMisc applies a FORK record with its header misc
+// (machine__process_fork_event and thread__fork in perf 6.1):
+//
+//   - a known thread ptid that belongs to another process than ppid is
+//     forgotten and recreated ("removing erroneous parent thread");
+//   - a thread already using the child's tid is forgotten;
+//   - the child is created (sharing its leader's maps when pid != tid);
+//   - a child of another process than its parent gets a copy of the
+//     parent's maps (thread__clone_maps), unless misc has MiscForkExec:
+//     perf does not clone for synthesized FORKs, whose process's own
+//     MMAPs follow. A thread of the parent's process shares its maps.
+func (m *Machine) ForkMisc(pid, ppid, tid, ptid uint32, misc uint16) {
 	parent := m.findnewThread(ppid, ptid)
+	if parent.Pid != ppid {
+		delete(m.threads, ptid)
+		parent = m.findnewThread(ppid, ptid)
+	}
 	delete(m.threads, tid)
 	child := m.findnewThread(pid, tid)
-	if child.Pid != parent.Pid && child.maps != parent.maps {
-		child.maps.set = m.impl.Clone(parent.maps.set)
+	if misc&MiscForkExec != 0 || child.Pid == parent.Pid || child.maps == parent.maps {
+		return
 	}
+	child.maps.set = m.impl.Clone(parent.maps.set)
 }
 
 // Exit applies an EXIT record. perf 6.1 only marks the thread dead

@@ -156,3 +156,79 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestSynthesizedForkDoesNotCloneMaps replays the records of pid 8429 in
+// the large perf-bench recording (perf record -a started while `go test`
+// ran a test binary): perf synthesized FORK(8429:8429):(6820:6820) with
+// PERF_RECORD_MISC_FORK_EXEC for the test binary whose parent is the go
+// command, then the binary's own MMAP2s. perf 6.1 does not clone the
+// parent's maps for such a FORK, so a frame at 0xa27f94, past the test
+// binary's map but inside the go command's, has no map. A kernel FORK
+// (misc 0) clones, and perf then finds the go command's leftover tail.
+func TestSynthesizedForkDoesNotCloneMaps(t *testing.T) {
+	const goCmd, test = 6820, 8429
+	tests := []struct {
+		name    string
+		misc    uint16
+		wantDSO string // "" for no map
+	}{
+		{"synthesized", MiscForkExec, ""},
+		{"kernel", 0, "/usr/local/go/bin/go"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachImpl(t, func(t *testing.T, m *Machine) {
+				m.ForkMisc(goCmd, 6765, goCmd, 6765, tc.misc)
+				must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: goCmd, Tid: goCmd, Addr: 0x400000, Len: 0x69e000, Filename: "/usr/local/go/bin/go", Prot: 5}))
+				m.ForkMisc(goCmd, goCmd, 6821, goCmd, tc.misc)
+				m.ForkMisc(test, goCmd, test, goCmd, tc.misc)
+				must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: test, Tid: test, Addr: 0x400000, Len: 0x330000, Filename: "/tmp/go-build942201489/b312/symbols.test", Prot: 5}))
+				must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: test, Tid: test, Addr: 0x7ff37752f000, Len: 0x156000, Pgoff: 0x26000, Filename: "/usr/lib/x86_64-linux-gnu/libc.so.6", Prot: 5}))
+				m.ForkMisc(test, test, 8433, test, tc.misc)
+				for _, tid := range []uint32{test, 8433} {
+					got, ok := m.Resolve(CPUModeUser, test, tid, 0xa27f94)
+					if ok != (tc.wantDSO != "") || got.DSO != tc.wantDSO {
+						t.Errorf("tid %d: 0xa27f94 resolves to %v %v, want %q", tid, got, ok, tc.wantDSO)
+					}
+					if got, ok := m.Resolve(CPUModeUser, test, tid, 0x627f94); !ok || got.DSO != "/tmp/go-build942201489/b312/symbols.test" {
+						t.Errorf("tid %d: 0x627f94 resolves to %v %v", tid, got, ok)
+					}
+				}
+				// The go command keeps its own map either way.
+				if got, ok := m.Resolve(CPUModeUser, goCmd, 6821, 0xa27f94); !ok || got.DSO != "/usr/local/go/bin/go" {
+					t.Errorf("go command: %v %v", got, ok)
+				}
+			})
+		})
+	}
+}
+
+// TestForkErroneousParent: a known thread ptid of another process than
+// the FORK's ppid is replaced (perf's "removing erroneous parent
+// thread"), so the child copies the maps of a fresh, empty parent.
+func TestForkErroneousParent(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, m *Machine) {
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: 10, Tid: 11, Addr: 0x1000, Len: 0x1000, Filename: "/bin/old", Prot: 5}))
+		m.Fork(30, 20, 30, 11) // ptid 11 now claims pid 20
+		if _, ok := m.Resolve(CPUModeUser, 30, 30, 0x1800); ok {
+			t.Error("child cloned the maps of the erroneous parent")
+		}
+		if p, ok := m.Thread(11); !ok || p.Pid != 20 {
+			t.Errorf("thread 11: %+v %v", p, ok)
+		}
+	})
+}
+
+// TestUpdateThreadPid: a thread first seen with pid -1 joins its leader's
+// maps once a record names its pid (machine__update_thread_pid).
+func TestUpdateThreadPid(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, m *Machine) {
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: 40, Tid: 40, Addr: 0x1000, Len: 0x1000, Filename: "/bin/x", Prot: 5}))
+		if _, ok := m.Resolve(CPUModeUser, ^uint32(0), 41, 0x1800); ok {
+			t.Fatal("thread of unknown pid found a map")
+		}
+		if got, ok := m.Resolve(CPUModeUser, 40, 41, 0x1800); !ok || got.DSO != "/bin/x" {
+			t.Errorf("after the pid is known: %v %v", got, ok)
+		}
+	})
+}

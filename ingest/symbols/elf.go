@@ -50,9 +50,9 @@ func ELF(path string) (*Table, error) {
 //     memsz), or st_value - (sh_addr - sh_offset) when none does
 //     (perf always adjusts user-space symbols: symsrc__init sets
 //     adjust_symbols for DSO_SPACE__USER, whatever e_type is).
-//   - Size st_size (0 stays 0); binding from st_info; names are not
-//     demangled except OCaml ("caml" + upper case), as this perf is built
-//     without libbfd or libiberty.
+//   - Size st_size (0 stays 0); binding from st_info; the name demangled
+//     as perf's demangle_sym does when it creates the symbol (see
+//     [Demangle]), so duplicate resolution compares demangled names.
 //   - symbols__fixup_end (is_kallsyms false: a zero-size symbol ends where
 //     the next starts; the last ends at roundup(start, 4096) + 4096), then
 //     symbols__fixup_duplicate.
@@ -60,7 +60,7 @@ func ELF(path string) (*Table, error) {
 //     file, when it has .dynsym, a .rela.plt or .rel.plt linked to it, and
 //     a .plt: for each relocation in order, a global function
 //     "NAME@plt" (NAME from the relocation's .dynsym entry, "" for index
-//     0) of plt_entry_size bytes at .plt's sh_offset + plt_header_size + i
+//     0, demangled first) of plt_entry_size bytes at .plt's sh_offset + plt_header_size + i
 //   - plt_entry_size, where both sizes are .plt's sh_entsize except on
 //     ARM (20, 12), AArch64 (32, 16), SPARC (48, 12) and SPARCv9 (128,
 //     32). These are inserted after the fix-ups and may overlap other
@@ -170,10 +170,7 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 		} else {
 			value -= sec.Addr - sec.Offset
 		}
-		name := s.Name
-		if d, ok := ocamlDemangle(name); ok {
-			name = d
-		}
+		name := Demangle(s.Name)
 		end := value
 		if s.Size != 0 {
 			end = value + s.Size
@@ -310,10 +307,7 @@ func synthesizePLT(b *builder, f *elf.File) error {
 			name = cstring(strs, uint64(bo.Uint32(symData[q:])))
 			lastName = name
 		}
-		if d, ok := ocamlDemangle(name); ok {
-			name = d
-		}
-		name += "@plt"
+		name = Demangle(name) + "@plt"
 		if len(name) > 1023 { // snprintf into char[1024]
 			name = name[:1023]
 		}

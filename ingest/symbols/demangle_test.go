@@ -1,0 +1,82 @@
+package symbols
+
+import "testing"
+
+// TestDemangle checks Demangle against names perf 6.1 printed on this
+// machine (libstdc++ and g++ -O2 programs; see the live tests in
+// ingest/attrib) and against perf's and libiberty's rules.
+func TestDemangle(t *testing.T) {
+	tests := []struct{ in, want string }{
+		// C++ without parameters (DMGL_NO_OPTS), as perf script printed.
+		{"_ZSt15future_categoryv", "std::future_category"},
+		{"_ZNSt6locale5facet18_S_create_c_localeERP15__locale_structPKcS2_", "std::locale::facet::_S_create_c_locale"},
+		{"_ZNSt11__timepunctIcEC2EPSt17__timepunct_cacheIcEm", "std::__timepunct<char>::__timepunct"},
+		{"_ZNSt18__moneypunct_cacheIwLb0EED0Ev", "std::__moneypunct_cache<wchar_t, false>::~__moneypunct_cache"},
+		{"_ZNSt9basic_iosIwSt11char_traitsIwEE4initEPSt15basic_streambufIwS1_E", "std::basic_ios<wchar_t, std::char_traits<wchar_t> >::init"},
+		// A special name keeps the inner function's parameters.
+		{"_ZTv0_n24_NSt13basic_ostreamIwSt11char_traitsIwEED0Ev", "virtual thunk to std::basic_ostream<wchar_t, std::char_traits<wchar_t> >::~basic_ostream()"},
+		{"_ZGVZ4mainE1x", "guard variable for main::x"},
+		// Operators, const methods.
+		{"_ZNK2ns3BoxIdLi8EEclEi", "ns::Box<double, 8>::operator()"},
+		{"_ZN2ns3BoxIdLi8EEpLERKS1_", "ns::Box<double, 8>::operator+="},
+		// Clone suffixes and anything after the encoding are dropped.
+		{"_ZN2ns4spinEmi.constprop.0", "ns::spin"},
+		{"_ZN2ns4rareEPKc.cold", "ns::rare"},
+		{"_ZN2ns12_GLOBAL__N_19anon_spinEm.isra.0", "ns::(anonymous namespace)::anon_spin"},
+		{"_Z3foov@GLIBCXX_3.4", "foo"},
+		// Not mangled: unchanged.
+		{"main", "main"},
+		{"_GLOBAL__sub_I_main", "_GLOBAL__sub_I_main"},
+		{"_Z", "_Z"},
+		{"___Z3foov_block_invoke", "___Z3foov_block_invoke"}, // clang blocks: not libiberty
+		// Rust legacy (libiberty rust_demangle): hash hidden, escapes.
+		{"_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write"},
+		{"_ZN4core3fmt5write17h0123456789abcdefE.llvm.1234", "core::fmt::write"},
+		{"_ZN59_$LT$core..fmt..Arguments$u20$as$u20$core..fmt..Display$GT$3fmt17h0123456789abcdefE", "<core::fmt::Arguments as core::fmt::Display>::fmt"},
+		{"_ZN3foo28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE", "foo::{{closure}}"},
+		// Fewer than 5 distinct hash digits: not Rust; C++ demangles it
+		// and rust_is_mangled (5..15 digits) rejects it too.
+		{"_ZN3foo17h0000000000000000E", "foo::h0000000000000000"},
+		// All 16 digits: Rust for libiberty, not for perf's check.
+		{"_ZN3foo3bar17h0123456789abcdefE", "foo::bar"},
+		// OCaml and Java fallbacks.
+		{"camlStdlib__list__map_123", "Stdlib.list.map_123"},
+		{"Ljava/lang/String;length()I", "java.lang.String.length()"},
+		{"LFoo;bar(ILjava/lang/Object;[J)V", "Foo.bar(int, java.lang.Object, long[])"},
+		{"main.(*T).Method", "main.(*T).Method"},
+	}
+	for _, tc := range tests {
+		if got := Demangle(tc.in); got != tc.want {
+			t.Errorf("Demangle(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestRustDemangleSym covers perf's in-place rewrite of a C++-demangled
+// legacy Rust name (demangle-rust.c).
+func TestRustDemangleSym(t *testing.T) {
+	tests := []struct {
+		in        string
+		isMangled bool
+		want      string
+	}{
+		{"core::fmt::write::h0123456789abcdee", true, "core::fmt::write"},
+		{"_$LT$a..B$u20$as$u20$c..D$GT$::f::h0123456789abcdee", true, "<a::B as c::D>::f"},
+		{"a.b::f::h0123456789abcdee", true, "a-b::f"},
+		{"a::f::h0000000000000000", false, ""},       // 1 distinct digit
+		{"a::f::h0123456789abcdef", false, ""},       // 16 distinct digits
+		{"a$u3b$b::f::h0123456789abcdee", false, ""}, // unknown escape
+		{"a...b::f::h0123456789abcdee", false, ""},
+		{"f::h0123", false, ""},
+	}
+	for _, tc := range tests {
+		if got := rustIsMangled(tc.in); got != tc.isMangled {
+			t.Errorf("rustIsMangled(%q) = %v", tc.in, got)
+		}
+		if tc.isMangled {
+			if got := rustDemangleSym(tc.in); got != tc.want {
+				t.Errorf("rustDemangleSym(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		}
+	}
+}
