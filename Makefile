@@ -52,8 +52,8 @@ bench-full:
 bench-ci:
 	@$(MAKE) --no-print-directory bench MAXN=10000 BENCHTIME=0.1s BENCHOUT=bench-ci.out MIN_SPEEDUP=10
 
-# perf-bench makes a large system-wide recording with callchains
-# (scripts/bigrecord.sh: PERF_BENCH_SECONDS of two busy CPUs at 25 kHz;
+# perf-bench makes a large system-wide recording, with callchains when
+# PERF_BENCH_G=-g (scripts/bigrecord.sh: PERF_BENCH_SECONDS of two busy CPUs at 25 kHz;
 # needs root and perf) in PERF_BENCH_DIR, then runs kbench report -format
 # table and perf report --stdio --sort dso,sym --no-children on it,
 # PERF_BENCH_RUNS times each, and prints each run's wall time, peak RSS
@@ -63,13 +63,14 @@ PERF_BENCH_DIR     ?= /tmp/kmapindex-perf-bench
 PERF_BENCH_SECONDS ?= 8
 PERF_BENCH_RUNS    ?= 3
 PERF_BENCH_RECORD  ?= 1
+PERF_BENCH_G       ?=
 
 .PHONY: perf-bench
 perf-bench:
 	@test -x /usr/bin/time || { echo "make perf-bench: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 1; }
 	@if [ "$(PERF_BENCH_RECORD)" != 0 ] || [ ! -s $(PERF_BENCH_DIR)/big.data ]; then \
-	  echo scripts/bigrecord.sh $(PERF_BENCH_DIR) $(PERF_BENCH_SECONDS); \
-	  scripts/bigrecord.sh $(PERF_BENCH_DIR) $(PERF_BENCH_SECONDS); \
+	  echo scripts/bigrecord.sh $(PERF_BENCH_DIR) $(PERF_BENCH_SECONDS) $(PERF_BENCH_G); \
+	  scripts/bigrecord.sh $(PERF_BENCH_DIR) $(PERF_BENCH_SECONDS) $(PERF_BENCH_G); \
 	fi
 	$(GO) build -o $(PERF_BENCH_DIR)/kbench ./cmd/kbench
 	@d=$(PERF_BENCH_DIR); f=$$d/big.data; : > $$d/times; \

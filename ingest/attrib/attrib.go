@@ -221,7 +221,7 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 				Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: rec.Prot, Flags: rec.Flags,
 			}}
 		case *perfdata.Fork:
-			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid}
+			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid, misc: rec.Misc}
 		case *perfdata.Exit:
 			e = event{kind: evExit, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid}
 		case *perfdata.Ksymbol:
@@ -328,7 +328,7 @@ func (a *attributor) deliver(e *event) error {
 			return fmt.Errorf("attrib: mmap %s: %w", e.mmap.Filename, err)
 		}
 	case evFork:
-		a.m.Fork(e.pid, e.ppid, e.tid, e.ptid)
+		a.m.ForkMisc(e.pid, e.ppid, e.tid, e.ptid, e.misc)
 	case evExit:
 		a.m.Exit(e.pid, e.tid)
 	case evKsymbol:

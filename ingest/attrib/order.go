@@ -29,6 +29,7 @@ type event struct {
 	period    uint64
 	callchain []uint64
 	// side band
+	misc       uint16 // FORK: the record's misc (machine.MiscForkExec)
 	mmap       machine.Mmap
 	ppid, ptid uint32
 	ksym       machine.Ksymbol
