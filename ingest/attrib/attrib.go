@@ -128,6 +128,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		m:    m,
 		res:  &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]uint64), BySym: make(map[Key]uint64)},
 	}
+	load := prepareKernel(opts.LoadKallsyms)
 	batches := make(chan []event, 8)
 	free := make(chan []event, 10)
 	errc := make(chan error, 1)
@@ -145,7 +146,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			// Build ids come from the features: file mode has them before
 			// the first record; pipe mode, as HEADER_BUILD_ID records go by.
 			buildIDs = buildIDMap(r.Features())
-			a.sym = newSymbolizer(opts.Kallsyms, opts.LoadKallsyms, buildIDs, opts.DebugDir, a.moduleMaps)
+			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.moduleMaps)
 			m.OnKernelLoad = a.sym.kernelRange
 		}
 		for i := range batch {
@@ -173,7 +174,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		return nil, runErr
 	}
 	if a.sym == nil {
-		a.sym = newSymbolizer(opts.Kallsyms, opts.LoadKallsyms, buildIDMap(r.Features()), opts.DebugDir, a.moduleMaps)
+		a.sym = newSymbolizer(opts.Kallsyms, load, buildIDMap(r.Features()), opts.DebugDir, a.moduleMaps)
 	}
 	if err := o.finish(); err != nil {
 		return nil, err
@@ -187,6 +188,33 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	a.res.Stats = r.Stats()
 	return a.res, nil
+}
+
+// prepareKernel runs load in the background and builds the kernel symbol
+// tables for a machine without module maps there too, so that both
+// overlap decoding; nil for a nil load.
+func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Symbol, *symbols.KernelTables, error) {
+	if load == nil {
+		return nil
+	}
+	type prepared struct {
+		syms []kallsyms.Symbol
+		kt   *symbols.KernelTables
+		err  error
+	}
+	c := make(chan prepared, 1)
+	go func() {
+		ks, err := load()
+		var kt *symbols.KernelTables
+		if err == nil && ks != nil {
+			kt = symbols.Kernel(ks, nil)
+		}
+		c <- prepared{ks, kt, err}
+	}()
+	return func() ([]kallsyms.Symbol, *symbols.KernelTables, error) {
+		p := <-c
+		return p.syms, p.kt, p.err
+	}
 }
 
 // evRound marks a FINISHED_ROUND in a batch.
@@ -211,23 +239,23 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 		var e event
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
-			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: rec.Period}
+			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP}
 			if wantChains && len(rec.Callchain) > 0 {
 				e.callchain = append([]uint64(nil), rec.Callchain...)
 			}
 		case *perfdata.Mmap:
-			e = event{kind: evMmap, time: rec.SampleID.Time, mmap: machine.Mmap{
+			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{mmap: machine.Mmap{
 				CPUMode: uint8(rec.CPUMode()), Pid: rec.Pid, Tid: rec.Tid, Addr: rec.Addr, Len: rec.Len,
 				Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: rec.Prot, Flags: rec.Flags,
-			}}
+			}}}
 		case *perfdata.Fork:
 			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid, misc: rec.Misc}
 		case *perfdata.Exit:
 			e = event{kind: evExit, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid}
 		case *perfdata.Ksymbol:
-			e = event{kind: evKsymbol, time: rec.SampleID.Time, ksym: machine.Ksymbol{
+			e = event{kind: evKsymbol, time: rec.SampleID.Time, side: &sideband{ksym: machine.Ksymbol{
 				Addr: rec.Addr, Len: rec.Len, Type: rec.KsymType, Unregister: rec.Unregister(), Name: rec.Name,
-			}}
+			}}}
 		case *perfdata.FinishedRound:
 			e = event{kind: evRound}
 		default:
@@ -324,16 +352,16 @@ func (a *attributor) deliver(e *event) error {
 	case evSample:
 		return a.sample(e)
 	case evMmap:
-		if err := a.m.Mmap(e.mmap); err != nil {
-			return fmt.Errorf("attrib: mmap %s: %w", e.mmap.Filename, err)
+		if err := a.m.Mmap(e.side.mmap); err != nil {
+			return fmt.Errorf("attrib: mmap %s: %w", e.side.mmap.Filename, err)
 		}
 	case evFork:
 		a.m.ForkMisc(e.pid, e.ppid, e.tid, e.ptid, e.misc)
 	case evExit:
 		a.m.Exit(e.pid, e.tid)
 	case evKsymbol:
-		if err := a.m.Ksymbol(e.ksym); err != nil {
-			return fmt.Errorf("attrib: ksymbol %s: %w", e.ksym.Name, err)
+		if err := a.m.Ksymbol(e.side.ksym); err != nil {
+			return fmt.Errorf("attrib: ksymbol %s: %w", e.side.ksym.Name, err)
 		}
 	}
 	return nil

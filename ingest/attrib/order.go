@@ -18,21 +18,25 @@ const (
 )
 
 // event is a record copied out of the reader (whose buffers are reused)
-// with only what attribution needs.
+// with only what attribution needs, kept small: samples are most of them,
+// and the orderer moves events around.
 type event struct {
-	kind eventKind
-	time uint64
-	// sample
-	cpumode   uint8
-	pid, tid  uint32
+	time      uint64
 	ip        uint64
-	period    uint64
 	callchain []uint64
-	// side band
-	misc       uint16 // FORK: the record's misc (machine.MiscForkExec)
-	mmap       machine.Mmap
-	ppid, ptid uint32
-	ksym       machine.Ksymbol
+	side      *sideband // MMAP, KSYMBOL
+	pid, tid  uint32
+	ppid      uint32 // FORK
+	ptid      uint32 // FORK
+	misc      uint16 // FORK: the record's misc (machine.MiscForkExec)
+	kind      eventKind
+	cpumode   uint8
+}
+
+// sideband holds the payload of the rarer records.
+type sideband struct {
+	mmap machine.Mmap
+	ksym machine.Ksymbol
 }
 
 // orderer reproduces perf's ordered_events (util/ordered-events.c) as perf
@@ -44,6 +48,8 @@ type event struct {
 // timestamp (0, or no PERF_SAMPLE_TIME) are delivered at once.
 type orderer struct {
 	queue     []event
+	spare     []event // the other buffer of queue
+	keys      []orderKey
 	maxTime   uint64
 	nextFlush uint64
 	deliver   func(*event) error
@@ -65,31 +71,50 @@ func (o *orderer) round() error {
 	return err
 }
 
-// flush delivers queued events with time <= limit, in time order.
+// flush delivers queued events with time <= limit, in time order. It
+// sorts small (time, position) keys rather than the events themselves.
 func (o *orderer) flush(limit uint64) error {
 	if len(o.queue) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(o.queue, func(a, b event) int {
+	o.keys = o.keys[:0]
+	for i := range o.queue {
+		o.keys = append(o.keys, orderKey{o.queue[i].time, int32(i)})
+	}
+	slices.SortFunc(o.keys, func(a, b orderKey) int {
 		switch {
 		case a.time < b.time:
 			return -1
 		case a.time > b.time:
 			return 1
 		}
-		return 0
+		return int(a.pos - b.pos) // equal times keep file order
 	})
 	n := 0
-	for n < len(o.queue) && o.queue[n].time <= limit {
-		if err := o.deliver(&o.queue[n]); err != nil {
+	for n < len(o.keys) && o.keys[n].time <= limit {
+		if err := o.deliver(&o.queue[o.keys[n].pos]); err != nil {
 			return err
 		}
 		n++
 	}
-	rest := copy(o.queue, o.queue[n:])
-	clear(o.queue[rest:])
-	o.queue = o.queue[:rest]
+	if n == len(o.queue) {
+		clear(o.queue)
+		o.queue = o.queue[:0]
+		return nil
+	}
+	rest := o.spare[:0]
+	for _, k := range o.keys[n:] {
+		rest = append(rest, o.queue[k.pos])
+	}
+	clear(o.queue)
+	o.queue, o.spare = rest, o.queue[:0]
 	return nil
+}
+
+// orderKey is an event's timestamp and position in the queue.
+type orderKey struct {
+	time uint64
+	pos  int32
 }
 
 // finish delivers everything left.

@@ -16,8 +16,10 @@ import (
 // symbolizer names the symbol of a resolved address the way perf 6.1
 // does, loading each DSO's symbols once, on first use.
 type symbolizer struct {
-	kallsyms   []kallsyms.Symbol // nil: no kernel symbols
-	load       func() ([]kallsyms.Symbol, error)
+	kallsyms []kallsyms.Symbol // nil: no kernel symbols
+	// load, when set, delivers kallsyms and the kernel tables built from
+	// them for a machine without module maps, prepared in the background.
+	load       func() ([]kallsyms.Symbol, *symbols.KernelTables, error)
 	err        error // from load
 	kernel     *symbols.KernelTables
 	buildIDs   map[string][]byte // DSO name → build id, from the recording
@@ -27,7 +29,7 @@ type symbolizer struct {
 	kernelMods func() []index.Map // the kernel's module maps, for the split
 }
 
-func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, error), buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
+func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, *symbols.KernelTables, error), buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
 	return &symbolizer{
 		kallsyms:   ks,
 		load:       load,
@@ -43,8 +45,12 @@ func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, error),
 // maps__split_kallsyms) with the module maps present at first use.
 func (s *symbolizer) kernelTables() *symbols.KernelTables {
 	if s.load != nil {
-		s.kallsyms, s.err = s.load()
+		var pre *symbols.KernelTables
+		s.kallsyms, pre, s.err = s.load()
 		s.load = nil
+		if len(s.kernelMods()) == 0 {
+			s.kernel = pre // the split needs no module maps
+		}
 	}
 	if s.kernel == nil && s.kallsyms != nil {
 		s.kernel = symbols.Kernel(s.kallsyms, s.kernelMods())

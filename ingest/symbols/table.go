@@ -311,6 +311,9 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 	if len(t.syms) == 0 {
 		return t
 	}
+	if keep == nil && b.flatten(t) {
+		return t
+	}
 	// symbols__find's comparisons change outcome only at a start, start+1,
 	// an end or end+1, so the answer is constant between those points.
 	pts := make([]uint64, 0, 4*len(index)+1)
@@ -339,6 +342,48 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 	t.bounds = slices.Clip(t.bounds)
 	t.which = slices.Clip(t.which)
 	return t
+}
+
+// flatten builds t's lookup segments directly when the symbols, in tree
+// order, do not overlap (each ends at or before the next one's start, as
+// after the kallsyms end fix-up): then symbols__find answers with the one
+// symbol holding an address whatever the tree's shape, [start, end), or
+// just start for a zero-size symbol. It reports false, leaving t alone,
+// when symbols overlap and the tree walk is needed.
+func (b *builder) flatten(t *Table) bool {
+	for i := 1; i < len(t.syms); i++ {
+		if t.syms[i-1].end > t.syms[i].start || t.syms[i-1].start == t.syms[i].start {
+			return false
+		}
+	}
+	bounds := make([]uint64, 0, 2*len(t.syms)+1)
+	which := make([]int32, 0, 2*len(t.syms)+1)
+	add := func(p uint64, w int32) {
+		if n := len(bounds); n > 0 && bounds[n-1] == p {
+			which[n-1] = w
+			return
+		}
+		if n := len(which); n > 0 && which[n-1] == w {
+			return
+		}
+		bounds, which = append(bounds, p), append(which, w)
+	}
+	add(0, -1)
+	for i, s := range t.syms {
+		end := s.end
+		switch {
+		case end == s.start:
+			end = s.start + 1 // a zero-size symbol holds its start only
+		case end < s.start:
+			continue // an end that wrapped past 2^64: the walk never stops here
+		}
+		add(s.start, int32(i))
+		if end != 0 { // start == 2^64-1, zero-size: holds the top address
+			add(end, -1)
+		}
+	}
+	t.bounds, t.which = bounds, which
+	return true
 }
 
 // Build returns the table perf builds from syms when it loads them the way
