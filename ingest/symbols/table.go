@@ -297,7 +297,10 @@ func (b *builder) find(ip uint64) int32 {
 func (b *builder) table(keep func(*entry) bool) *Table {
 	t := &Table{}
 	var arena strings.Builder
-	index := make(map[int32]int32) // builder index → table index
+	index := make([]int32, len(b.syms)) // builder index → table index, -1 for none
+	for i := range index {
+		index[i] = -1
+	}
 	for nd := b.tree.first(); nd != nil; nd = next(nd) {
 		e := &b.syms[nd.sym]
 		if keep != nil && !keep(e) {
@@ -316,7 +319,7 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 	}
 	// symbols__find's comparisons change outcome only at a start, start+1,
 	// an end or end+1, so the answer is constant between those points.
-	pts := make([]uint64, 0, 4*len(index)+1)
+	pts := make([]uint64, 0, 4*len(t.syms)+1)
 	pts = append(pts, 0)
 	for nd := b.tree.first(); nd != nil; nd = next(nd) {
 		e := &b.syms[nd.sym]
@@ -328,9 +331,7 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 	for _, p := range pts {
 		w := int32(-1)
 		if i := b.find(p); i >= 0 {
-			if ti, ok := index[i]; ok {
-				w = ti
-			}
+			w = index[i]
 		}
 		if w == last {
 			continue
