@@ -13,6 +13,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // runKmodsec implements "kbench kmodsec": dump and write KMOD_SEC_MAP
@@ -21,7 +22,8 @@ import (
 func runKmodsec(args []string, stdout, stderr io.Writer) error {
 	const usage = `usage:
   kbench kmodsec dump [-type N] FILE
-	print the KMOD_SEC_MAP records of a bare record stream (kmodsec.data)
+	print the KMOD_SEC_MAP records of a perf.data file or of a bare
+	record stream (kmodsec.data)
   kbench kmodsec write -corpus DIR -o FILE [-type N] [-be] [-prefix P]
 	write the records of a corpus's modules (modules, sys/module/*/sections,
 	ko/*.ko) as a bare record stream
@@ -39,11 +41,19 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 		}
 		defer f.Close()
 		br := bufio.NewReader(f)
+		var recs []kmodsec.Record
+		var order binary.ByteOrder
 		if head, _ := br.Peek(8); kmodsec.IsPerfData(head) {
-			return fmt.Errorf("dump %s: perf.data input not supported yet; give a bare record stream (kmodsec.data)", name)
-		}
-		recs, order, err := kmodsec.ReadStream(br, typ)
-		if err != nil {
+			r, err := perfdata.Open(name)
+			if err != nil {
+				return fmt.Errorf("dump: %w", err)
+			}
+			defer r.Close()
+			if recs, err = kmodsec.FromPerfData(r, typ); err != nil {
+				return fmt.Errorf("dump %s: %w", name, err)
+			}
+			order = r.ByteOrder()
+		} else if recs, order, err = kmodsec.ReadStream(br, typ); err != nil {
 			return fmt.Errorf("dump %s: %w", name, err)
 		}
 		w := bufio.NewWriter(stdout)

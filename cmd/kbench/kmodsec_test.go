@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // kmodsecTestCorpus writes a corpus directory with two modules: my_mod, with a
@@ -147,7 +148,7 @@ func TestKmodsecErrors(t *testing.T) {
 		{"unknown", []string{"frob"}, `unknown subcommand "frob"`},
 		{"dump no file", []string{"dump"}, "want exactly one FILE"},
 		{"dump missing", []string{"dump", filepath.Join(tmp, "nope")}, "no such file"},
-		{"dump perf.data", []string{"dump", perfData}, "perf.data input not supported yet"},
+		{"dump perf.data", []string{"dump", perfData}, "header size 0"},
 		{"dump garbage", []string{"dump", garbage}, "neither is the record type 83"},
 		{"dump bad type", []string{"dump", "-type", "4294967296", garbage}, "does not fit in 32 bits"},
 		{"write no corpus", []string{"write", "-o", filepath.Join(tmp, "x")}, "-corpus and -o are required"},
@@ -163,5 +164,34 @@ func TestKmodsecErrors(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tt.msg)
 			}
 		})
+	}
+}
+
+// dump reads KMOD_SEC_MAP records out of a perf.data file too.
+func TestKmodsecDumpPerfData(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "perf.data")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Hostname: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := kmodsec.Record{Misc: 1, Pid: -1, Start: 0xffffffffc0e5a000, Len: 0x5c3, Pgoff: 0x1c040, Section: ".noinstr.text", Path: "/lib/modules/6.2.0-rc1/kernel/arch/x86/kvm/kvm-amd.ko"}
+	if err := w.WriteRaw(kmodsec.Encode(rec, binary.LittleEndian, kmodsec.DefaultType, w.Attr().IDHdrSize())); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var out, errb bytes.Buffer
+	if err := runKmodsec([]string{"dump", name}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	want := "-1\t0xffffffffc0e5a000\t0x5c3\t0x1c040\t.noinstr.text\t/lib/modules/6.2.0-rc1/kernel/arch/x86/kvm/kvm-amd.ko\n"
+	if !strings.Contains(out.String(), "1 records of type 83") || !strings.HasSuffix(out.String(), want) {
+		t.Errorf("dump:\n%s", out.String())
 	}
 }

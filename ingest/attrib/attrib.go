@@ -22,6 +22,7 @@ import (
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/kmodsec"
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
@@ -47,6 +48,11 @@ type Options struct {
 	HideCallchain bool
 	// Progress, if set, is called with the file offset every so often.
 	Progress func(offset int64)
+	// KmodSecType is the record type of PERF_RECORD_KMOD_SEC_MAP (the
+	// proposal's 83 when 0; see ingest/kmodsec). Its section maps enter
+	// the kernel maps, so samples in a module's non-.text sections
+	// resolve to "[mod]section" and its symbols.
+	KmodSecType uint32
 }
 
 // Key names what a sample was attributed to.
@@ -133,7 +139,11 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	free := make(chan []event, 10)
 	errc := make(chan error, 1)
 	wantChains := opts.Script != nil && !opts.HideCallchain
-	go decode(r, batches, free, errc, opts.Progress, wantChains)
+	kmodsecType := opts.KmodSecType
+	if kmodsecType == 0 {
+		kmodsecType = kmodsec.DefaultType
+	}
+	go decode(r, batches, free, errc, opts.Progress, wantChains, kmodsecType)
 
 	var buildIDs map[string][]byte
 	o := &orderer{deliver: a.deliver}
@@ -223,7 +233,7 @@ const evRound eventKind = 255
 // decode reads records and sends copies of what attribution needs, in
 // file order, in batches (reused from free when the resolver has returned
 // them). Callchains are copied only when wanted.
-func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc chan<- error, progress func(int64), wantChains bool) {
+func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc chan<- error, progress func(int64), wantChains bool, kmodsecType uint32) {
 	defer close(out)
 	newBatch := func() []event {
 		select {
@@ -258,6 +268,21 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 			}}}
 		case *perfdata.FinishedRound:
 			e = event{kind: evRound}
+		case *perfdata.Unknown:
+			if uint32(rec.Type) != kmodsecType {
+				continue
+			}
+			raw := r.Raw()
+			km, err := kmodsec.Decode(raw.Data, raw.ByteOrder, raw.IDHdrSize)
+			if err != nil {
+				errc <- fmt.Errorf("attrib: KMOD_SEC_MAP record at file offset %#x: %w", raw.Offset, err)
+				return
+			}
+			var time uint64
+			if id, err := r.ParseSampleID(raw); err == nil {
+				time = id.Time
+			}
+			e = event{kind: evSectionMap, time: time, side: &sideband{sec: km.Map(), secPath: km.Path}}
 		default:
 			continue
 		}
@@ -363,6 +388,11 @@ func (a *attributor) deliver(e *event) error {
 		if err := a.m.Ksymbol(e.side.ksym); err != nil {
 			return fmt.Errorf("attrib: ksymbol %s: %w", e.side.ksym.Name, err)
 		}
+	case evSectionMap:
+		if err := a.m.SectionMap(e.side.sec); err != nil {
+			return fmt.Errorf("attrib: KMOD_SEC_MAP %s: %w", e.side.sec.DSO, err)
+		}
+		a.sym.sectionFiles[e.side.sec.DSO] = e.side.secPath
 	}
 	return nil
 }

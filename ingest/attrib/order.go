@@ -3,6 +3,7 @@ package attrib
 import (
 	"slices"
 
+	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/machine"
 )
 
@@ -15,6 +16,7 @@ const (
 	evFork
 	evExit
 	evKsymbol
+	evSectionMap
 )
 
 // event is a record copied out of the reader (whose buffers are reused)
@@ -35,8 +37,10 @@ type event struct {
 
 // sideband holds the payload of the rarer records.
 type sideband struct {
-	mmap machine.Mmap
-	ksym machine.Ksymbol
+	mmap    machine.Mmap
+	ksym    machine.Ksymbol
+	sec     index.Map // KMOD_SEC_MAP
+	secPath string    // its module file
 }
 
 // orderer reproduces perf's ordered_events (util/ordered-events.c) as perf

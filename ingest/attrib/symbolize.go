@@ -19,25 +19,29 @@ type symbolizer struct {
 	kallsyms []kallsyms.Symbol // nil: no kernel symbols
 	// load, when set, delivers kallsyms and the kernel tables built from
 	// them for a machine without module maps, prepared in the background.
-	load       func() ([]kallsyms.Symbol, *symbols.KernelTables, error)
-	err        error // from load
-	kernel     *symbols.KernelTables
-	buildIDs   map[string][]byte // DSO name → build id, from the recording
-	debugDir   string            // perf's build-id cache (~/.debug); "" for none
-	files      map[string]*symbols.Table
-	bpf        map[index.Map]*symbols.Table
-	kernelMods func() []index.Map // the kernel's module maps, for the split
+	load     func() ([]kallsyms.Symbol, *symbols.KernelTables, error)
+	err      error // from load
+	kernel   *symbols.KernelTables
+	buildIDs map[string][]byte // DSO name → build id, from the recording
+	debugDir string            // perf's build-id cache (~/.debug); "" for none
+	files    map[string]*symbols.Table
+	// sectionFiles maps a section map's DSO ("[mod].sec") to its module
+	// file, from KMOD_SEC_MAP records.
+	sectionFiles map[string]string
+	bpf          map[index.Map]*symbols.Table
+	kernelMods   func() []index.Map // the kernel's module maps, for the split
 }
 
 func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, *symbols.KernelTables, error), buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
 	return &symbolizer{
-		kallsyms:   ks,
-		load:       load,
-		buildIDs:   buildIDs,
-		debugDir:   debugDir,
-		files:      make(map[string]*symbols.Table),
-		bpf:        make(map[index.Map]*symbols.Table),
-		kernelMods: kernelMods,
+		kallsyms:     ks,
+		load:         load,
+		buildIDs:     buildIDs,
+		debugDir:     debugDir,
+		files:        make(map[string]*symbols.Table),
+		sectionFiles: make(map[string]string),
+		bpf:          make(map[index.Map]*symbols.Table),
+		kernelMods:   kernelMods,
 	}
 }
 
@@ -88,6 +92,8 @@ func (s *symbolizer) name(m index.Map, ip uint64) string {
 		}
 	case index.KindUser:
 		t = s.file(m.DSO)
+	case index.KindModuleSection:
+		t = s.section(m.DSO)
 	}
 	return t.Name(m.MapIP(ip))
 }
@@ -161,4 +167,22 @@ func matchesBuildID(path string, id []byte) bool {
 	defer f.Close()
 	got := symbols.BuildID(f)
 	return bytes.Equal(got, id)
+}
+
+// section returns the symbols of a module section map ("[mod].sec"), read
+// from the module file its KMOD_SEC_MAP record named; none when the file
+// is not there.
+func (s *symbolizer) section(dso string) *symbols.Table {
+	key := "section:" + dso
+	if t, ok := s.files[key]; ok {
+		return t
+	}
+	var t *symbols.Table
+	if path := s.sectionFiles[dso]; path != "" {
+		if i := strings.LastIndexByte(dso, ']'); i >= 0 {
+			t, _ = symbols.Section(path, dso[i+1:])
+		}
+	}
+	s.files[key] = t
+	return t
 }

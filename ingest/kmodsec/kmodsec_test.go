@@ -6,11 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // Test vectors T1–T3 of perf-maps-semantics.md §4.4, as hex dumps; "aa"
@@ -476,5 +479,42 @@ func TestNeverReadsStaleBytes(t *testing.T) {
 		if !reflect.DeepEqual(got, recT3) {
 			t.Errorf("fill %#x: %+v", fill, got)
 		}
+	}
+}
+
+// A KMOD_SEC_MAP at the proposal's type 83 whose bytes could pass for a
+// COMPRESSED2 header (a small pid read as data_size, a start address
+// whose low bytes are the zstd magic) is still read as a record, because
+// the recording has features and none of them is COMPRESSED.
+func TestFromPerfDataNotCompressed2(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "perf.data")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Hostname: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := Record{Misc: 1, Pid: 8, Start: 0xffffffc0fd2fb528, Len: 0x100, Pgoff: 0x40, Section: ".data", Path: "/k/m.ko"}
+	raw := Encode(rec, binary.LittleEndian, DefaultType, w.Attr().IDHdrSize())
+	if !HasZstdFrame(raw) {
+		t.Fatal("test record does not look like COMPRESSED2")
+	}
+	if err := w.WriteRaw(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, err := perfdata.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	recs, err := FromPerfData(r, DefaultType)
+	if err != nil || len(recs) != 1 || recs[0].Start != rec.Start || recs[0].Path != rec.Path || recs[0].Pid != 8 {
+		t.Fatalf("FromPerfData = %+v, %v", recs, err)
 	}
 }

@@ -270,6 +270,16 @@ func (m *Machine) Ksymbol(k Ksymbol) error {
 // (perf_event__synthesize_fork).
 const MiscForkExec = 1 << 13
 
+// SectionMap applies a KMOD_SEC_MAP record's map (kind
+// index.KindModuleSection): the section's load range wins over the coarse
+// module map it lies in.
+func (m *Machine) SectionMap(sec index.Map) error {
+	if sec.Start == sec.End {
+		return nil
+	}
+	return m.kernel.FixupOverlapAndInsert(sec)
+}
+
 // Fork applies a FORK record with misc 0, as the kernel writes it. See
 // ForkMisc.
 func (m *Machine) Fork(pid, ppid, tid, ptid uint32) { m.ForkMisc(pid, ppid, tid, ptid, 0) }

@@ -524,6 +524,24 @@ func (r *Reader) Next() bool {
 	}
 }
 
+// noCompressionFeature reports that the recording is known to have
+// features but not COMPRESSED, which perf writes whenever it compresses:
+// type 83 is then not COMPRESSED2 (the proposed KMOD_SEC_MAP record used
+// the same number). A file without any feature (hand-made) or whose
+// feature sections come later in a stream does not rule it out; the
+// payload checks of compressedPayload decide then.
+func (r *Reader) noCompressionFeature() bool {
+	if !r.featsRead || r.featErr != nil || r.features.Has(FeatCompressed) {
+		return false
+	}
+	for _, w := range r.hdr.Features {
+		if w != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // compressedPayload returns the zstd payload of a COMPRESSED or COMPRESSED2
 // record.
 func (r *Reader) compressedPayload(rec []byte) ([]byte, bool) {
@@ -531,7 +549,7 @@ func (r *Reader) compressedPayload(rec []byte) ([]byte, bool) {
 	case RecordCompressed:
 		return rec[8:], true
 	case RecordCompressed2:
-		if r.noCompressed2 || len(rec) < 16 {
+		if r.noCompressed2 || len(rec) < 16 || r.noCompressionFeature() {
 			return nil, false
 		}
 		n := r.bo.Uint64(rec[8:])

@@ -332,6 +332,18 @@ func (w *Writer) WriteSample(s *Sample) error {
 	return w.end(b, RecordSample)
 }
 
+// WriteRaw writes an already encoded record of a type the writer has no
+// method for (a tool record such as the proposed KMOD_SEC_MAP). rec must
+// be little-endian, hold its own header, and have header.size equal to
+// len(rec), a multiple of 8.
+func (w *Writer) WriteRaw(rec []byte) error {
+	if len(rec) < 8 || len(rec)%8 != 0 || int(wle.Uint16(rec[6:])) != len(rec) {
+		return fmt.Errorf("perfdata: writer: raw record of %d bytes with header.size %d", len(rec), wle.Uint16(rec[6:min(len(rec), 8)]))
+	}
+	b := append(w.buf[:0], rec...)
+	return w.end(b, RecordType(wle.Uint32(rec)))
+}
+
 // WriteFinishedRound writes PERF_RECORD_FINISHED_ROUND: the records
 // before it may be sorted and delivered.
 func (w *Writer) WriteFinishedRound() error {
