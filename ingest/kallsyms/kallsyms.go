@@ -56,11 +56,18 @@ func (s Symbol) IsFunction() bool {
 }
 
 // String formats s as a kallsyms line (without the newline).
+// The type is written as the byte it is, not as a UTF-8 rune, so that any
+// line Parse accepts formats back to itself.
 func (s Symbol) String() string {
+	b := fmt.Appendf(nil, "%016x ", s.Addr)
+	b = append(b, s.Type, ' ')
+	b = append(b, s.Name...)
 	if s.Module != "" {
-		return fmt.Sprintf("%016x %c %s\t[%s]", s.Addr, s.Type, s.Name, s.Module)
+		b = append(b, "\t["...)
+		b = append(b, s.Module...)
+		b = append(b, ']')
 	}
-	return fmt.Sprintf("%016x %c %s", s.Addr, s.Type, s.Name)
+	return string(b)
 }
 
 // A ParseError reports a line that cannot be accepted, or an error returned
