@@ -1,9 +1,14 @@
 package symbols
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 )
 
 // The direct flattening of non-overlapping symbols answers exactly as the
@@ -43,5 +48,55 @@ func TestFlattenMatchesTreeWalk(t *testing.T) {
 		if !slices.Equal(fast.Symbols(), slow.Symbols()) {
 			t.Fatalf("iter %d: symbols differ", iter)
 		}
+	}
+}
+
+// kernelSorted (no tree) gives the same tables as kernelTree whenever it
+// applies, on random kallsyms with duplicates, modules, [bpf] tags, the
+// entry trampoline and weak and local symbols.
+func TestKernelSortedMatchesTree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	types := []byte("TtWwDdBbRrA")
+	mods := []index.Map{{Start: 0x10000, End: 0x20000, DSO: "[m1]"}, {Start: 0x30000, End: 0x40000, DSO: "[m2]"}}
+	applied := 0
+	for range 500 {
+		var syms []kallsyms.Symbol
+		for range 1 + rng.IntN(80) {
+			s := kallsyms.Symbol{Addr: uint64(rng.IntN(64)) * 0x800, Type: types[rng.IntN(len(types))], Name: fmt.Sprintf("%sf%d", strings.Repeat("_", rng.IntN(3)), rng.IntN(20))}
+			switch rng.IntN(8) {
+			case 0:
+				s.Module = "m1"
+			case 1:
+				s.Module = "bpf"
+			case 2:
+				s.Name = entryTrampolineName
+			}
+			syms = append(syms, s)
+		}
+		want := kernelTree(syms, mods)
+		got, ok := kernelSorted(syms, mods)
+		if !ok {
+			continue
+		}
+		applied++
+		if !slices.Equal(got.Kernel.Symbols(), want.Kernel.Symbols()) || got.Start != want.Start || got.End != want.End {
+			t.Fatalf("kernel tables differ:\nsorted %v\ntree   %v", got.Kernel.Symbols(), want.Kernel.Symbols())
+		}
+		for a := uint64(0); a < 64*0x800+0x2000; a += 0x100 {
+			if g, w := got.Kernel.Name(a), want.Kernel.Name(a); g != w {
+				t.Fatalf("Name(%#x) = %s, tree %s", a, g, w)
+			}
+		}
+		if len(got.Modules) != len(want.Modules) {
+			t.Fatalf("modules %d vs %d", len(got.Modules), len(want.Modules))
+		}
+		for name, w := range want.Modules {
+			if !slices.Equal(got.Modules[name].Symbols(), w.Symbols()) {
+				t.Fatalf("module %s differs", name)
+			}
+		}
+	}
+	if applied < 100 {
+		t.Errorf("the sorted path applied to only %d of 500 cases", applied)
 	}
 }

@@ -1,6 +1,8 @@
 package symbols
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -60,7 +62,16 @@ type KernelTables struct {
 // name, same address), and only the map's DSO name would differ. This
 // never happens on x86_64, where modules lie above the kernel.
 func Kernel(syms []kallsyms.Symbol, modules []index.Map) *KernelTables {
-	var b builder
+	if kt, ok := kernelSorted(syms, modules); ok {
+		return kt
+	}
+	return kernelTree(syms, modules)
+}
+
+// kallsymsEntries returns the symbols perf keeps from kallsyms lines, in
+// file order (map__process_kallsym_symbol).
+func kallsymsEntries(syms []kallsyms.Symbol) []entry {
+	out := make([]entry, 0, len(syms))
 	for _, s := range syms {
 		if !kallsymsTypeFilter(s.Type) || strings.HasPrefix(s.Name, "$") {
 			continue
@@ -69,53 +80,141 @@ func Kernel(syms []kallsyms.Symbol, modules []index.Map) *KernelTables {
 		if s.Module != "" {
 			name += "\t[" + s.Module + "]"
 		}
-		b.insert(entry{start: s.Addr, end: s.Addr, name: name, binding: kallsymsBinding(s.Type)})
+		out = append(out, entry{start: s.Addr, end: s.Addr, name: name, binding: kallsymsBinding(s.Type)})
+	}
+	return out
+}
+
+// kernelSorted computes Kernel without replaying perf's tree, which
+// matters only for lookups among overlapping symbols. Every kallsyms
+// symbol starts with zero size, so the tree's in-order walk is the
+// symbols sorted by start, equal starts in file order; the end fix-up and
+// the duplicate fix-up (a fold keeping choose_best_symbol's pick of each
+// run of equal starts) then run over that order, and the split takes the
+// tagged symbols out. If the kernel table's symbols then overlap (the
+// rounding at a kernel/module boundary can do that), it reports false and
+// Kernel replays the tree.
+func kernelSorted(syms []kallsyms.Symbol, modules []index.Map) (*KernelTables, bool) {
+	es := kallsymsEntries(syms)
+	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.start, b.start) })
+	for i := 0; i+1 < len(es); i++ { // symbols__fixup_end(is_kallsyms)
+		prev, curr := &es[i], &es[i+1]
+		if prev.end == prev.start {
+			if strings.Contains(prev.name, "[") != strings.Contains(curr.name, "[") {
+				prev.end = roundup4K(prev.end + 4096)
+			} else {
+				prev.end = curr.start
+			}
+		}
+	}
+	if n := len(es); n > 0 && es[n-1].end == es[n-1].start {
+		es[n-1].end = roundup4K(es[n-1].start) + 4096
+	}
+	kept := es[:0] // symbols__fixup_duplicate
+	for _, e := range es {
+		if n := len(kept); n > 0 && kept[n-1].start == e.start {
+			if !chooseBest(&kept[n-1], &e) {
+				kept[n-1] = e
+			}
+			continue
+		}
+		kept = append(kept, e)
+	}
+	var kernel builder
+	split := newSplitter(modules)
+	for _, e := range kept {
+		name, tag, isMod := strings.Cut(e.name, "\t")
+		switch {
+		case isMod:
+			split.add(tag, name, e)
+		case name == entryTrampolineName:
+		default:
+			kernel.syms = append(kernel.syms, e)
+		}
+	}
+	t := &Table{}
+	var arena strings.Builder
+	for _, e := range kernel.syms {
+		t.syms = append(t.syms, sym{start: e.start, end: e.end, off: uint32(arena.Len()), n: uint32(len(e.name))})
+		arena.WriteString(e.name)
+	}
+	t.names = arena.String()
+	if len(t.syms) > 0 && !kernel.flatten(t) {
+		return nil, false
+	}
+	return split.tables(t), true
+}
+
+// splitter collects module symbols for maps__split_kallsyms.
+type splitter struct {
+	byName   map[string]index.Map
+	builders map[string]*builder
+	order    []string
+}
+
+func newSplitter(modules []index.Map) *splitter {
+	sp := &splitter{byName: make(map[string]index.Map, len(modules)), builders: map[string]*builder{}}
+	for _, m := range modules {
+		if _, dup := sp.byName[m.DSO]; !dup {
+			sp.byName[m.DSO] = m
+		}
+	}
+	return sp
+}
+
+// add moves a symbol tagged [tag] to its module's table, rebased with the
+// module map; a tag without a module map drops it.
+func (sp *splitter) add(tag, name string, e entry) {
+	m, ok := sp.byName[tag]
+	if !ok {
+		return
+	}
+	mb := sp.builders[tag]
+	if mb == nil {
+		mb = &builder{}
+		sp.builders[tag] = mb
+		sp.order = append(sp.order, tag)
+	}
+	mb.insert(entry{start: m.MapIP(e.start), end: m.MapIP(e.end), name: name, binding: e.binding})
+}
+
+// tables returns the KernelTables with kernel as the kernel table.
+func (sp *splitter) tables(kernel *Table) *KernelTables {
+	kt := &KernelTables{Kernel: kernel, Modules: map[string]*Table{}}
+	if n := len(kernel.syms); n > 0 {
+		kt.Start, kt.End = kernel.syms[0].start, kernel.syms[n-1].end
+	}
+	for _, tag := range sp.order {
+		kt.Modules[strings.TrimSuffix(strings.TrimPrefix(tag, "["), "]")] = sp.builders[tag].table(nil)
+	}
+	return kt
+}
+
+// kernelTree is Kernel replaying perf's symbol tree exactly.
+func kernelTree(syms []kallsyms.Symbol, modules []index.Map) *KernelTables {
+	var b builder
+	for _, e := range kallsymsEntries(syms) {
+		b.insert(e)
 	}
 	b.fixupEnd(true)
 	b.fixupDuplicate()
-
-	byName := make(map[string]index.Map, len(modules))
-	for _, m := range modules {
-		if _, dup := byName[m.DSO]; !dup {
-			byName[m.DSO] = m
-		}
-	}
-	kt := &KernelTables{Modules: map[string]*Table{}}
-	modBuilders := map[string]*builder{}
-	var order []string
+	split := newSplitter(modules)
 	// maps__split_kallsyms walks the tree in order, erasing every symbol
 	// that leaves the kernel DSO.
 	for nd := b.tree.first(); nd != nil; {
 		nx := next(nd)
-		e := &b.syms[nd.sym]
+		e := b.syms[nd.sym]
 		name, tag, isMod := strings.Cut(e.name, "\t")
 		switch {
 		case isMod:
 			b.tree.erase(nd)
-			m, ok := byName[tag]
-			if !ok {
-				break
-			}
-			mb := modBuilders[tag]
-			if mb == nil {
-				mb = &builder{}
-				modBuilders[tag] = mb
-				order = append(order, tag)
-			}
-			mb.insert(entry{start: m.MapIP(e.start), end: m.MapIP(e.end), name: name, binding: e.binding})
+			split.add(tag, name, e)
 		case name == entryTrampolineName:
 			b.tree.erase(nd)
 		}
 		nd = nx
 	}
-	kt.Kernel = b.table(nil)
-	if n := len(kt.Kernel.syms); n > 0 {
-		kt.Start, kt.End = kt.Kernel.syms[0].start, kt.Kernel.syms[n-1].end
-	}
-	for _, tag := range order {
-		kt.Modules[strings.TrimSuffix(strings.TrimPrefix(tag, "["), "]")] = modBuilders[tag].table(nil)
-	}
-	return kt
+	return split.tables(b.table(nil))
 }
 
 func kallsymsTypeFilter(t byte) bool {

@@ -1,0 +1,25 @@
+package symbols
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+)
+
+// On this machine's /proc/kallsyms the sorted path applies and agrees
+// with the tree.
+func TestKernelSortedLive(t *testing.T) {
+	syms, err := kallsyms.ReadFile("/proc/kallsyms")
+	if err != nil || kallsyms.Restricted(syms) {
+		t.Skip("no readable /proc/kallsyms")
+	}
+	got, ok := kernelSorted(syms, nil)
+	if !ok {
+		t.Fatal("the sorted path did not apply to /proc/kallsyms")
+	}
+	want := kernelTree(syms, nil)
+	if !slices.Equal(got.Kernel.Symbols(), want.Kernel.Symbols()) || got.Start != want.Start || got.End != want.End {
+		t.Error("sorted and tree kernel tables differ")
+	}
+}
