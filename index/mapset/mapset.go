@@ -40,8 +40,11 @@ type Impl struct {
 }
 
 // BTree is the B-tree of package index. Its sets answer Find from a flat
-// index.Snapshot with a last-hit cache, rebuilt lazily after a change:
-// the hot-path design of DESIGN.md.
+// index.Snapshot with a last-hit cache (the hot-path design of
+// DESIGN.md), rebuilt only once enough lookups have followed the last
+// change to pay for it; lookups in between use the tree. So interleaved
+// changes and lookups (a KSYMBOL checks for a map, then inserts one)
+// cost O(log n) each, and long runs of lookups run on the flat array.
 var BTree = Impl{
 	Name:  "btree",
 	New:   func() Set { return newTree(index.New()) },
@@ -91,14 +94,22 @@ func ByName(name string) (Impl, error) {
 type tree struct {
 	*index.Maps
 	finder *index.Finder // nil after a change
+	finds  int           // lookups since the last change, while finder is nil
 }
 
 func newTree(ms *index.Maps) *tree { return &tree{Maps: ms} }
 
-func (t *tree) changed() { t.finder = nil }
+func (t *tree) changed() { t.finder, t.finds = nil, 0 }
+
+// snapshotAfter is how many lookups after a change trigger a snapshot
+// rebuild: the O(n) rebuild is then paid for by O(1) lookups each.
+func (t *tree) snapshotAfter() int { return max(32, t.Maps.Len()/8) }
 
 func (t *tree) Find(a uint64) (index.Map, bool) {
 	if t.finder == nil {
+		if t.finds++; t.finds <= t.snapshotAfter() {
+			return t.Maps.Find(a)
+		}
 		t.finder = index.NewFinder(t.Maps.Snapshot())
 	}
 	return t.finder.Find(a)
