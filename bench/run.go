@@ -33,13 +33,14 @@ type RunResult struct {
 	// Source says where the samples came from: "perf.data" (the corpus's
 	// recording, attributed by ingest/attrib) or "synthetic" (addresses
 	// drawn from the kernel maps, see SyntheticSamples).
-	Source    string
-	Maps      int
-	Samples   int
-	Unknown   int // samples no map holds
-	Impls     []ImplResult
-	Identical bool    // every digest equal across implementations
-	Speedup   float64 // list resolve time / btree resolve time
+	Source       string
+	Maps         int
+	Samples      int
+	Unknown      int // samples no map holds
+	Impls        []ImplResult
+	Identical    bool    // every digest equal across implementations
+	Speedup      float64 // list resolve time / btree resolve time
+	BuildSpeedup float64 // list build time / btree build time
 }
 
 // RunOptions configure Run.
@@ -79,8 +80,12 @@ func runRecording(c *corpus.Corpus) (RunResult, error) {
 	if c.Meta.Name != "" {
 		res.Corpus = c.Meta.Name
 	}
+	in, err := c.KernelInputs()
+	if err != nil {
+		return res, err
+	}
 	for _, im := range mapset.All {
-		r, ms, err := buildMaps(c, im)
+		r, ms, err := buildMaps(in, im)
 		if err != nil {
 			return res, err
 		}
@@ -105,10 +110,11 @@ func runRecording(c *corpus.Corpus) (RunResult, error) {
 	return res, nil
 }
 
-// buildMaps times building c's kernel maps with im.
-func buildMaps(c *corpus.Corpus, im mapset.Impl) (ImplResult, mapset.Set, error) {
+// buildMaps times building the kernel maps with im from inputs read
+// beforehand.
+func buildMaps(in *corpus.KernelInputs, im mapset.Impl) (ImplResult, mapset.Set, error) {
 	t0 := time.Now()
-	ms, err := c.KernelMaps(im)
+	ms, err := in.Build(im)
 	if err != nil {
 		return ImplResult{}, nil, err
 	}
@@ -124,6 +130,9 @@ func (res *RunResult) add(r ImplResult) {
 	res.Impls = append(res.Impls, r)
 	if len(res.Impls) == 2 && res.Impls[0].Resolve > 0 {
 		res.Speedup = float64(res.Impls[1].Resolve) / float64(res.Impls[0].Resolve)
+	}
+	if len(res.Impls) == 2 && res.Impls[0].Build > 0 {
+		res.BuildSpeedup = float64(res.Impls[1].Build) / float64(res.Impls[0].Build)
 	}
 }
 
@@ -162,8 +171,12 @@ func RunSynthetic(c *corpus.Corpus, samples []uint64) (RunResult, error) {
 	if c.Meta.Name != "" {
 		res.Corpus = c.Meta.Name
 	}
+	in, err := c.KernelInputs()
+	if err != nil {
+		return res, err
+	}
 	for _, im := range mapset.All {
-		r, ms, err := buildMaps(c, im)
+		r, ms, err := buildMaps(in, im)
 		if err != nil {
 			return res, err
 		}
