@@ -27,8 +27,8 @@ const usage = `usage: kbench <command> [arguments]
 commands:
   run [-json] [-samples N] [CORPUS...]
         build each corpus's kernel maps with the B-tree and the list
-        reference, resolve samples through both, and compare (default: the
-        embedded arm64 corpus)
+        reference, attribute its samples through both, and compare
+        (default: the embedded arm64 corpus and a generated x86_64 one)
   maps [-impl btree|list|both] DIR
         print a corpus directory's final kernel maps in canonical form
   report [-format table|script|json|pprof] [-kallsyms FILE] [-G] [-impl I] FILE|-

@@ -9,21 +9,27 @@ import (
 
 func TestRunDefaultCorpus(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"run", "-samples", "20000"}, &out, &errb); code != 0 {
+	if code := run([]string{"run", "-gen=false", "-samples", "20000"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(out.String(), "verdict: identical") {
 		t.Errorf("no identical verdict:\n%s", out.String())
 	}
 	out.Reset()
+	if testing.Short() {
+		return
+	}
+	// The default run also generates and attributes a host-sized corpus.
 	if code := run([]string{"run", "-json", "-samples", "1000"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var res []struct {
 		Maps, Samples int
+		Source        string
 		Identical     bool
 	}
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res) != 1 || !res[0].Identical || res[0].Maps != 7 || res[0].Samples != 1000 {
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res) != 2 || !res[0].Identical || res[0].Maps != 7 || res[0].Samples != 1000 ||
+		!res[1].Identical || res[1].Source != "perf.data" || res[1].Samples != 300000 {
 		t.Errorf("json %v %+v:\n%s", err, res, out.String())
 	}
 }

@@ -5,11 +5,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/kmapindex/kmapindex/bench"
 	"github.com/kmapindex/kmapindex/corpus"
+	"github.com/kmapindex/kmapindex/corpus/gen"
 )
+
+// defaultGenerated is the corpus kbench run generates besides the
+// embedded one when given no corpus: an x86_64 host with 1000 modules
+// (with section maps), 3000 BPF programs, 40 processes and 300k samples.
+var defaultGenerated = gen.Params{Arch: "x86_64", Modules: 1000, BPF: 3000, Procs: 40, Samples: 300_000, Seed: 1, Name: "generated-x86_64"}
 
 // runRun implements "kbench run [CORPUS...]".
 func runRun(args []string, stdout, stderr io.Writer) error {
@@ -18,6 +26,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print results as JSON")
 	nSamples := fs.Int("samples", 1_000_000, "synthetic samples to resolve per corpus without a perf.data")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic samples")
+	withGen := fs.Bool("gen", true, "with no CORPUS, also generate and run a host-sized x86_64 corpus")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -28,6 +37,24 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	var corpora []*corpus.Corpus
 	if fs.NArg() == 0 {
 		c, err := corpus.Default()
+		if err != nil {
+			return err
+		}
+		corpora = append(corpora, c)
+	}
+	if fs.NArg() == 0 && *withGen {
+		// The embedded corpus is small: add a host-sized one, generated
+		// the same way every time.
+		dir, err := os.MkdirTemp("", "kbench-run-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		gc := filepath.Join(dir, "generated")
+		if _, err := gen.Generate(defaultGenerated, gc); err != nil {
+			return err
+		}
+		c, err := corpus.Load(gc)
 		if err != nil {
 			return err
 		}
