@@ -76,7 +76,29 @@ const PerfDataFile = "perf.data"
 
 // runRecording attributes the corpus's perf.data with each implementation.
 func runRecording(c *corpus.Corpus) (RunResult, error) {
-	res := RunResult{Corpus: c.Dir, Source: PerfDataFile, Identical: true}
+	return runImpls(c, PerfDataFile, func(im mapset.Impl, ms mapset.Set, r *ImplResult, res *RunResult) error {
+		rd, closeFn, err := openRecording(c)
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		ar, err := attrib.Run(rd, attrib.Options{Impl: im, Kallsyms: c.Symbols, DebugDir: "-"})
+		closeFn()
+		if err != nil {
+			return fmt.Errorf("run %s: %w", path.Join(c.Dir, PerfDataFile), err)
+		}
+		r.setResolve(time.Since(t0), int(ar.Samples))
+		r.AttribDigest = ar.Digest()
+		res.Samples, res.Unknown = int(ar.Samples), int(ar.Unknown)
+		return nil
+	})
+}
+
+// runImpls builds c's kernel maps on each implementation (timed, from
+// inputs read once), lets attribute fill in the rest of that
+// implementation's result, and compares the results.
+func runImpls(c *corpus.Corpus, source string, attribute func(im mapset.Impl, ms mapset.Set, r *ImplResult, res *RunResult) error) (RunResult, error) {
+	res := RunResult{Corpus: c.Dir, Source: source, Identical: true}
 	if c.Meta.Name != "" {
 		res.Corpus = c.Meta.Name
 	}
@@ -89,25 +111,21 @@ func runRecording(c *corpus.Corpus) (RunResult, error) {
 		if err != nil {
 			return res, err
 		}
-		rd, closeFn, err := openRecording(c)
-		if err != nil {
+		res.Maps = ms.Len()
+		if err := attribute(im, ms, &r, &res); err != nil {
 			return res, err
 		}
-		t0 := time.Now()
-		ar, err := attrib.Run(rd, attrib.Options{Impl: im, Kallsyms: c.Symbols, DebugDir: "-"})
-		closeFn()
-		if err != nil {
-			return res, fmt.Errorf("run %s: %w", path.Join(c.Dir, PerfDataFile), err)
-		}
-		r.Resolve = time.Since(t0)
-		if s := r.Resolve.Seconds(); s > 0 {
-			r.SamplesPerSec = float64(ar.Samples) / s
-		}
-		r.AttribDigest = ar.Digest()
-		res.Maps, res.Samples, res.Unknown = ms.Len(), int(ar.Samples), int(ar.Unknown)
 		res.add(r)
 	}
 	return res, nil
+}
+
+// setResolve records the resolve time of n samples.
+func (r *ImplResult) setResolve(d time.Duration, n int) {
+	r.Resolve = d
+	if s := d.Seconds(); s > 0 {
+		r.SamplesPerSec = float64(n) / s
+	}
 }
 
 // buildMaps times building the kernel maps with im from inputs read
@@ -167,19 +185,7 @@ func openRecording(c *corpus.Corpus) (*perfdata.Reader, func(), error) {
 // B-tree resolves through its flat Snapshot with a last-hit Finder (the
 // ingest hot path, see package mapset); the list walks itself.
 func RunSynthetic(c *corpus.Corpus, samples []uint64) (RunResult, error) {
-	res := RunResult{Corpus: c.Dir, Source: "synthetic", Samples: len(samples), Identical: true}
-	if c.Meta.Name != "" {
-		res.Corpus = c.Meta.Name
-	}
-	in, err := c.KernelInputs()
-	if err != nil {
-		return res, err
-	}
-	for _, im := range mapset.All {
-		r, ms, err := buildMaps(in, im)
-		if err != nil {
-			return res, err
-		}
+	return runImpls(c, "synthetic", func(_ mapset.Impl, ms mapset.Set, r *ImplResult, res *RunResult) error {
 		maps := ms.Slice()
 		counts := make([]int, len(maps)+1) // last: unknown
 		pos := make(map[uint64]int, len(maps))
@@ -200,22 +206,11 @@ func RunSynthetic(c *corpus.Corpus, samples []uint64) (RunResult, error) {
 				counts[last]++
 			}
 		}
-		r.Resolve = time.Since(t0)
-		if s := r.Resolve.Seconds(); s > 0 {
-			r.SamplesPerSec = float64(len(samples)) / s
-		}
+		r.setResolve(time.Since(t0), len(samples))
 		r.AttribDigest = index.Digest(Attribution(maps, counts))
-		res.Maps, res.Unknown = len(maps), counts[len(maps)]
-		res.add(r)
-	}
-	return res, nil
-}
-
-func idx(i, unknown int) int {
-	if i < 0 {
-		return unknown
-	}
-	return i
+		res.Samples, res.Unknown = len(samples), counts[len(maps)]
+		return nil
+	})
 }
 
 // Attribution is the canonical text of per-map sample counts: one line per
