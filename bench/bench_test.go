@@ -1,11 +1,19 @@
 package bench
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/kmapindex/kmapindex/corpus"
+	"github.com/kmapindex/kmapindex/corpus/gen"
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/attrib"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/index/listref"
 )
 
@@ -190,3 +198,51 @@ func BenchmarkLookup(b *testing.B) { benchLookup(b, false) }
 
 // BenchmarkLookupClustered looks up bursts of addresses within one map.
 func BenchmarkLookupClustered(b *testing.B) { benchLookup(b, true) }
+
+// BenchmarkIngest attributes a generated perf.data end to end (decode,
+// order, resolve, symbolize, count) on each implementation; n is the
+// number of BPF programs, i.e. of kernel maps the samples are looked up
+// in. It reports ns/sample and samples/s.
+func BenchmarkIngest(b *testing.B) {
+	for _, n := range []int{100, 1_000, 10_000} {
+		if n > *maxN {
+			continue
+		}
+		dir := filepath.Join(b.TempDir(), "c")
+		const samples = 50_000
+		if _, err := gen.Generate(gen.Params{Arch: "x86_64", Modules: 20, BPF: n, Procs: 8, Samples: samples, Seed: 1}, dir); err != nil {
+			b.Fatal(err)
+		}
+		c, err := corpus.Load(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, PerfDataFile))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run := func(im mapset.Impl) *attrib.Result {
+			r, err := perfdata.NewFileReader(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := attrib.Run(r, attrib.Options{Impl: im, Kallsyms: c.Symbols, DebugDir: "-"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return res
+		}
+		same(b, "ingest", run(mapset.BTree).Canonical(), run(mapset.List).Canonical())
+		for _, im := range mapset.All {
+			b.Run(fmt.Sprintf("impl=%s/n=%d", im.Name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					run(im)
+				}
+				ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N*samples)
+				b.ReportMetric(ns, "ns/sample")
+				b.ReportMetric(1e9/ns, "samples/s")
+			})
+		}
+	}
+}

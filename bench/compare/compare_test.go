@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -472,4 +473,15 @@ func parseBenchstatCSV(t *testing.T, data []byte) map[bsKey]bsCell {
 		prev = rec
 	}
 	return cells
+}
+
+// GateFamilies leaves out the families its pattern does not match.
+func TestGateFamilies(t *testing.T) {
+	r := read(t, "slow.txt")
+	if err := r.GateFamilies(10, regexp.MustCompile(`^(KcoreOrder|Lookup)$`)); err != nil {
+		t.Errorf("MergeIn was gated: %v", err)
+	}
+	if err := r.GateFamilies(10, regexp.MustCompile(`^MergeIn$`)); err == nil {
+		t.Error("the slow MergeIn passed")
+	}
 }

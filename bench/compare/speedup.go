@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 )
 
@@ -51,7 +52,12 @@ func ratio(base, target float64) float64 {
 // has no time results at all. The ratio alone decides; the p-value is
 // reported with a failure but not required to be significant. All failures
 // are reported, joined.
-func (r *Report) Gate(minRatio float64) error {
+func (r *Report) Gate(minRatio float64) error { return r.GateFamilies(minRatio, nil) }
+
+// GateFamilies is Gate for the benchmark families whose name match
+// matches (all when nil); the others are reported but not gated, as
+// end-to-end benchmarks dominated by work outside the index are.
+func (r *Report) GateFamilies(minRatio float64, match *regexp.Regexp) error {
 	t := r.Table(TimeUnit)
 	if t == nil || len(t.Rows) == 0 {
 		return fmt.Errorf("gate: no %s results", TimeUnit)
@@ -59,6 +65,9 @@ func (r *Report) Gate(minRatio float64) error {
 	var families []string
 	largest := make(map[string]int)
 	for _, row := range t.Rows {
+		if match != nil && !match.MatchString(row.Bench) {
+			continue
+		}
 		n, ok := largest[row.Bench]
 		if !ok {
 			families = append(families, row.Bench)

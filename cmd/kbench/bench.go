@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	maxn := fs.Int("maxn", 10_000, "largest map count to benchmark (the suite goes up to 100000)")
 	pattern := fs.String("bench", ".", "run only benchmarks matching `regexp`")
 	outFile := fs.String("o", "", "save the raw go test output to `file`")
+	gate := fs.String("gate", ".", "gate only the benchmark families matching `regexp`")
 	minSpeedup := fs.Float64("min-speedup", 10, "fail unless btree is at least `x` times faster than list at the largest n of every benchmark (0: no gate)")
 	var inputs fileList
 	fs.Var(&inputs, "in", "compare existing go test -bench output in `file` instead of running (repeatable; more files may follow the flags)")
@@ -87,7 +89,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *minSpeedup > 0 {
-		if err := rep.Gate(*minSpeedup); err != nil {
+		families, err := regexp.Compile(*gate)
+		if err != nil {
+			return usageErr("-gate: %v", err)
+		}
+		if err := rep.GateFamilies(*minSpeedup, families); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\ngate: btree is at least %g× faster than list at the largest n of every benchmark\n", *minSpeedup)
