@@ -49,6 +49,9 @@ type RunOptions struct {
 	// perf.data file.
 	Samples int
 	Seed    uint64
+	// Progress, if set, is told how far attributing a corpus's perf.data
+	// has come: its file offset out of size, for implementation impl.
+	Progress func(impl string, offset, size int64)
 }
 
 // Run builds c's kernel maps with each implementation and compares their
@@ -68,21 +71,25 @@ func Run(c *corpus.Corpus, opts RunOptions) (RunResult, error) {
 		return RunResult{}, fmt.Errorf("run: %w", err)
 	}
 	f.Close()
-	return runRecording(c)
+	return runRecording(c, opts.Progress)
 }
 
 // PerfDataFile is the recording inside a corpus directory.
 const PerfDataFile = "perf.data"
 
 // runRecording attributes the corpus's perf.data with each implementation.
-func runRecording(c *corpus.Corpus) (RunResult, error) {
+func runRecording(c *corpus.Corpus, progress func(impl string, offset, size int64)) (RunResult, error) {
 	return runImpls(c, PerfDataFile, func(im mapset.Impl, ms mapset.Set, r *ImplResult, res *RunResult) error {
-		rd, closeFn, err := openRecording(c)
+		rd, size, closeFn, err := openRecording(c)
 		if err != nil {
 			return err
 		}
+		opts := attrib.Options{Impl: im, Kallsyms: c.Symbols, DebugDir: "-"}
+		if progress != nil {
+			opts.Progress = func(off int64) { progress(im.Name, off, size) }
+		}
 		t0 := time.Now()
-		ar, err := attrib.Run(rd, attrib.Options{Impl: im, Kallsyms: c.Symbols, DebugDir: "-"})
+		ar, err := attrib.Run(rd, opts)
 		closeFn()
 		if err != nil {
 			return fmt.Errorf("run %s: %w", path.Join(c.Dir, PerfDataFile), err)
@@ -155,29 +162,29 @@ func (res *RunResult) add(r ImplResult) {
 }
 
 // openRecording opens the corpus's perf.data: random access when its FS
-// allows, else as a stream.
-func openRecording(c *corpus.Corpus) (*perfdata.Reader, func(), error) {
+// allows, else as a stream. It returns the file's size too.
+func openRecording(c *corpus.Corpus) (*perfdata.Reader, int64, func(), error) {
 	name := path.Join(c.Dir, PerfDataFile)
 	f, err := c.FS.Open(name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("run: %w", err)
+		return nil, 0, nil, fmt.Errorf("run: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, nil, fmt.Errorf("run: %w", err)
 	}
 	var r *perfdata.Reader
 	if ra, ok := f.(io.ReaderAt); ok {
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("run: %w", err)
-		}
 		r, err = perfdata.NewFileReader(ra, st.Size())
 	} else {
 		r, err = perfdata.NewReader(f)
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("run: %s: %w", name, err)
+		return nil, 0, nil, fmt.Errorf("run: %s: %w", name, err)
 	}
-	return r, func() { r.Close(); f.Close() }, nil
+	return r, st.Size(), func() { r.Close(); f.Close() }, nil
 }
 
 // RunSynthetic builds c's kernel maps with each implementation, looks up

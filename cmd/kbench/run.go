@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/schollz/progressbar/v3"
+
 	"github.com/kmapindex/kmapindex/bench"
 	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/corpus/gen"
@@ -70,7 +72,21 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	var results []bench.RunResult
 	identical := true
 	for _, c := range corpora {
-		r, err := bench.Run(c, bench.RunOptions{Samples: *nSamples, Seed: *seed})
+		opts := bench.RunOptions{Samples: *nSamples, Seed: *seed}
+		var bar *progressbar.ProgressBar
+		if isTerminal(stderr) {
+			opts.Progress = func(impl string, off, size int64) {
+				if bar == nil {
+					bar = newProgressBar(stderr, impl, size)
+				}
+				bar.Describe(impl)
+				bar.Set64(off)
+			}
+		}
+		r, err := bench.Run(c, opts)
+		if bar != nil {
+			bar.Finish()
+		}
 		if err != nil {
 			return err
 		}
