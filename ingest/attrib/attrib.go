@@ -381,7 +381,7 @@ func (a *attributor) deliver(e *event) error {
 			return fmt.Errorf("attrib: mmap %s: %w", e.side.mmap.Filename, err)
 		}
 	case evFork:
-		a.m.ForkMisc(e.pid, e.ppid, e.tid, e.ptid, e.misc)
+		a.m.Fork(e.pid, e.ppid, e.tid, e.ptid, e.misc)
 	case evExit:
 		a.m.Exit(e.pid, e.tid)
 	case evKsymbol:

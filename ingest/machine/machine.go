@@ -280,11 +280,8 @@ func (m *Machine) SectionMap(sec index.Map) error {
 	return m.kernel.FixupOverlapAndInsert(sec)
 }
 
-// Fork applies a FORK record with misc 0, as the kernel writes it. See
-// ForkMisc.
-func (m *Machine) Fork(pid, ppid, tid, ptid uint32) { m.ForkMisc(pid, ppid, tid, ptid, 0) }
-
-// ForkMisc applies a FORK record with its header misc
+// Fork applies a FORK record with its header misc (0 as the kernel
+// writes it)
 // (machine__process_fork_event and thread__fork in perf 6.1):
 //
 //   - a known thread ptid that belongs to another process than ppid is
@@ -295,7 +292,7 @@ func (m *Machine) Fork(pid, ppid, tid, ptid uint32) { m.ForkMisc(pid, ppid, tid,
 //     parent's maps (thread__clone_maps), unless misc has MiscForkExec:
 //     perf does not clone for synthesized FORKs, whose process's own
 //     MMAPs follow. A thread of the parent's process shares its maps.
-func (m *Machine) ForkMisc(pid, ppid, tid, ptid uint32, misc uint16) {
+func (m *Machine) Fork(pid, ppid, tid, ptid uint32, misc uint16) {
 	parent := m.findnewThread(ppid, ptid)
 	if parent.Pid != ppid {
 		delete(m.threads, ptid)

@@ -121,7 +121,7 @@ func TestUserMaps(t *testing.T) {
 		}
 		// A forked process gets a copy: its later mmaps don't touch the
 		// parent, and vice versa.
-		m.Fork(200, pid, 200, pid)
+		m.Fork(200, pid, 200, pid, 0)
 		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: 200, Tid: 200, Addr: 0x1000, Len: 0x1000, Filename: "/bin/child", Prot: 5}))
 		if got, _ := m.Resolve(CPUModeUser, pid, pid, 0x1800); got.DSO != "/usr/lib/libc.so.6" {
 			t.Errorf("child's mmap leaked into the parent: %v", got)
@@ -130,7 +130,7 @@ func TestUserMaps(t *testing.T) {
 			t.Errorf("child lacks the parent's maps: %v", got)
 		}
 		// A new thread (same pid) shares.
-		m.Fork(pid, pid, pid+5, pid)
+		m.Fork(pid, pid, pid+5, pid, 0)
 		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: pid, Tid: pid + 5, Addr: 0x50000, Len: 0x1000, Filename: "/lib/t.so", Prot: 5}))
 		if got, ok := m.Resolve(CPUModeUser, pid, pid, 0x50010); !ok || got.DSO != "/lib/t.so" {
 			t.Errorf("thread's mmap not shared: %v %v", got, ok)
@@ -140,7 +140,7 @@ func TestUserMaps(t *testing.T) {
 		if _, ok := m.Resolve(CPUModeUser, 200, 200, 0x1800); !ok {
 			t.Error("exited process lost its maps")
 		}
-		m.Fork(200, 1, 200, 1)
+		m.Fork(200, 1, 200, 1, 0)
 		if got, ok := m.Resolve(CPUModeUser, 200, 200, 0x1800); ok {
 			t.Errorf("reused tid kept old maps: %v", got)
 		}
@@ -178,13 +178,13 @@ func TestSynthesizedForkDoesNotCloneMaps(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachImpl(t, func(t *testing.T, m *Machine) {
-				m.ForkMisc(goCmd, 6765, goCmd, 6765, tc.misc)
+				m.Fork(goCmd, 6765, goCmd, 6765, tc.misc)
 				must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: goCmd, Tid: goCmd, Addr: 0x400000, Len: 0x69e000, Filename: "/usr/local/go/bin/go", Prot: 5}))
-				m.ForkMisc(goCmd, goCmd, 6821, goCmd, tc.misc)
-				m.ForkMisc(test, goCmd, test, goCmd, tc.misc)
+				m.Fork(goCmd, goCmd, 6821, goCmd, tc.misc)
+				m.Fork(test, goCmd, test, goCmd, tc.misc)
 				must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: test, Tid: test, Addr: 0x400000, Len: 0x330000, Filename: "/tmp/go-build942201489/b312/symbols.test", Prot: 5}))
 				must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: test, Tid: test, Addr: 0x7ff37752f000, Len: 0x156000, Pgoff: 0x26000, Filename: "/usr/lib/x86_64-linux-gnu/libc.so.6", Prot: 5}))
-				m.ForkMisc(test, test, 8433, test, tc.misc)
+				m.Fork(test, test, 8433, test, tc.misc)
 				for _, tid := range []uint32{test, 8433} {
 					got, ok := m.Resolve(CPUModeUser, test, tid, 0xa27f94)
 					if ok != (tc.wantDSO != "") || got.DSO != tc.wantDSO {
@@ -209,7 +209,7 @@ func TestSynthesizedForkDoesNotCloneMaps(t *testing.T) {
 func TestForkErroneousParent(t *testing.T) {
 	forEachImpl(t, func(t *testing.T, m *Machine) {
 		must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: 10, Tid: 11, Addr: 0x1000, Len: 0x1000, Filename: "/bin/old", Prot: 5}))
-		m.Fork(30, 20, 30, 11) // ptid 11 now claims pid 20
+		m.Fork(30, 20, 30, 11, 0) // ptid 11 now claims pid 20
 		if _, ok := m.Resolve(CPUModeUser, 30, 30, 0x1800); ok {
 			t.Error("child cloned the maps of the erroneous parent")
 		}
