@@ -13,24 +13,29 @@ import (
 // the degree the library's own benchmarks use.
 const btreeDegree = 32
 
-// entry is a stored map plus its insertion sequence number, the last
-// tie-break of the tree order so that equal ranges never overwrite each
-// other.
+// entry is a stored map: its key (end, start and insertion sequence, the
+// last tie-break so that equal ranges never overwrite each other) inline,
+// the map behind a pointer. Small items keep the B-tree's in-node
+// searches, which copy items into the less function, cheap.
 type entry struct {
-	Map
-	seq uint64
+	end, start, seq uint64
+	m               *Map
 }
 
 // lessEntry orders entries by end, then start, then insertion sequence.
 func lessEntry(a, b entry) bool {
-	if a.End != b.End {
-		return a.End < b.End
+	if a.end != b.end {
+		return a.end < b.end
 	}
-	if a.Start != b.Start {
-		return a.Start < b.Start
+	if a.start != b.start {
+		return a.start < b.start
 	}
 	return a.seq < b.seq
 }
+
+// pivot returns a search key that sorts before every entry with this end
+// and start.
+func pivot(end, start uint64) entry { return entry{end: end, start: start} }
 
 // ErrOverlap is returned by Insert when the new map overlaps a stored one.
 var ErrOverlap = errors.New("overlaps a stored map")
@@ -55,7 +60,7 @@ func (ms *Maps) Len() int { return ms.tree.Len() }
 
 func (ms *Maps) put(m Map) {
 	ms.seq++
-	ms.tree.ReplaceOrInsert(entry{Map: m, seq: ms.seq})
+	ms.tree.ReplaceOrInsert(entry{end: m.End, start: m.Start, seq: ms.seq, m: &m})
 }
 
 // Find returns the map with Start <= a < End. It is one successor query:
@@ -66,12 +71,12 @@ func (ms *Maps) Find(a uint64) (Map, bool) {
 	}
 	var hit entry
 	found := false
-	ms.tree.AscendGreaterOrEqual(entry{Map: Map{End: a + 1}}, func(e entry) bool {
+	ms.tree.AscendGreaterOrEqual(pivot(a+1, 0), func(e entry) bool {
 		hit, found = e, true
 		return false
 	})
-	if found && hit.Start <= a {
-		return hit.Map, true
+	if found && hit.start <= a {
+		return *hit.m, true
 	}
 	return Map{}, false
 }
@@ -80,8 +85,8 @@ func (ms *Maps) Find(a uint64) (Map, bool) {
 // [start, end), in address order.
 func (ms *Maps) overlapping(start, end uint64) []entry {
 	var out []entry
-	ms.tree.AscendGreaterOrEqual(entry{Map: Map{End: start + 1}}, func(e entry) bool {
-		if e.Start >= end {
+	ms.tree.AscendGreaterOrEqual(pivot(start+1, 0), func(e entry) bool {
+		if e.start >= end {
 			return false
 		}
 		out = append(out, e)
@@ -96,7 +101,7 @@ func (ms *Maps) Insert(m Map) error {
 		return err
 	}
 	if o := ms.overlapping(m.Start, m.End); len(o) > 0 {
-		return fmt.Errorf("insert %s: %w %s", m, ErrOverlap, o[0].Map)
+		return fmt.Errorf("insert %s: %w %s", m, ErrOverlap, *o[0].m)
 	}
 	ms.put(m)
 	return nil
@@ -110,8 +115,9 @@ func (ms *Maps) FixupOverlapAndInsert(m Map) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	for _, o := range ms.overlapping(m.Start, m.End) {
-		ms.tree.Delete(o)
+	for _, e := range ms.overlapping(m.Start, m.End) {
+		ms.tree.Delete(e)
+		o := *e.m
 		if o.Start < m.Start {
 			ms.put(o.Slice(o.Start, m.Start))
 		}
@@ -133,10 +139,10 @@ func (ms *Maps) MergeIn(m Map) error {
 	}
 	cur := m.Start
 	for _, o := range ms.overlapping(m.Start, m.End) {
-		if o.Start > cur {
-			ms.put(m.Slice(cur, o.Start))
+		if o.start > cur {
+			ms.put(m.Slice(cur, o.start))
 		}
-		cur = max(cur, o.End)
+		cur = max(cur, o.end)
 	}
 	if cur < m.End {
 		ms.put(m.Slice(cur, m.End))
@@ -149,11 +155,11 @@ func (ms *Maps) MergeIn(m Map) error {
 func (ms *Maps) Remove(m Map) bool {
 	var hit entry
 	found := false
-	ms.tree.AscendGreaterOrEqual(entry{Map: Map{Start: m.Start, End: m.End}}, func(e entry) bool {
+	ms.tree.AscendGreaterOrEqual(pivot(m.End, m.Start), func(e entry) bool {
 		hit, found = e, true
 		return false
 	})
-	if !found || hit.Start != m.Start || hit.End != m.End {
+	if !found || hit.start != m.Start || hit.end != m.End {
 		return false
 	}
 	ms.tree.Delete(hit)
@@ -165,7 +171,7 @@ func (ms *Maps) Remove(m Map) bool {
 func (ms *Maps) RemoveFunc(remove func(Map) bool) int {
 	var doomed []entry
 	ms.tree.Ascend(func(e entry) bool {
-		if remove(e.Map) {
+		if remove(*e.m) {
 			doomed = append(doomed, e)
 		}
 		return true
@@ -179,7 +185,7 @@ func (ms *Maps) RemoveFunc(remove func(Map) bool) int {
 // All yields the stored maps in address order.
 func (ms *Maps) All() iter.Seq[Map] {
 	return func(yield func(Map) bool) {
-		ms.tree.Ascend(func(e entry) bool { return yield(e.Map) })
+		ms.tree.Ascend(func(e entry) bool { return yield(*e.m) })
 	}
 }
 
