@@ -11,10 +11,10 @@ import (
 	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/corpus/gen"
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/listref"
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
-	"github.com/kmapindex/kmapindex/index/listref"
 )
 
 var maxN = flag.Int("maxn", 100_000, "largest map count to benchmark")
