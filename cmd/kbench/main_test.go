@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -43,8 +45,8 @@ func TestMapsDefaultCorpusDir(t *testing.T) {
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("kernel map line missing:\n%s", out.String())
 	}
-	if strings.Count(out.String(), "sha256=") != 2 {
-		t.Errorf("want two digests:\n%s", out.String())
+	if strings.Count(out.String(), "sha256=") != 2 || !strings.Contains(out.String(), "# expected/kernel-maps: identical") {
+		t.Errorf("want two digests and the expected result's verdict:\n%s", out.String())
 	}
 }
 
@@ -58,5 +60,20 @@ func TestUsageErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"maps", "/does/not/exist"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "/does/not/exist") {
 		t.Errorf("missing dir: exit %d, %q", code, errb.String())
+	}
+}
+
+// A corpus whose expected/kernel-maps disagrees makes kbench maps fail.
+func TestMapsExpectedMismatch(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("../../corpus/default")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "expected", "kernel-maps"), []byte("0-1 0 dso kcore x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"maps", dir}, &out, &errb); code != 1 || !strings.Contains(out.String(), "expected/kernel-maps: DIFFERENT") {
+		t.Errorf("exit %d\n%s%s", code, out.String(), errb.String())
 	}
 }

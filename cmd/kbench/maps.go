@@ -1,13 +1,20 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
+	"path"
 
 	"github.com/kmapindex/kmapindex/corpus"
+	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
 )
+
+// errExpected means the maps differ from the corpus's expected result.
+var errExpected = errors.New("kernel maps differ from the corpus's expected/kernel-maps")
 
 // runMaps implements "kbench maps DIR".
 func runMaps(args []string, stdout, stderr io.Writer) error {
@@ -49,6 +56,15 @@ func runMaps(args []string, stdout, stderr io.Writer) error {
 		if d != digests[0] {
 			return errMismatch
 		}
+	}
+	// A corpus may carry its expected result (expected/kernel-maps).
+	want, err := iofs.ReadFile(c.FS, path.Join(c.Dir, "expected", "kernel-maps"))
+	if err == nil {
+		if index.Digest(string(want)) != digests[0] {
+			fmt.Fprintf(stdout, "# expected/kernel-maps: DIFFERENT (sha256=%s)\n", index.Digest(string(want)))
+			return errExpected
+		}
+		fmt.Fprintln(stdout, "# expected/kernel-maps: identical")
 	}
 	return nil
 }
