@@ -151,7 +151,7 @@ func Capture(opts CaptureOptions) (*CaptureReport, error) {
 	if err := c.sections(mods); err != nil {
 		return nil, err
 	}
-	if _, err := c.koFiles(mods); err != nil {
+	if err := c.koFiles(mods); err != nil {
 		return nil, err
 	}
 	if err := c.kcore(); err != nil {
@@ -435,22 +435,21 @@ func plural(n int, noun string) string {
 // and does not read.
 var compressedKo = []string{".ko.xz", ".ko.zst", ".ko.gz"}
 
-// koFiles copies the module file of every module in mods and returns the
-// corpus path ("ko/BASE.ko") of each module copied, by kernel name.
-func (c *capturer) koFiles(mods []index.Module) (map[string]string, error) {
-	kos := make(map[string]string)
+// koFiles copies the module file of every module in mods to
+// ko/BASE.ko.
+func (c *capturer) koFiles(mods []index.Module) error {
 	if len(mods) == 0 {
-		return kos, nil
+		return nil
 	}
 	if c.rep.Release == "" {
 		c.note("ko: no module files captured: kernel release unknown")
-		return kos, nil
+		return nil
 	}
 	base := c.src(path.Join("lib/modules", c.rep.Release))
 	plain, compressed, walkErrs, err := findKo(base)
 	if err != nil {
 		c.note("ko: no module files captured: %v", err)
-		return kos, nil
+		return nil
 	}
 	if len(walkErrs) > 0 {
 		c.note("ko: skipped %s below %s (first: %v)", plural(len(walkErrs), "unreadable entry"), base, walkErrs[0])
@@ -503,9 +502,9 @@ func (c *capturer) koFiles(mods []index.Module) (map[string]string, error) {
 		}
 		dst := path.Join(captureKoDir, path.Base(rel))
 		if err := c.write(dst, data); err != nil {
-			return nil, err
+			return err
 		}
-		kos[m.Name] = dst
+		c.rep.KoFiles++
 	}
 	if len(packed) > 0 {
 		c.note("ko: compressed module files (%s) are not supported; not copied for %s",
@@ -514,8 +513,7 @@ func (c *capturer) koFiles(mods []index.Module) (map[string]string, error) {
 	if len(missing) > 0 {
 		c.note("ko: no module file below %s for %s", base, nameList(missing))
 	}
-	c.rep.KoFiles = len(kos)
-	return kos, nil
+	return nil
 }
 
 // findKo walks dir for module files and returns, by kernel name, the
