@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -89,18 +90,8 @@ func CheckSegments(segs []Segment) error {
 		}
 		live = append(live, s)
 	}
-	slices.SortFunc(live, func(a, b Segment) int { return cmpUint(a.Vaddr, b.Vaddr) })
+	slices.SortFunc(live, func(a, b Segment) int { return cmp.Compare(a.Vaddr, b.Vaddr) })
 	return checkLinear(live)
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // checkLinear checks the linear rule on segments sorted by start: each

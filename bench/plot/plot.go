@@ -7,6 +7,7 @@ package plot
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -113,7 +114,7 @@ func LogLog(w io.Writer, p Plot) error {
 
 	for i, s := range p.Series {
 		pts := slices.Clone(s.Points)
-		slices.SortStableFunc(pts, func(a, b Point) int { return cmpFloat(a.X, b.X) })
+		slices.SortStableFunc(pts, func(a, b Point) int { return cmp.Compare(a.X, b.X) })
 		color := Color(i)
 		c.printf(`<g class="series" id="series-%d">`, i)
 		c.printf(`<title>%s</title>`, esc(s.Name))
@@ -142,16 +143,6 @@ func LogLog(w io.Writer, p Plot) error {
 func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 
 func hasBar(p Point) bool { return p.Lo != 0 || p.Hi != 0 }
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 func orSI(f func(float64) string) func(float64) string {
 	if f != nil {
