@@ -55,18 +55,25 @@ type Options struct {
 	KmodSecType uint32
 }
 
-// Key names what a sample was attributed to.
+// Key names what a sample was attributed to, as perf report's dso,sym
+// sort keys do: a DSO and a symbol (told apart by its start, so two
+// symbols of one name are two keys), or for a sample without a symbol the
+// address perf report shows instead (the map-relative address, or the IP
+// when there is no map).
 type Key struct {
 	DSO, Sym string
-	Kernel   bool // resolved with a kernel cpumode
+	Kernel   bool   // resolved with a kernel cpumode
+	Addr     uint64 // the symbol's start, or the address when Sym is "[unknown]"
 }
 
 // MapSym is a sample's map (the zero Map when it had none), its symbol
-// and whether it was resolved with a kernel cpumode.
+// (or unresolved address, as in Key) and whether it was resolved with a
+// kernel cpumode.
 type MapSym struct {
 	Map    index.Map
 	Sym    string
 	Kernel bool
+	Addr   uint64 // as in Key
 }
 
 // Key returns the (dso, symbol) key of ms.
@@ -75,8 +82,16 @@ func (ms MapSym) Key() Key {
 	if ms.Map == (index.Map{}) {
 		dso = symbols.Unknown
 	}
-	return Key{DSO: dso, Sym: ms.Sym, Kernel: ms.Kernel}
+	return Key{DSO: dso, Sym: ms.Sym, Kernel: ms.Kernel, Addr: ms.Addr}
 }
+
+// Counts are a number of samples and the sum of their periods (what perf
+// report's overhead weighs).
+type Counts struct {
+	Samples, Period uint64
+}
+
+func (c *Counts) add(o Counts) { c.Samples += o.Samples; c.Period += o.Period }
 
 // Result is the attribution of one recording.
 type Result struct {
@@ -87,9 +102,11 @@ type Result struct {
 	ByMap map[index.Map]*roaring.Bitmap
 	// ByMapSym counts samples per (map, symbol); BySym sums them per
 	// (dso, symbol). Unresolved parts read "[unknown]".
-	ByMapSym map[MapSym]uint64
-	BySym    map[Key]uint64
-	Stats    perfdata.Stats
+	ByMapSym map[MapSym]Counts
+	BySym    map[Key]Counts
+	// Period is the sum of all samples' periods.
+	Period uint64
+	Stats  perfdata.Stats
 }
 
 const batchSize = 1024
@@ -132,7 +149,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	a := &attributor{
 		opts: opts,
 		m:    m,
-		res:  &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]uint64), BySym: make(map[Key]uint64)},
+		res:  &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
 	}
 	load := prepareKernel(opts.LoadKallsyms)
 	batches := make(chan []event, 8)
@@ -194,7 +211,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	a.flushRun()
 	for ms, n := range a.res.ByMapSym {
-		a.res.BySym[ms.Key()] += n
+		c := a.res.BySym[ms.Key()]
+		c.add(n)
+		a.res.BySym[ms.Key()] = c
 	}
 	a.res.Stats = r.Stats()
 	return a.res, nil
@@ -249,7 +268,7 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 		var e event
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
-			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP}
+			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: rec.Period}
 			if wantChains && len(rec.Callchain) > 0 {
 				e.callchain = append([]uint64(nil), rec.Callchain...)
 			}
@@ -324,26 +343,29 @@ type attributor struct {
 	// here and added to ByMapSym when the run ends: most samples then cost
 	// no map hashing.
 	run    MapSym
-	runN   uint64
+	runN   Counts
 	lastBM struct {
 		m  index.Map
 		bm *roaring.Bitmap
 	}
 }
 
-func (a *attributor) count(ms MapSym) {
-	if a.runN > 0 && ms == a.run {
-		a.runN++
+func (a *attributor) count(ms MapSym, period uint64) {
+	a.res.Period += period
+	if a.runN.Samples > 0 && ms == a.run {
+		a.runN.add(Counts{1, period})
 		return
 	}
 	a.flushRun()
-	a.run, a.runN = ms, 1
+	a.run, a.runN = ms, Counts{1, period}
 }
 
 func (a *attributor) flushRun() {
-	if a.runN > 0 {
-		a.res.ByMapSym[a.run] += a.runN
-		a.runN = 0
+	if a.runN.Samples > 0 {
+		c := a.res.ByMapSym[a.run]
+		c.add(a.runN)
+		a.res.ByMapSym[a.run] = c
+		a.runN = Counts{}
 	}
 }
 
@@ -401,15 +423,18 @@ func (a *attributor) sample(e *event) error {
 	ord := uint32(a.res.Samples)
 	a.res.Samples++
 	mp, ok := a.m.Resolve(e.cpumode, e.pid, e.tid, e.ip)
-	ms := MapSym{Sym: symbols.Unknown, Kernel: e.cpumode == machine.CPUModeKernel}
+	ms := MapSym{Sym: symbols.Unknown, Kernel: e.cpumode == machine.CPUModeKernel, Addr: e.ip}
 	if ok {
 		a.bitmap(mp).Add(ord)
 		ms.Map = mp
-		ms.Sym = a.sym.name(mp, e.ip)
+		ms.Addr = mp.MapIP(e.ip)
+		if sym, found := a.sym.symbol(mp, e.ip); found {
+			ms.Sym, ms.Addr = sym.Name, sym.Start
+		}
 	} else {
 		a.res.Unknown++
 	}
-	a.count(ms)
+	a.count(ms, e.period)
 	if a.opts.Script != nil {
 		return a.script(e, ms.Key())
 	}
@@ -496,7 +521,8 @@ func (r *Result) Canonical() string {
 		fmt.Fprintf(&b, "map %d %s %s\n", bm.GetCardinality(), index.Digest(string(data))[:16], mp)
 	}
 	for _, k := range sortedKeys(r.BySym) {
-		fmt.Fprintf(&b, "sym %d %s %s %v\n", r.BySym[k], k.DSO, k.Sym, k.Kernel)
+		c := r.BySym[k]
+		fmt.Fprintf(&b, "sym %d %d %s %s %v %x\n", c.Samples, c.Period, k.DSO, k.Sym, k.Kernel, k.Addr)
 	}
 	fmt.Fprintf(&b, "unknown %d of %d\n", r.Unknown, r.Samples)
 	return b.String()

@@ -37,22 +37,33 @@ func level(k Key) string {
 	return "[.]"
 }
 
-// Percent returns n as a percentage of the result's samples (0 when there
-// are none).
-func (r *Result) Percent(n uint64) float64 {
-	if r.Samples == 0 {
-		return 0
+// Percent returns c's share of the result as perf report's overhead
+// does: by period, or by samples when the samples carry no period.
+func (r *Result) Percent(c Counts) float64 {
+	switch {
+	case r.Period > 0:
+		return float64(c.Period) * 100 / float64(r.Period)
+	case r.Samples > 0:
+		return float64(c.Samples) * 100 / float64(r.Samples)
 	}
-	return float64(n) * 100 / float64(r.Samples)
+	return 0
+}
+
+// SymbolName is how perf report names k's symbol: the name, or for an
+// unresolved one the address, 0x and 16 hex digits.
+func (k Key) SymbolName() string {
+	if k.Sym == symbols.Unknown {
+		return fmt.Sprintf("0x%016x", k.Addr)
+	}
+	return k.Sym
 }
 
 // WriteTable writes the (dso, symbol) counts as perf report --stdio
 // --sort dso,sym --no-children -n lays them out: a header block, then one
-// line per (dso, symbol), most samples first, with the share of all
-// samples, the count, the DSO's short name and the symbol behind [k] or
-// [.]. Unresolved samples have their own [unknown] rows. Unlike perf,
-// whose overhead weighs samples by period, the share counts samples, and
-// unresolved addresses are not listed one by one.
+// line per (dso, symbol), highest overhead first, with the overhead (the
+// share of the period), the sample count, the DSO's short name and the
+// symbol behind [k] or [.]; an unresolved symbol is one row per address,
+// as perf prints it.
 func (r *Result) WriteTable(w io.Writer) error {
 	keys := sortedKeys(r.BySym)
 	dsoWidth := len("Shared Object")
@@ -68,7 +79,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	b.WriteString("#\n")
 	for _, k := range keys {
 		n := r.BySym[k]
-		fmt.Fprintf(&b, "  %7.2f%%  %12d  %-*s  %s %s\n", r.Percent(n), n, dsoWidth, ShortName(k.DSO), level(k), k.Sym)
+		fmt.Fprintf(&b, "  %7.2f%%  %12d  %-*s  %s %s\n", r.Percent(n), n.Samples, dsoWidth, ShortName(k.DSO), level(k), k.SymbolName())
 		if b.Len() >= 64<<10 {
 			if _, err := w.Write(b.Bytes()); err != nil {
 				return err
@@ -90,12 +101,16 @@ type JSONReport struct {
 	Maps    []JSONMap    `json:"maps"`
 }
 
-// JSONSymbol is one (dso, symbol) row, as in WriteTable.
+// JSONSymbol is one (dso, symbol) row, as in WriteTable. Addr is the
+// symbol's start in its DSO, or the unresolved address of a "[unknown]"
+// symbol.
 type JSONSymbol struct {
 	DSO     string  `json:"dso"`
 	Sym     string  `json:"sym"`
+	Addr    string  `json:"addr"`
 	Kernel  bool    `json:"kernel"`
 	Samples uint64  `json:"samples"`
+	Period  uint64  `json:"period"`
 	Percent float64 `json:"percent"`
 }
 
@@ -126,7 +141,8 @@ func (r *Result) JSON() (*JSONReport, error) {
 	}
 	for _, k := range sortedKeys(r.BySym) {
 		n := r.BySym[k]
-		rep.Symbols = append(rep.Symbols, JSONSymbol{DSO: k.DSO, Sym: k.Sym, Kernel: k.Kernel, Samples: n, Percent: r.Percent(n)})
+		js := JSONSymbol{DSO: k.DSO, Sym: k.Sym, Addr: hexAddr(k.Addr), Kernel: k.Kernel, Samples: n.Samples, Period: n.Period, Percent: r.Percent(n)}
+		rep.Symbols = append(rep.Symbols, js)
 	}
 	for _, mp := range r.sortedMaps() {
 		bm := r.ByMap[mp]
@@ -213,10 +229,16 @@ func (r *Result) Pprof() (*profile.Profile, error) {
 		p.Location = append(p.Location, loc)
 		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{int64(n)}})
 	}
+	type mapName struct {
+		m    index.Map
+		name string
+	}
 	syms := make(map[index.Map][]string) // symbols seen per map
-	for ms := range r.ByMapSym {
+	perName := make(map[mapName]uint64)  // samples per (map, symbol), addresses and modes merged
+	for ms, c := range r.ByMapSym {
 		if ms.Map != (index.Map{}) {
 			syms[ms.Map] = append(syms[ms.Map], ms.Sym)
+			perName[mapName{ms.Map, ms.Sym}] += c.Samples
 		}
 	}
 	for _, mp := range r.sortedMaps() {
@@ -231,7 +253,7 @@ func (r *Result) Pprof() (*profile.Profile, error) {
 		p.Mapping = append(p.Mapping, m)
 		names := slices.Compact(slices.Sorted(slices.Values(syms[mp])))
 		for _, name := range names {
-			n := r.ByMapSym[MapSym{Map: mp, Sym: name}] + r.ByMapSym[MapSym{Map: mp, Sym: name, Kernel: true}]
+			n := perName[mapName{mp, name}]
 			if name == symbols.Unknown {
 				name += " in " + ShortName(mp.DSO)
 			}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -68,18 +69,19 @@ func synthetic() *Result {
 			prog: roaring.BitmapOf(0, 1, 2, 3),
 			kern: roaring.BitmapOf(4, 5, 6),
 		},
-		ByMapSym: map[MapSym]uint64{
-			{Map: prog, Sym: "main"}:                        3,
-			{Map: prog, Sym: "[unknown]"}:                   1,
-			{Map: kern, Sym: "do_syscall_64", Kernel: true}: 3,
-			{Sym: "[unknown]", Kernel: true}:                1,
+		ByMapSym: map[MapSym]Counts{
+			{Map: prog, Sym: "main"}:                        {3, 300},
+			{Map: prog, Sym: "[unknown]", Addr: 0x1234}:     {1, 100},
+			{Map: kern, Sym: "do_syscall_64", Kernel: true}: {3, 500},
+			{Sym: "[unknown]", Kernel: true, Addr: 0x10}:    {1, 100},
 		},
-		BySym: map[Key]uint64{
-			{DSO: "/usr/bin/prog", Sym: "main"}:                            3,
-			{DSO: "/usr/bin/prog", Sym: "[unknown]"}:                       1,
-			{DSO: "[kernel.kallsyms]", Sym: "do_syscall_64", Kernel: true}: 3,
-			{DSO: "[unknown]", Sym: "[unknown]", Kernel: true}:             1,
+		BySym: map[Key]Counts{
+			{DSO: "/usr/bin/prog", Sym: "main"}:                            {3, 300},
+			{DSO: "/usr/bin/prog", Sym: "[unknown]", Addr: 0x1234}:         {1, 100},
+			{DSO: "[kernel.kallsyms]", Sym: "do_syscall_64", Kernel: true}: {3, 500},
+			{DSO: "[unknown]", Sym: "[unknown]", Kernel: true, Addr: 0x10}: {1, 100},
 		},
+		Period: 1000,
 	}
 	return r
 }
@@ -95,10 +97,10 @@ func TestWriteTableSynthetic(t *testing.T) {
 # Overhead       Samples  Shared Object      Symbol
 # ........  ............  .................  ..............................
 #
-    37.50%             3  prog               [.] main
-    37.50%             3  [kernel.kallsyms]  [k] do_syscall_64
-    12.50%             1  prog               [.] [unknown]
-    12.50%             1  [unknown]          [k] [unknown]
+    50.00%             3  [kernel.kallsyms]  [k] do_syscall_64
+    30.00%             3  prog               [.] main
+    10.00%             1  prog               [.] 0x0000000000001234
+    10.00%             1  [unknown]          [k] 0x0000000000000010
 `
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
@@ -162,8 +164,8 @@ func TestWriteTable(t *testing.T) {
 			for i, row := range rows {
 				count += row.samples
 				pct += row.percent
-				if i > 0 && row.samples > rows[i-1].samples {
-					t.Errorf("row %d: %d samples after %d", i, row.samples, rows[i-1].samples)
+				if i > 0 && row.percent > rows[i-1].percent {
+					t.Errorf("row %d: %.2f%% after %.2f%%", i, row.percent, rows[i-1].percent)
 				}
 				if row.level != "[k]" && row.level != "[.]" {
 					t.Errorf("row %d: level %q", i, row.level)
@@ -199,8 +201,12 @@ func TestWriteJSON(t *testing.T) {
 			var symCount, mapCount uint64
 			for _, s := range rep.Symbols {
 				symCount += s.Samples
-				if want := res.BySym[Key{s.DSO, s.Sym, s.Kernel}]; want != s.Samples {
-					t.Errorf("symbol %+v: result has %d", s, want)
+				var addr uint64
+				if _, err := fmt.Sscanf(s.Addr, "0x%x", &addr); err != nil {
+					t.Errorf("symbol %+v: addr: %v", s, err)
+				}
+				if want := res.BySym[Key{s.DSO, s.Sym, s.Kernel, addr}]; want.Samples != s.Samples || want.Period != s.Period {
+					t.Errorf("symbol %+v: result has %+v", s, want)
 				}
 			}
 			byStart := make(map[string]index.Map)
@@ -270,7 +276,7 @@ func TestPprof(t *testing.T) {
 			}
 			want := make(map[[2]string]int64)
 			for k, n := range res.BySym {
-				want[[2]string{k.DSO, k.Sym}] += int64(n)
+				want[[2]string{k.DSO, k.Sym}] += int64(n.Samples)
 			}
 			for k, n := range want {
 				if bySym[k] != n {

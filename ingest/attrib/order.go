@@ -25,6 +25,7 @@ const (
 type event struct {
 	time      uint64
 	ip        uint64
+	period    uint64
 	callchain []uint64
 	side      *sideband // MMAP, KSYMBOL
 	pid, tid  uint32

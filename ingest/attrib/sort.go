@@ -25,20 +25,27 @@ func sortMaps(maps []index.Map) {
 	})
 }
 
-// sortedKeys returns the keys by count (descending), then dso, symbol.
-func sortedKeys(m map[Key]uint64) []Key {
+// sortedKeys returns the keys by period, then samples (both
+// descending), then dso, symbol, address and mode.
+func sortedKeys(m map[Key]Counts) []Key {
 	keys := make([]Key, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b Key) int {
-		if c := cmp.Compare(m[b], m[a]); c != 0 {
+		if c := cmp.Compare(m[b].Period, m[a].Period); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(m[b].Samples, m[a].Samples); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.DSO, b.DSO); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Addr, b.Addr); c != 0 {
 			return c
 		}
 		if a.Kernel == b.Kernel {

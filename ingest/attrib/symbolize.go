@@ -74,6 +74,14 @@ func (s *symbolizer) kernelRange(index.Map) (uint64, uint64, bool) {
 
 // name returns the symbol name at ip in map m, or symbols.Unknown.
 func (s *symbolizer) name(m index.Map, ip uint64) string {
+	if sym, ok := s.symbol(m, ip); ok {
+		return sym.Name
+	}
+	return symbols.Unknown
+}
+
+// symbol returns the symbol at ip in map m.
+func (s *symbolizer) symbol(m index.Map, ip uint64) (symbols.Symbol, bool) {
 	var t *symbols.Table
 	switch m.Kind {
 	case index.KindKernel, index.KindKcore:
@@ -95,7 +103,7 @@ func (s *symbolizer) name(m index.Map, ip uint64) string {
 	case index.KindModuleSection:
 		t = s.section(m.DSO)
 	}
-	return t.Name(m.MapIP(ip))
+	return t.Find(m.MapIP(ip))
 }
 
 // moduleName is perf's module name of a module map's DSO: "[name]" as is,
