@@ -147,9 +147,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	m := machine.New(opts.Impl)
 	a := &attributor{
-		opts: opts,
-		m:    m,
-		res:  &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
+		opts:  opts,
+		m:     m,
+		res:   &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
+		index: make(map[MapSym]int32),
 	}
 	load := prepareKernel(opts.LoadKallsyms)
 	batches := make(chan []event, 8)
@@ -210,6 +211,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("attrib: kallsyms: %w", a.sym.err)
 	}
 	a.flushRun()
+	for ms, i := range a.index {
+		a.res.ByMapSym[ms] = a.counts[i]
+	}
 	for ms, n := range a.res.ByMapSym {
 		c := a.res.BySym[ms.Key()]
 		c.add(n)
@@ -342,8 +346,16 @@ type attributor struct {
 	// A run of consecutive samples with the same (map, symbol) is counted
 	// here and added to ByMapSym when the run ends: most samples then cost
 	// no map hashing.
-	run    MapSym
-	runN   Counts
+	run  MapSym
+	runN Counts
+	// Counts per (map, symbol) while running, moved to ByMapSym at the end.
+	index  map[MapSym]int32
+	counts []Counts
+	cache  [256]struct {
+		ms MapSym
+		i  int32
+		ok bool
+	}
 	lastBM struct {
 		m  index.Map
 		bm *roaring.Bitmap
@@ -362,11 +374,27 @@ func (a *attributor) count(ms MapSym, period uint64) {
 
 func (a *attributor) flushRun() {
 	if a.runN.Samples > 0 {
-		c := a.res.ByMapSym[a.run]
-		c.add(a.runN)
-		a.res.ByMapSym[a.run] = c
+		a.counts[a.slot(a.run)].add(a.runN)
 		a.runN = Counts{}
 	}
+}
+
+// slot returns the index of ms's counts, through a small direct-mapped
+// cache in front of the map: a run of samples ends often, but the same few
+// (map, symbol) keys keep coming back.
+func (a *attributor) slot(ms MapSym) int32 {
+	c := &a.cache[(ms.Map.Start>>4^ms.Addr*0x9e3779b97f4a7c15>>56)%uint64(len(a.cache))]
+	if c.ok && c.ms == ms {
+		return c.i
+	}
+	i, ok := a.index[ms]
+	if !ok {
+		i = int32(len(a.counts))
+		a.index[ms] = i
+		a.counts = append(a.counts, Counts{})
+	}
+	c.ms, c.i, c.ok = ms, i, true
+	return i
 }
 
 // bitmap returns the sample set of map mp.

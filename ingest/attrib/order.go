@@ -55,6 +55,7 @@ type orderer struct {
 	queue     []event
 	spare     []event // the other buffer of queue
 	keys      []orderKey
+	tmp       []orderKey // merge buffer
 	maxTime   uint64
 	nextFlush uint64
 	deliver   func(*event) error
@@ -86,15 +87,7 @@ func (o *orderer) flush(limit uint64) error {
 	for i := range o.queue {
 		o.keys = append(o.keys, orderKey{o.queue[i].time, int32(i)})
 	}
-	slices.SortFunc(o.keys, func(a, b orderKey) int {
-		switch {
-		case a.time < b.time:
-			return -1
-		case a.time > b.time:
-			return 1
-		}
-		return int(a.pos - b.pos) // equal times keep file order
-	})
+	o.keys, o.tmp = sortKeys(o.keys, o.tmp)
 	n := 0
 	for n < len(o.keys) && o.keys[n].time <= limit {
 		if err := o.deliver(&o.queue[o.keys[n].pos]); err != nil {
@@ -120,6 +113,58 @@ func (o *orderer) flush(limit uint64) error {
 type orderKey struct {
 	time uint64
 	pos  int32
+}
+
+// sortKeys sorts keys by time, equal times keeping their order (the
+// positions ascend), and returns the sorted slice and the spare buffer.
+// The queue between two rounds is a few ascending runs (one per CPU
+// buffer perf flushed), so it merges runs bottom-up: O(n log runs).
+func sortKeys(keys, tmp []orderKey) ([]orderKey, []orderKey) {
+	// Run boundaries.
+	var bounds []int
+	bounds = append(bounds, 0)
+	for i := 1; i < len(keys); i++ {
+		if keys[i].time < keys[i-1].time {
+			bounds = append(bounds, i)
+		}
+	}
+	bounds = append(bounds, len(keys))
+	if len(bounds) <= 2 {
+		return keys, tmp
+	}
+	tmp = slices.Grow(tmp[:0], len(keys))[:len(keys)]
+	for len(bounds) > 2 {
+		next := bounds[:1]
+		for i := 0; i+1 < len(bounds); i += 2 {
+			lo, mid := bounds[i], bounds[i+1]
+			hi := mid
+			if i+2 < len(bounds) {
+				hi = bounds[i+2]
+			}
+			mergeKeys(tmp[lo:hi], keys[lo:mid], keys[mid:hi])
+			next = append(next, hi)
+		}
+		bounds = next
+		keys, tmp = tmp, keys
+	}
+	return keys, tmp
+}
+
+// mergeKeys merges the sorted a and b into dst, a first on equal times.
+func mergeKeys(dst, a, b []orderKey) {
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if b[j].time < a[i].time {
+			dst[k] = b[j]
+			j++
+		} else {
+			dst[k] = a[i]
+			i++
+		}
+		k++
+	}
+	k += copy(dst[k:], a[i:])
+	copy(dst[k:], b[j:])
 }
 
 // finish delivers everything left.
