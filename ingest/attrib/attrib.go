@@ -42,6 +42,9 @@ type Options struct {
 	// DebugDir is perf's build-id cache, where perf record copies the
 	// DSOs it saw (default $HOME/.debug; "-" for none).
 	DebugDir string
+	// NoFiles leaves user-space and module-section symbols unresolved
+	// instead of reading DSO files (maps and kernel symbols still work).
+	NoFiles bool
 	// Script, if set, receives one entry per sample as perf script
 	// -F ip,sym,dso prints it (with callchains unless HideCallchain).
 	Script        io.Writer
@@ -175,6 +178,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			// the first record; pipe mode, as HEADER_BUILD_ID records go by.
 			buildIDs = buildIDMap(r.Features())
 			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.moduleMaps)
+			a.sym.noFiles = opts.NoFiles
 			m.OnKernelLoad = a.sym.kernelRange
 		}
 		for i := range batch {
@@ -203,6 +207,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	if a.sym == nil {
 		a.sym = newSymbolizer(opts.Kallsyms, load, buildIDMap(r.Features()), opts.DebugDir, a.moduleMaps)
+		a.sym.noFiles = opts.NoFiles
 	}
 	if err := o.finish(); err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ type symbolizer struct {
 	// sectionFiles maps a section map's DSO ("[mod].sec") to its module
 	// file, from KMOD_SEC_MAP records.
 	sectionFiles map[string]string
+	noFiles      bool // read no DSO files
 	bpf          map[index.Map]*symbols.Table
 	kernelMods   func() []index.Map // the kernel's module maps, for the split
 }
@@ -99,9 +100,13 @@ func (s *symbolizer) symbol(m index.Map, ip uint64) (symbols.Symbol, bool) {
 			s.bpf[m] = t
 		}
 	case index.KindUser:
-		t = s.file(m.DSO)
+		if !s.noFiles {
+			t = s.file(m.DSO)
+		}
 	case index.KindModuleSection:
-		t = s.section(m.DSO)
+		if !s.noFiles {
+			t = s.section(m.DSO)
+		}
 	}
 	return t.Find(m.MapIP(ip))
 }

@@ -1,0 +1,75 @@
+package attrib
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+// FuzzRun attributes arbitrary recordings: whatever the reader accepts,
+// the machine and the attribution must take without a panic, and both
+// implementations must agree.
+func FuzzRun(f *testing.F) {
+	for _, name := range []string{"sleep", "ksym", "pipe", "callchain"} {
+		if b, err := os.ReadFile("../perfdata/testdata/" + name + ".data"); err == nil && len(b) < 100_000 {
+			f.Add(b)
+		}
+	}
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var digests []string
+		for _, im := range mapset.All {
+			r, err := perfdata.NewFileReader(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				if r, err = perfdata.NewReader(bytes.NewReader(data)); err != nil {
+					return
+				}
+			}
+			res, err := Run(r, Options{Impl: im, Kallsyms: ks, DebugDir: "-", NoFiles: true, Script: io.Discard})
+			if err != nil {
+				return
+			}
+			digests = append(digests, res.Digest())
+		}
+		if len(digests) == 2 && digests[0] != digests[1] {
+			t.Fatalf("btree and list differ")
+		}
+	})
+}
+
+// NoFiles leaves user symbols unresolved and changes nothing else.
+func TestNoFiles(t *testing.T) {
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(noFiles bool) *Result {
+		r, err := perfdata.Open("../perfdata/testdata/system.data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		res, err := Run(r, Options{Kallsyms: ks, DebugDir: "-", NoFiles: noFiles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	with, without := run(false), run(true)
+	if with.Samples != without.Samples || len(with.ByMap) != len(without.ByMap) {
+		t.Fatal("NoFiles changed the maps")
+	}
+	for k := range without.BySym {
+		if !k.Kernel && k.DSO != "[unknown]" && k.Sym != "[unknown]" {
+			t.Errorf("user symbol %s resolved without files", k.Sym)
+		}
+	}
+}
