@@ -118,9 +118,10 @@ func TestReportTable(t *testing.T) {
 				rows := 0
 				for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 					if n, ok := strings.CutPrefix(line, "# Samples: "); ok {
+						n, _, _ = strings.Cut(n, " ")
 						samples, _ = strconv.ParseUint(n, 10, 64)
 					}
-					if strings.HasPrefix(line, "#") {
+					if strings.HasPrefix(line, "#") || line == "" {
 						continue
 					}
 					f := strings.Fields(line)

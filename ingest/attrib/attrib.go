@@ -67,6 +67,7 @@ type Key struct {
 	DSO, Sym string
 	Kernel   bool   // resolved with a kernel cpumode
 	Addr     uint64 // the symbol's start, or the address when Sym is "[unknown]"
+	Event    int    // index into Result.Events
 }
 
 // MapSym is a sample's map (the zero Map when it had none), its symbol
@@ -77,6 +78,7 @@ type MapSym struct {
 	Sym    string
 	Kernel bool
 	Addr   uint64 // as in Key
+	Event  int    // as in Key
 }
 
 // Key returns the (dso, symbol) key of ms.
@@ -85,7 +87,7 @@ func (ms MapSym) Key() Key {
 	if ms.Map == (index.Map{}) {
 		dso = symbols.Unknown
 	}
-	return Key{DSO: dso, Sym: ms.Sym, Kernel: ms.Kernel, Addr: ms.Addr}
+	return Key{DSO: dso, Sym: ms.Sym, Kernel: ms.Kernel, Addr: ms.Addr, Event: ms.Event}
 }
 
 // Counts are a number of samples and the sum of their periods (what perf
@@ -109,7 +111,11 @@ type Result struct {
 	BySym    map[Key]Counts
 	// Period is the sum of all samples' periods.
 	Period uint64
-	Stats  perfdata.Stats
+	// Events names the recording's events (its attrs, in order: the
+	// EVENT_DESC name, else "event N"); ByEvent counts each one's samples.
+	Events  []string
+	ByEvent []Counts
+	Stats   perfdata.Stats
 }
 
 const batchSize = 1024
@@ -216,8 +222,16 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("attrib: kallsyms: %w", a.sym.err)
 	}
 	a.flushRun()
+	a.res.Events = eventNames(r)
 	for ms, i := range a.index {
 		a.res.ByMapSym[ms] = a.counts[i]
+		for ms.Event >= len(a.res.Events) {
+			a.res.Events = append(a.res.Events, fmt.Sprintf("event %d", len(a.res.Events)))
+		}
+	}
+	a.res.ByEvent = make([]Counts, len(a.res.Events))
+	for ms, c := range a.res.ByMapSym {
+		a.res.ByEvent[ms.Event].add(c)
 	}
 	for ms, n := range a.res.ByMapSym {
 		c := a.res.BySym[ms.Key()]
@@ -277,7 +291,8 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 		var e event
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
-			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: rec.Period}
+			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: rec.Period,
+				attr: attrIndex(r, rec.Attr)}
 			if wantChains && len(rec.Callchain) > 0 {
 				e.callchain = append([]uint64(nil), rec.Callchain...)
 			}
@@ -327,6 +342,37 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 		out <- batch
 	}
 	errc <- r.Err()
+}
+
+// attrIndex returns the position of a in the recording's attrs (0 when it
+// is not there).
+func attrIndex(r *perfdata.Reader, a *perfdata.Attr) uint16 {
+	for i, x := range r.Attrs() {
+		if x == a {
+			return uint16(i)
+		}
+	}
+	return 0
+}
+
+// eventNames names the recording's attrs: the EVENT_DESC name of one of
+// their ids, else "event N".
+func eventNames(r *perfdata.Reader) []string {
+	f := r.Features()
+	var names []string
+	for i, a := range r.Attrs() {
+		name := ""
+		for _, id := range a.IDs {
+			if name = f.EventName(id); name != "" {
+				break
+			}
+		}
+		if name == "" {
+			name = fmt.Sprintf("event %d", i)
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 func buildIDMap(f *perfdata.Features) map[string][]byte {
@@ -456,7 +502,7 @@ func (a *attributor) sample(e *event) error {
 	ord := uint32(a.res.Samples)
 	a.res.Samples++
 	mp, ok := a.m.Resolve(e.cpumode, e.pid, e.tid, e.ip)
-	ms := MapSym{Sym: symbols.Unknown, Kernel: e.cpumode == machine.CPUModeKernel, Addr: e.ip}
+	ms := MapSym{Sym: symbols.Unknown, Kernel: e.cpumode == machine.CPUModeKernel, Addr: e.ip, Event: int(e.attr)}
 	if ok {
 		a.bitmap(mp).Add(ord)
 		ms.Map = mp
@@ -555,7 +601,7 @@ func (r *Result) Canonical() string {
 	}
 	for _, k := range sortedKeys(r.BySym) {
 		c := r.BySym[k]
-		fmt.Fprintf(&b, "sym %d %d %s %s %v %x\n", c.Samples, c.Period, k.DSO, k.Sym, k.Kernel, k.Addr)
+		fmt.Fprintf(&b, "sym %d %d %s %s %v %x %d\n", c.Samples, c.Period, k.DSO, k.Sym, k.Kernel, k.Addr, k.Event)
 	}
 	fmt.Fprintf(&b, "unknown %d of %d\n", r.Unknown, r.Samples)
 	return b.String()

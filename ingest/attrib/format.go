@@ -40,11 +40,16 @@ func level(k Key) string {
 // Percent returns c's share of the result as perf report's overhead
 // does: by period, or by samples when the samples carry no period.
 func (r *Result) Percent(c Counts) float64 {
+	return share(c, Counts{r.Samples, r.Period})
+}
+
+// share returns c as a percentage of total, by period when there is one.
+func share(c, total Counts) float64 {
 	switch {
-	case r.Period > 0:
-		return float64(c.Period) * 100 / float64(r.Period)
-	case r.Samples > 0:
-		return float64(c.Samples) * 100 / float64(r.Samples)
+	case total.Period > 0:
+		return float64(c.Period) * 100 / float64(total.Period)
+	case total.Samples > 0:
+		return float64(c.Samples) * 100 / float64(total.Samples)
 	}
 	return 0
 }
@@ -63,32 +68,49 @@ func (k Key) SymbolName() string {
 // line per (dso, symbol), highest overhead first, with the overhead (the
 // share of the period), the sample count, the DSO's short name and the
 // symbol behind [k] or [.]; an unresolved symbol is one row per address,
-// as perf prints it.
+// as perf prints it. A recording with several events gets a table per
+// event, each with its own overhead, as in perf report.
 func (r *Result) WriteTable(w io.Writer) error {
-	keys := sortedKeys(r.BySym)
-	dsoWidth := len("Shared Object")
-	for _, k := range keys {
-		dsoWidth = max(dsoWidth, len(ShortName(k.DSO)))
-	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Samples: %d\n", r.Samples)
-	fmt.Fprintf(&b, "# Unknown: %d (no map)\n", r.Unknown)
-	b.WriteString("#\n")
-	fmt.Fprintf(&b, "# Overhead  %12s  %-*s  %s\n", "Samples", dsoWidth, "Shared Object", "Symbol")
-	fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8), strings.Repeat(".", 12), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
-	b.WriteString("#\n")
-	for _, k := range keys {
-		n := r.BySym[k]
-		fmt.Fprintf(&b, "  %7.2f%%  %12d  %-*s  %s %s\n", r.Percent(n), n.Samples, dsoWidth, ShortName(k.DSO), level(k), k.SymbolName())
-		if b.Len() >= 64<<10 {
-			if _, err := w.Write(b.Bytes()); err != nil {
-				return err
-			}
-			b.Reset()
-		}
+	flush := func() error {
+		_, err := w.Write(b.Bytes())
+		b.Reset()
+		return err
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	fmt.Fprintf(&b, "# Unknown: %d of %d samples had no map\n", r.Unknown, r.Samples)
+	keys := sortedKeys(r.BySym)
+	for ev, name := range r.Events {
+		total := r.ByEvent[ev]
+		if total.Samples == 0 && len(r.Events) > 1 {
+			continue
+		}
+		dsoWidth := len("Shared Object")
+		for _, k := range keys {
+			if k.Event == ev {
+				dsoWidth = max(dsoWidth, len(ShortName(k.DSO)))
+			}
+		}
+		b.WriteString("#\n")
+		fmt.Fprintf(&b, "# Samples: %d  of event '%s'\n", total.Samples, name)
+		b.WriteString("#\n")
+		fmt.Fprintf(&b, "# Overhead  %12s  %-*s  %s\n", "Samples", dsoWidth, "Shared Object", "Symbol")
+		fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8), strings.Repeat(".", 12), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
+		b.WriteString("#\n")
+		for _, k := range keys {
+			if k.Event != ev {
+				continue
+			}
+			n := r.BySym[k]
+			fmt.Fprintf(&b, "  %7.2f%%  %12d  %-*s  %s %s\n", share(n, total), n.Samples, dsoWidth, ShortName(k.DSO), level(k), k.SymbolName())
+			if b.Len() >= 64<<10 {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		b.WriteString("\n")
+	}
+	return flush()
 }
 
 // JSONReport is the JSON form of a Result (WriteJSON).
@@ -105,6 +127,7 @@ type JSONReport struct {
 // symbol's start in its DSO, or the unresolved address of a "[unknown]"
 // symbol.
 type JSONSymbol struct {
+	Event   string  `json:"event"`
 	DSO     string  `json:"dso"`
 	Sym     string  `json:"sym"`
 	Addr    string  `json:"addr"`
@@ -141,7 +164,8 @@ func (r *Result) JSON() (*JSONReport, error) {
 	}
 	for _, k := range sortedKeys(r.BySym) {
 		n := r.BySym[k]
-		js := JSONSymbol{DSO: k.DSO, Sym: k.Sym, Addr: hexAddr(k.Addr), Kernel: k.Kernel, Samples: n.Samples, Period: n.Period, Percent: r.Percent(n)}
+		js := JSONSymbol{Event: r.Events[k.Event], DSO: k.DSO, Sym: k.Sym, Addr: hexAddr(k.Addr), Kernel: k.Kernel,
+			Samples: n.Samples, Period: n.Period, Percent: share(n, r.ByEvent[k.Event])}
 		rep.Symbols = append(rep.Symbols, js)
 	}
 	for _, mp := range r.sortedMaps() {

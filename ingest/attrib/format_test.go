@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,7 +82,9 @@ func synthetic() *Result {
 			{DSO: "[kernel.kallsyms]", Sym: "do_syscall_64", Kernel: true}: {3, 500},
 			{DSO: "[unknown]", Sym: "[unknown]", Kernel: true, Addr: 0x10}: {1, 100},
 		},
-		Period: 1000,
+		Period:  1000,
+		Events:  []string{"cpu-clock"},
+		ByEvent: []Counts{{8, 1000}},
 	}
 	return r
 }
@@ -91,8 +94,9 @@ func TestWriteTableSynthetic(t *testing.T) {
 	if err := synthetic().WriteTable(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := `# Samples: 8
-# Unknown: 1 (no map)
+	want := `# Unknown: 1 of 8 samples had no map
+#
+# Samples: 8  of event 'cpu-clock'
 #
 # Overhead       Samples  Shared Object      Symbol
 # ........  ............  .................  ..............................
@@ -101,6 +105,7 @@ func TestWriteTableSynthetic(t *testing.T) {
     30.00%             3  prog               [.] main
     10.00%             1  prog               [.] 0x0000000000001234
     10.00%             1  [unknown]          [k] 0x0000000000000010
+
 `
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
@@ -120,6 +125,7 @@ func parseTable(t *testing.T, text string) (samples uint64, rows []tableRow) {
 	t.Helper()
 	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		if n, ok := strings.CutPrefix(line, "# Samples: "); ok {
+			n, _, _ = strings.Cut(n, " ")
 			v, err := strconv.ParseUint(n, 10, 64)
 			if err != nil {
 				t.Fatalf("header %q: %v", line, err)
@@ -127,7 +133,7 @@ func parseTable(t *testing.T, text string) (samples uint64, rows []tableRow) {
 			samples = v
 			continue
 		}
-		if strings.HasPrefix(line, "#") {
+		if strings.HasPrefix(line, "#") || line == "" {
 			continue
 		}
 		f := strings.Fields(line)
@@ -205,7 +211,8 @@ func TestWriteJSON(t *testing.T) {
 				if _, err := fmt.Sscanf(s.Addr, "0x%x", &addr); err != nil {
 					t.Errorf("symbol %+v: addr: %v", s, err)
 				}
-				if want := res.BySym[Key{s.DSO, s.Sym, s.Kernel, addr}]; want.Samples != s.Samples || want.Period != s.Period {
+				ev := slices.Index(res.Events, s.Event)
+				if want := res.BySym[Key{s.DSO, s.Sym, s.Kernel, addr, ev}]; ev < 0 || want.Samples != s.Samples || want.Period != s.Period {
 					t.Errorf("symbol %+v: result has %+v", s, want)
 				}
 			}

@@ -32,6 +32,7 @@ type event struct {
 	ppid      uint32 // FORK
 	ptid      uint32 // FORK
 	misc      uint16 // FORK: the record's misc (machine.MiscForkExec)
+	attr      uint16 // SAMPLE: the index of its event's attr
 	kind      eventKind
 	cpumode   uint8
 }

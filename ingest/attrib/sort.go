@@ -48,6 +48,9 @@ func sortedKeys(m map[Key]Counts) []Key {
 		if c := cmp.Compare(a.Addr, b.Addr); c != 0 {
 			return c
 		}
+		if c := cmp.Compare(a.Event, b.Event); c != 0 {
+			return c
+		}
 		if a.Kernel == b.Kernel {
 			return 0
 		}

@@ -18,7 +18,10 @@ type Features struct {
 	TotalMem                           uint64 // kB, as recorded
 	Cmdline                            []string
 	BuildIDs                           []BuildID
-	Compression                        *Compression
+	// Events are the EVENT_DESC entries: each event's name and sample
+	// ids, in the recording's event order.
+	Events      []EventDesc
+	Compression *Compression
 	// Sections are the file-mode section locations of every feature set.
 	Sections map[Feature]Section
 }
@@ -29,6 +32,25 @@ func (f *Features) Has(x Feature) bool {
 		return false
 	}
 	return f.Present[x/64]&(1<<(uint(x)%64)) != 0
+}
+
+// EventDesc is one event of the EVENT_DESC feature.
+type EventDesc struct {
+	Name string
+	IDs  []uint64
+}
+
+// EventName returns the name EVENT_DESC gives the event with sample id
+// id, or "".
+func (f *Features) EventName(id uint64) string {
+	for _, e := range f.Events {
+		for _, x := range e.IDs {
+			if x == id {
+				return e.Name
+			}
+		}
+	}
+	return ""
 }
 
 // Compression is the COMPRESSED feature.
@@ -106,7 +128,7 @@ func (r *Reader) readFeatureSections() error {
 func knownFeature(f Feature) bool {
 	switch f {
 	case FeatBuildID, FeatHostname, FeatOSRelease, FeatVersion, FeatArch, FeatNrCPUs,
-		FeatCPUDesc, FeatCPUID, FeatTotalMem, FeatCmdline, FeatCompressed:
+		FeatCPUDesc, FeatCPUID, FeatTotalMem, FeatCmdline, FeatCompressed, FeatEventDesc:
 		return true
 	}
 	return false
@@ -145,6 +167,25 @@ func (f *Features) parse(x Feature, b []byte, bo binary.ByteOrder, off int64) er
 		f.Cmdline = f.Cmdline[:0]
 		for i := uint32(0); i < n && c.err == nil; i++ {
 			f.Cmdline = append(f.Cmdline, str("cmdline string"))
+		}
+	case FeatEventDesc:
+		// u32 nr, u32 attr_size, then per event: attr, u32 nr_ids,
+		// name (u32 length + string), ids[nr_ids].
+		nr := c.u32("event count")
+		attrSize := c.u32("attr size")
+		if c.err == nil && (uint64(nr)*(uint64(attrSize)+8) > uint64(len(b)) || attrSize > attrSizeMax) {
+			return fmt.Errorf("perfdata: feature %d section at file offset %#x: %d events of %d-byte attrs cannot fit in %d bytes", x, off, nr, attrSize, len(b))
+		}
+		f.Events = f.Events[:0]
+		for i := uint32(0); i < nr && c.err == nil; i++ {
+			c.bytes("event attr", int(attrSize))
+			nIDs := c.u32("event id count")
+			e := EventDesc{Name: str("event name")}
+			if c.err == nil && uint64(nIDs) > uint64(len(b))/8 {
+				return fmt.Errorf("perfdata: feature %d section at file offset %#x: %d ids cannot fit in %d bytes", x, off, nIDs, len(b))
+			}
+			e.IDs = c.u64s("event ids", int(nIDs), nil)
+			f.Events = append(f.Events, e)
 		}
 	case FeatCompressed:
 		f.Compression = &Compression{

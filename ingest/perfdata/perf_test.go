@@ -350,3 +350,24 @@ func TestLive(t *testing.T) {
 	sm, st := checkAgainstScript(t, got, filepath.Join(dir, "live.script"))
 	t.Logf("live: perf report -D samples matched %d/%d; perf script %d/%d", dm, dt, sm, st)
 }
+
+// EVENT_DESC names the events of a recording by sample id.
+func TestEventDesc(t *testing.T) {
+	r, err := Open("testdata/multi.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f := r.Features()
+	if len(f.Events) != 2 || f.Events[0].Name != "cpu-clock" || f.Events[1].Name != "task-clock" {
+		t.Fatalf("events %+v", f.Events)
+	}
+	for i, a := range r.Attrs() {
+		if len(a.IDs) == 0 || f.EventName(a.IDs[0]) != f.Events[i].Name {
+			t.Errorf("attr %d ids %v: name %q", i, a.IDs, f.EventName(a.IDs[0]))
+		}
+	}
+	if f.EventName(^uint64(0)) != "" {
+		t.Error("an unknown id has a name")
+	}
+}

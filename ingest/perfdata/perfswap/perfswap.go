@@ -293,6 +293,23 @@ func (s *beSwapper) feature(f perfdata.Feature, off, size int) {
 	case perfdata.FeatNrCPUs:
 		s.sw(p, 4)
 		s.sw(p+4, 4)
+	case perfdata.FeatEventDesc:
+		nr, attrSize := int(s.u32(p)), int(s.u32(p+4))
+		s.sw(p, 4)
+		s.sw(p+4, 4)
+		p += 8
+		for i := 0; i < nr; i++ {
+			s.attr1(p, attrSize)
+			p += attrSize
+			ids := int(s.u32(p))
+			s.sw(p, 4)
+			p += 4
+			str()
+			for j := 0; j < ids; j++ {
+				s.sw(p, 8)
+				p += 8
+			}
+		}
 	case perfdata.FeatTotalMem:
 		s.sw(p, 8)
 	case perfdata.FeatCmdline:
