@@ -109,21 +109,19 @@ const (
 
 // sampler draws samples.
 type sampler struct {
-	g        *generator
-	rng      *rand.Rand
-	kZipf    *rand.Zipf
-	kPerm    []int32
-	mZipf    *rand.Zipf
-	mPerm    []int32
-	pZipf    *rand.Zipf
-	uZipf    *rand.Zipf
-	dZipf    *rand.Zipf
-	bZipf    *rand.Zipf
-	cur      target
-	left     int
-	haveCur  bool
-	chain    []uint64
-	userOnly bool
+	g     *generator
+	rng   *rand.Rand
+	kZipf *rand.Zipf
+	kPerm []int32
+	mZipf *rand.Zipf
+	mPerm []int32
+	pZipf *rand.Zipf
+	uZipf *rand.Zipf
+	dZipf *rand.Zipf
+	bZipf *rand.Zipf
+	cur   target
+	left  int
+	chain []uint64
 }
 
 func newSampler(g *generator) *sampler {

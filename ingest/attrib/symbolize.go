@@ -25,6 +25,11 @@ type symbolizer struct {
 	buildIDs map[string][]byte // DSO name → build id, from the recording
 	debugDir string            // perf's build-id cache (~/.debug); "" for none
 	files    map[string]*symbols.Table
+	lastFile struct { // the last file looked up
+		dso string
+		t   *symbols.Table
+	}
+	sections map[string]*symbols.Table // by section map DSO ("[mod].sec")
 	// sectionFiles maps a section map's DSO ("[mod].sec") to its module
 	// file, from KMOD_SEC_MAP records.
 	sectionFiles map[string]string
@@ -40,6 +45,7 @@ func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, *symbol
 		buildIDs:     buildIDs,
 		debugDir:     debugDir,
 		files:        make(map[string]*symbols.Table),
+		sections:     make(map[string]*symbols.Table),
 		sectionFiles: make(map[string]string),
 		bpf:          make(map[index.Map]*symbols.Table),
 		kernelMods:   kernelMods,
@@ -129,7 +135,11 @@ func moduleName(dso string) string {
 // path itself; a candidate whose build id differs from the recorded one
 // is skipped (symsrc__init). Nothing found: an empty table.
 func (s *symbolizer) file(dso string) *symbols.Table {
+	if s.lastFile.t != nil && s.lastFile.dso == dso {
+		return s.lastFile.t // consecutive samples tend to share a DSO
+	}
 	if t, ok := s.files[dso]; ok {
+		s.lastFile.dso, s.lastFile.t = dso, t
 		return t
 	}
 	var t *symbols.Table
@@ -144,6 +154,7 @@ func (s *symbolizer) file(dso string) *symbols.Table {
 		}
 	}
 	s.files[dso] = t
+	s.lastFile.dso, s.lastFile.t = dso, t
 	return t
 }
 
@@ -186,8 +197,7 @@ func matchesBuildID(path string, id []byte) bool {
 // from the module file its KMOD_SEC_MAP record named; none when the file
 // is not there.
 func (s *symbolizer) section(dso string) *symbols.Table {
-	key := "section:" + dso
-	if t, ok := s.files[key]; ok {
+	if t, ok := s.sections[dso]; ok {
 		return t
 	}
 	var t *symbols.Table
@@ -196,6 +206,6 @@ func (s *symbolizer) section(dso string) *symbols.Table {
 			t, _ = symbols.Section(path, dso[i+1:])
 		}
 	}
-	s.files[key] = t
+	s.sections[dso] = t
 	return t
 }
