@@ -134,39 +134,86 @@ func LoadKcore(ms *Maps, segs []Segment, lm Landmarks) (Map, error) {
 	if !ok {
 		return Map{}, fmt.Errorf("kcore: kallsyms has neither _stext nor _text")
 	}
-	ordered := OrderSegments(slices.DeleteFunc(slices.Clone(segs), func(s Segment) bool { return s.Size == 0 }))
-	if len(ordered) == 0 {
+	if !slices.ContainsFunc(segs, func(s Segment) bool { return s.Size != 0 }) {
 		return Map{}, fmt.Errorf("kcore: no usable program headers")
 	}
+	// The smallest segment holding text, the first of equals in the kcore
+	// segment order.
+	var best Segment
+	found := false
+	for _, s := range OrderSegments(segs) {
+		if s.Size != 0 && s.Contains(text) && (!found || s.Size < best.Size) {
+			best, found = s, true
+		}
+	}
+	if !found {
+		return Map{}, fmt.Errorf("kcore: no segment contains the kernel text address %#x", text)
+	}
+	return LoadKcoreAt(ms, segs, slices.Index(segs, best), text)
+}
+
+// KcoreReplacement returns the index in segs (file order) of the segment
+// perf 6.1's dso__load_kcore makes the kernel map: the smallest non-empty
+// segment containing stext (when hasStext), ties going to the later
+// segment in the file (perf walks its list in reverse file order and
+// keeps the first strictly smaller); when none contains it, the last
+// non-empty segment of the file (the head of perf's pushed-front list).
+// It returns -1 when every segment is empty.
+func KcoreReplacement(segs []Segment, stext uint64, hasStext bool) int {
 	repl := -1
-	for i, s := range ordered {
-		if s.Contains(text) && (repl < 0 || s.Size < ordered[repl].Size) {
+	for i := len(segs) - 1; i >= 0 && hasStext; i-- {
+		s := segs[i]
+		if s.Size != 0 && s.Contains(stext) && (repl < 0 || s.Size < segs[repl].Size) {
 			repl = i
 		}
 	}
-	if repl < 0 {
-		return Map{}, fmt.Errorf("kcore: no segment contains the kernel text address %#x", text)
+	if repl >= 0 {
+		return repl
 	}
+	for i := len(segs) - 1; i >= 0; i-- {
+		if segs[i].Size != 0 {
+			return i
+		}
+	}
+	return -1
+}
 
+// LoadKcoreAt is LoadKcore with the kernel ("replacement") segment given
+// as its index in segs, as KcoreReplacement picks it, and text an address
+// in it (_stext, or the segment's start when it does not hold _stext): no
+// BPF program may cover text, and the piece of the kernel map holding it
+// is returned.
+func LoadKcoreAt(ms *Maps, segs []Segment, repl int, text uint64) (Map, error) {
+	if err := CheckSegments(segs); err != nil {
+		return Map{}, err
+	}
+	if repl < 0 || repl >= len(segs) || segs[repl].Size == 0 {
+		return Map{}, fmt.Errorf("kcore: no usable program headers")
+	}
+	if !segs[repl].Contains(text) {
+		return Map{}, fmt.Errorf("kcore: kernel text address %#x outside the kernel segment %s", text, segs[repl])
+	}
 	for m := range ms.All() {
 		if m.Kind == KindBPFProg && m.Contains(text) {
 			return Map{}, fmt.Errorf("kcore: BPF program %s covers the kernel text address %#x", m, text)
 		}
 	}
+	rest := make([]Segment, 0, len(segs))
+	for i, s := range segs {
+		if i != repl && s.Size != 0 {
+			rest = append(rest, s)
+		}
+	}
 	ms.RemoveFunc(func(m Map) bool { return m.Kind != KindBPFProg })
-	kernel := segmentMap(ordered[repl], KindKernel)
-	if err := ms.MergeIn(kernel); err != nil {
+	if err := ms.MergeIn(segmentMap(segs[repl], KindKernel)); err != nil {
 		return Map{}, fmt.Errorf("kcore: kernel map: %w", err)
 	}
-	for i, s := range ordered {
-		if i == repl {
-			continue
-		}
+	for _, s := range OrderSegments(rest) {
 		if err := ms.MergeIn(segmentMap(s, KindKcore)); err != nil {
 			return Map{}, fmt.Errorf("kcore: segment %s: %w", s, err)
 		}
 	}
-	got, _ := ms.Find(text) // the replacement contains text and no BPF map does
+	got, _ := ms.Find(text) // the replacement holds text and no BPF map does
 	return got, nil
 }
 

@@ -93,23 +93,47 @@ func LoadKcore(l *Maps, segs []index.Segment, lm index.Landmarks) (index.Map, er
 	if repl < 0 {
 		return index.Map{}, fmt.Errorf("kcore: no segment contains the kernel text address %#x", text)
 	}
+	for i, s := range segs {
+		if s == ordered[repl] {
+			return LoadKcoreAt(l, segs, i, text)
+		}
+	}
+	panic("unreachable")
+}
+
+// LoadKcoreAt is the reference for index.LoadKcoreAt.
+func LoadKcoreAt(l *Maps, segs []index.Segment, repl int, text uint64) (index.Map, error) {
+	if err := CheckSegments(segs); err != nil {
+		return index.Map{}, err
+	}
+	if repl < 0 || repl >= len(segs) || segs[repl].Size == 0 {
+		return index.Map{}, fmt.Errorf("kcore: no usable program headers")
+	}
+	kseg := segs[repl]
+	if !(kseg.Vaddr <= text && text < kseg.End()) {
+		return index.Map{}, fmt.Errorf("kcore: kernel text address %#x outside the kernel segment %s", text, kseg)
+	}
 	for p := l.head; p != nil; p = p.next {
 		if p.m.Kind == index.KindBPFProg && p.m.Start <= text && text < p.m.End {
 			return index.Map{}, fmt.Errorf("kcore: BPF program %s covers the kernel text address %#x", p.m, text)
+		}
+	}
+	var rest []index.Segment
+	for i, s := range segs {
+		if i != repl && s.Size != 0 {
+			rest = append(rest, s)
 		}
 	}
 	l.RemoveFunc(func(m index.Map) bool { return m.Kind != index.KindBPFProg })
 	toMap := func(s index.Segment, k index.Kind) index.Map {
 		return index.Map{Start: s.Vaddr, End: s.Vaddr + s.Size, Pgoff: s.Offset, Mapping: index.MappingDSO, Kind: k, DSO: index.KernelDSO}
 	}
-	if err := l.MergeIn(toMap(ordered[repl], index.KindKernel)); err != nil {
+	if err := l.MergeIn(toMap(kseg, index.KindKernel)); err != nil {
 		return index.Map{}, err
 	}
-	for i, s := range ordered {
-		if i != repl {
-			if err := l.MergeIn(toMap(s, index.KindKcore)); err != nil {
-				return index.Map{}, err
-			}
+	for _, s := range OrderSegments(rest) {
+		if err := l.MergeIn(toMap(s, index.KindKcore)); err != nil {
+			return index.Map{}, err
 		}
 	}
 	kernel, _ := l.Find(text)

@@ -37,6 +37,9 @@ type Impl struct {
 	KernelMaps func(index.Landmarks, []index.Module) (Set, error)
 	// LoadKcore rebuilds the kernel maps of s from kcore segments.
 	LoadKcore func(s Set, segs []index.Segment, lm index.Landmarks) (index.Map, error)
+	// LoadKcoreAt rebuilds them with segs[repl] as the kernel map and
+	// text an address in it (index.LoadKcoreAt).
+	LoadKcoreAt func(s Set, segs []index.Segment, repl int, text uint64) (index.Map, error)
 }
 
 // BTree is the B-tree of package index. Its sets answer Find from a flat
@@ -61,6 +64,11 @@ var BTree = Impl{
 		t.changed()
 		return index.LoadKcore(t.Maps, segs, lm)
 	},
+	LoadKcoreAt: func(s Set, segs []index.Segment, repl int, text uint64) (index.Map, error) {
+		t := s.(*tree)
+		t.changed()
+		return index.LoadKcoreAt(t.Maps, segs, repl, text)
+	},
 }
 
 // List is the linked-list reference of package listref.
@@ -73,6 +81,9 @@ var List = Impl{
 	},
 	LoadKcore: func(s Set, segs []index.Segment, lm index.Landmarks) (index.Map, error) {
 		return listref.LoadKcore(s.(*listref.Maps), segs, lm)
+	},
+	LoadKcoreAt: func(s Set, segs []index.Segment, repl int, text uint64) (index.Map, error) {
+		return listref.LoadKcoreAt(s.(*listref.Maps), segs, repl, text)
 	},
 }
 
