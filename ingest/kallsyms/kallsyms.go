@@ -251,6 +251,18 @@ func ReadAll(r io.Reader) ([]Symbol, error) {
 	return syms, nil
 }
 
+// FunctionStart returns the address of the first kernel (not module)
+// symbol named name whose type is a function type or 'A', as perf's
+// kallsyms__get_function_start finds it.
+func FunctionStart(syms []Symbol, name string) (uint64, bool) {
+	for _, s := range syms {
+		if s.Module == "" && s.Name == name && (s.IsFunction() || s.Type == 'A') {
+			return s.Addr, true
+		}
+	}
+	return 0, false
+}
+
 // Landmarks finds the kernel image bounds the way perf does
 // (machine__get_running_kernel_start and its helpers): _text, _stext and
 // _etext are the first line in file order with that name, no module tag and

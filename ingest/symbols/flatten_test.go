@@ -73,8 +73,8 @@ func TestKernelSortedMatchesTree(t *testing.T) {
 			}
 			syms = append(syms, s)
 		}
-		want := kernelTree(syms, mods)
-		got, ok := kernelSorted(syms, mods)
+		want := kernelTree(syms, mods, nil)
+		got, ok := kernelSorted(syms, mods, nil)
 		if !ok {
 			continue
 		}

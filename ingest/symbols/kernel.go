@@ -62,10 +62,21 @@ type KernelTables struct {
 // name, same address), and only the map's DSO name would differ. This
 // never happens on x86_64, where modules lie above the kernel.
 func Kernel(syms []kallsyms.Symbol, modules []index.Map) *KernelTables {
-	if kt, ok := kernelSorted(syms, modules); ok {
+	return KernelLoaded(syms, modules, nil)
+}
+
+// KernelLoaded is Kernel when some module DSOs were already loaded (from
+// their files, so with no symbols) before the kernel's symbols: loaded
+// reports those, by module name without brackets. maps__split_kallsyms
+// then drops the first symbol of such a module each time its walk in
+// address order enters the module from another map (it checks the
+// module DSO's loaded flag only when curr_map changes), and moves the
+// rest in as usual.
+func KernelLoaded(syms []kallsyms.Symbol, modules []index.Map, loaded func(module string) bool) *KernelTables {
+	if kt, ok := kernelSorted(syms, modules, loaded); ok {
 		return kt
 	}
-	return kernelTree(syms, modules)
+	return kernelTree(syms, modules, loaded)
 }
 
 // kallsymsEntries returns the symbols perf keeps from kallsyms lines, in
@@ -85,16 +96,12 @@ func kallsymsEntries(syms []kallsyms.Symbol) []entry {
 	return out
 }
 
-// kernelSorted computes Kernel without replaying perf's tree, which
-// matters only for lookups among overlapping symbols. Every kallsyms
-// symbol starts with zero size, so the tree's in-order walk is the
-// symbols sorted by start, equal starts in file order; the end fix-up and
-// the duplicate fix-up (a fold keeping choose_best_symbol's pick of each
-// run of equal starts) then run over that order, and the split takes the
-// tagged symbols out. If the kernel table's symbols then overlap (the
-// rounding at a kernel/module boundary can do that), it reports false and
-// Kernel replays the tree.
-func kernelSorted(syms []kallsyms.Symbol, modules []index.Map) (*KernelTables, bool) {
+// fixedUp returns the kallsyms symbols perf keeps, in address order
+// (equal starts in file order, as its tree's in-order walk has them),
+// after symbols__fixup_end(is_kallsyms) and symbols__fixup_duplicate.
+// Every kallsyms symbol starts with zero size, so the tree's walk is a
+// stable sort by start.
+func fixedUp(syms []kallsyms.Symbol) []entry {
 	es := kallsymsEntries(syms)
 	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.start, b.start) })
 	for i := 0; i+1 < len(es); i++ { // symbols__fixup_end(is_kallsyms)
@@ -120,8 +127,22 @@ func kernelSorted(syms []kallsyms.Symbol, modules []index.Map) (*KernelTables, b
 		}
 		kept = append(kept, e)
 	}
+	return kept
+}
+
+// kernelSorted computes Kernel without replaying perf's tree, which
+// matters only for lookups among overlapping symbols. Every kallsyms
+// symbol starts with zero size, so the tree's in-order walk is the
+// symbols sorted by start, equal starts in file order; the end fix-up and
+// the duplicate fix-up (a fold keeping choose_best_symbol's pick of each
+// run of equal starts) then run over that order, and the split takes the
+// tagged symbols out. If the kernel table's symbols then overlap (the
+// rounding at a kernel/module boundary can do that), it reports false and
+// Kernel replays the tree.
+func kernelSorted(syms []kallsyms.Symbol, modules []index.Map, loaded func(module string) bool) (*KernelTables, bool) {
+	kept := fixedUp(syms)
 	var kernel builder
-	split := newSplitter(modules)
+	split := newSplitter(modules, loaded)
 	for _, e := range kept {
 		name, tag, isMod := strings.Cut(e.name, "\t")
 		switch {
@@ -129,6 +150,7 @@ func kernelSorted(syms []kallsyms.Symbol, modules []index.Map) (*KernelTables, b
 			split.add(tag, name, e)
 		case name == entryTrampolineName:
 		default:
+			split.kernel()
 			kernel.syms = append(kernel.syms, e)
 		}
 	}
@@ -150,10 +172,12 @@ type splitter struct {
 	byName   map[string]index.Map
 	builders map[string]*builder
 	order    []string
+	loaded   func(module string) bool // nil: none
+	cur      string                   // the tag of perf's curr_map; "" for a kernel map
 }
 
-func newSplitter(modules []index.Map) *splitter {
-	sp := &splitter{byName: make(map[string]index.Map, len(modules)), builders: map[string]*builder{}}
+func newSplitter(modules []index.Map, loaded func(string) bool) *splitter {
+	sp := &splitter{byName: make(map[string]index.Map, len(modules)), builders: map[string]*builder{}, loaded: loaded}
 	for _, m := range modules {
 		if _, dup := sp.byName[m.DSO]; !dup {
 			sp.byName[m.DSO] = m
@@ -166,6 +190,16 @@ func newSplitter(modules []index.Map) *splitter {
 // module map; a tag without a module map drops it.
 func (sp *splitter) add(tag, name string, e entry) {
 	m, ok := sp.byName[tag]
+	if tag != sp.cur {
+		if !ok {
+			sp.cur = "" // curr_map = initial_map
+			return
+		}
+		sp.cur = tag
+		if sp.loaded != nil && sp.loaded(strings.TrimSuffix(strings.TrimPrefix(tag, "["), "]")) {
+			return
+		}
+	}
 	if !ok {
 		return
 	}
@@ -177,6 +211,9 @@ func (sp *splitter) add(tag, name string, e entry) {
 	}
 	mb.insert(entry{start: m.MapIP(e.start), end: m.MapIP(e.end), name: name, binding: e.binding})
 }
+
+// kernel notes a kernel symbol: perf's curr_map leaves any module.
+func (sp *splitter) kernel() { sp.cur = "" }
 
 // tables returns the KernelTables with kernel as the kernel table.
 func (sp *splitter) tables(kernel *Table) *KernelTables {
@@ -191,14 +228,14 @@ func (sp *splitter) tables(kernel *Table) *KernelTables {
 }
 
 // kernelTree is Kernel replaying perf's symbol tree exactly.
-func kernelTree(syms []kallsyms.Symbol, modules []index.Map) *KernelTables {
+func kernelTree(syms []kallsyms.Symbol, modules []index.Map, loaded func(string) bool) *KernelTables {
 	var b builder
 	for _, e := range kallsymsEntries(syms) {
 		b.insert(e)
 	}
 	b.fixupEnd(true)
 	b.fixupDuplicate()
-	split := newSplitter(modules)
+	split := newSplitter(modules, loaded)
 	// maps__split_kallsyms walks the tree in order, erasing every symbol
 	// that leaves the kernel DSO.
 	for nd := b.tree.first(); nd != nil; {
@@ -211,6 +248,8 @@ func kernelTree(syms []kallsyms.Symbol, modules []index.Map) *KernelTables {
 			split.add(tag, name, e)
 		case name == entryTrampolineName:
 			b.tree.erase(nd)
+		default:
+			split.kernel()
 		}
 		nd = nx
 	}
@@ -243,5 +282,33 @@ func BPF(m index.Map) *Table {
 	var b builder
 	start := m.MapIP(m.Start)
 	b.insert(entry{start: start, end: start + m.Size(), name: m.DSO, binding: bindGlobal})
+	return b.table(nil)
+}
+
+// Kcore builds the kernel DSO's symbol table as perf 6.1 does after it
+// loaded kcore (maps__split_kallsyms_for_kcore): the kallsyms symbols,
+// fixed up as for Kernel, each found in the kernel maps by its start
+// (find, over the maps as dso__load_kcore left them): a symbol in no map
+// is dropped; one in the kernel map or a kcore map loses its module tag,
+// has its end clipped to the map's end and is rebased to the map's file
+// offsets (start - map.Start + map.Pgoff). Every such map shares the
+// kernel DSO, so one table serves them all: look up m.MapIP(ip). Symbols
+// that land in a BPF program's map go to that program's DSO in perf and
+// are left out here (the program's KSYMBOL symbol names it).
+func Kcore(syms []kallsyms.Symbol, find func(addr uint64) (index.Map, bool)) *Table {
+	var b builder
+	for _, e := range fixedUp(syms) {
+		m, ok := find(e.start)
+		if !ok || (m.Kind != index.KindKernel && m.Kind != index.KindKcore) {
+			continue
+		}
+		name, _, _ := strings.Cut(e.name, "\t")
+		delta := m.Start - m.Pgoff
+		start, end := e.start-delta, min(e.end, m.End)
+		if end != 0 {
+			end -= delta
+		}
+		b.insert(entry{start: start, end: end, name: name, binding: e.binding})
+	}
 	return b.table(nil)
 }
