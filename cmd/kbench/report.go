@@ -1,12 +1,15 @@
 package main
 
 import (
+	"runtime"
+
 	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"path/filepath"
@@ -119,9 +122,10 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(out, 256<<10)
-	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, DebugDir: *debugDir}
+	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, KallsymsFile: ksFrom, DebugDir: *debugDir}
 	if *format == "script" {
 		opts.Script, opts.HideCallchain = bw, *hideCallchain
+		opts.FetchInsn = fetchesInsn(in.r.Features().Arch, name == "-" || in.r.Header().Size == pipeHeaderSize)
 	}
 	var bar *progressbar.ProgressBar
 	if *progress == "always" || *progress == "auto" && isTerminal(stderr) {
@@ -342,4 +346,31 @@ func newProgressBar(w io.Writer, name string, size int64) *progressbar.ProgressB
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
+}
+
+// pipeHeaderSize is the size field of a pipe-mode perf.data header.
+const pipeHeaderSize = 16
+
+// fetchesInsn reports whether perf script, run here, fetches each
+// sample's instruction (arch_fetch_insn, defined only in x86 builds of
+// perf) for a recording of arch: when the recording is in pipe mode or of
+// this machine's architecture (uname's machine; i386 on x86_64 too).
+func fetchesInsn(arch string, pipe bool) bool {
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "386" {
+		return false
+	}
+	if pipe {
+		return true
+	}
+	host := hostMachine()
+	return arch != "" && (arch == host || host == "x86_64" && arch == "i386")
+}
+
+// hostMachine is uname's machine field.
+func hostMachine() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Machine[:])
 }

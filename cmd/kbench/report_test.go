@@ -227,7 +227,10 @@ func TestReportScriptAgainstPerf(t *testing.T) {
 	for _, name := range reportRecordings {
 		for _, hide := range []bool{false, true} {
 			file := testdataDir + name
-			perfArgs := []string{"script", "-F", "ip,sym,dso", "-i", file}
+			// Both get the same kallsyms: perf would otherwise look for the
+			// recording's kernel by build id, and this machine may have
+			// booted another kernel since.
+			perfArgs := []string{"script", "-F", "ip,sym,dso", "-i", file, "--kallsyms", "/proc/kallsyms"}
 			args := []string{"-format", "script", "-kallsyms", "/proc/kallsyms"}
 			if hide {
 				perfArgs = append(perfArgs, "-G")

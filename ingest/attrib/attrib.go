@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -39,6 +40,18 @@ type Options struct {
 	// kernel symbol is first needed, so that reading kallsyms can overlap
 	// decoding (see LoadKallsymsAsync). Its error ends the run.
 	LoadKallsyms func() ([]kallsyms.Symbol, error)
+	// KallsymsFile names the file Kallsyms or LoadKallsyms come from.
+	// When its base name is "kallsyms", perf also tries the "kcore" and
+	// "modules" files beside it when it loads the kernel, and so does Run
+	// (see kcoreFiles.load).
+	KallsymsFile string
+	// FetchInsn makes Run load the kernel at the first sample, as perf
+	// script does on x86 hosts for recordings of the host's architecture
+	// (or pipe mode): it fetches each sample's instruction, and the first
+	// fetch asks for the kernel start, which loads the kernel map
+	// (arch_fetch_insn → machine__kernel_ip → machine__get_kernel_start).
+	// perf report does not.
+	FetchInsn bool
 	// DebugDir is perf's build-id cache, where perf record copies the
 	// DSOs it saw (default $HOME/.debug; "-" for none).
 	DebugDir string
@@ -116,6 +129,10 @@ type Result struct {
 	Events  []string
 	ByEvent []Counts
 	Stats   perfdata.Stats
+	// KernelSymbols says where the kernel's symbols came from ("kcore …",
+	// "kallsyms …" with the reason kcore was not used); "" when the
+	// kernel was never loaded.
+	KernelSymbols string
 }
 
 const batchSize = 1024
@@ -185,7 +202,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			buildIDs = buildIDMap(r.Features())
 			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.moduleMaps)
 			a.sym.noFiles = opts.NoFiles
-			m.OnKernelLoad = a.sym.kernelRange
+			a.sym.kcore = kcoreBeside(opts.KallsymsFile)
+			a.x86_64 = isX86_64(r.Features().Arch)
+			m.OnKernelLoad = a.sym.loadKernel
 		}
 		for i := range batch {
 			e := &batch[i]
@@ -239,6 +258,14 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.res.BySym[ms.Key()] = c
 	}
 	a.res.Stats = r.Stats()
+	switch {
+	case a.sym.kcoreTable != nil:
+		a.res.KernelSymbols = "kcore " + a.sym.kcore.kcore + " with kallsyms " + opts.KallsymsFile
+	case a.sym.kallsyms != nil && a.sym.kcoreNote != "":
+		a.res.KernelSymbols = "kallsyms " + opts.KallsymsFile + " (kcore not used: " + a.sym.kcoreNote + ")"
+	case a.sym.kallsyms != nil:
+		a.res.KernelSymbols = "kallsyms " + opts.KallsymsFile
+	}
 	return a.res, nil
 }
 
@@ -411,6 +438,41 @@ type attributor struct {
 		m  index.Map
 		bm *roaring.Bitmap
 	}
+	// kstart is machine->kernel_start for FetchInsn, once the first
+	// fetch has set it; x86_64 says whether the recording's arch is
+	// x86_64 (its kernel start then stays 2^63).
+	kstart    uint64
+	kstartSet bool
+	x86_64    bool
+}
+
+// fetchInsn is what perf script's arch_fetch_insn does to the maps for a
+// sample (thread__memcpy): the first one with a non-zero IP sets the
+// kernel start, which loads the kernel map (machine__get_kernel_start:
+// 2^63 on x86_64, else the loaded kernel map's start); then the IP is
+// looked up with the cpumode its address implies and the map found is
+// loaded.
+func (a *attributor) fetchInsn(e *event) {
+	if e.ip == 0 {
+		return
+	}
+	if !a.kstartSet {
+		a.kstartSet = true
+		a.kstart = 1 << 63
+		if _, ok := a.m.Vmlinux(); ok {
+			a.m.LoadKernel()
+			if vm, ok := a.m.Vmlinux(); ok && !a.x86_64 && a.sym.kallsyms != nil {
+				a.kstart = vm.Start
+			}
+		}
+	}
+	mode := uint8(machine.CPUModeUser)
+	if e.ip >= a.kstart {
+		mode = machine.CPUModeKernel
+	}
+	if mp, ok := a.m.Resolve(mode, e.pid, e.tid, e.ip); ok && mp.Kind == index.KindModule {
+		a.sym.loadModule(mp)
+	}
 }
 
 func (a *attributor) count(ms MapSym, period uint64) {
@@ -514,10 +576,14 @@ func (a *attributor) sample(e *event) error {
 		a.res.Unknown++
 	}
 	a.count(ms, e.period)
+	var err error
 	if a.opts.Script != nil {
-		return a.script(e, ms.Key())
+		err = a.script(e, ms.Key())
 	}
-	return nil
+	if a.opts.FetchInsn {
+		a.fetchInsn(e)
+	}
+	return err
 }
 
 // Callchain context markers (PERF_CONTEXT_*).
@@ -547,8 +613,8 @@ func (a *attributor) script(e *event, key Key) error {
 	return err
 }
 
-// appendCallchain prints each callchain entry: the address within its
-// map (what perf's callchain cursor holds), symbol and DSO.
+// appendCallchain prints each callchain entry: the address (the offset
+// within its map for a user-space DSO), symbol and DSO.
 func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 	cpumode := uint8(machine.CPUModeUser)
 	n, start := 0, len(b)
@@ -576,7 +642,12 @@ func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 		}
 		addr, sym, dso := ip, symbols.Unknown, symbols.Unknown
 		if mp, ok := a.m.Resolve(cpumode, e.pid, e.tid, ip); ok {
-			addr, sym, dso = mp.MapIP(ip), a.sym.name(mp, ip), mp.DSO
+			sym, dso = a.sym.name(mp, ip), mp.DSO
+			if mp.Kind == index.KindUser || mp.Kind == index.KindAnon {
+				// sample__fprintf_callchain shows the binary offset for
+				// user-space DSOs only, the address for kernel ones.
+				addr = mp.MapIP(ip)
+			}
 		}
 		b = fmt.Appendf(b, "\t%16x %s (%s)\n", addr, sym, dso)
 	}
@@ -609,3 +680,12 @@ func (r *Result) Canonical() string {
 
 // Digest returns the SHA-256 of Canonical.
 func (r *Result) Digest() string { return index.Digest(r.Canonical()) }
+
+// isX86_64 is machine__is(machine, "x86_64") for a recording of arch (the
+// host's when the recording names none).
+func isX86_64(arch string) bool {
+	if arch == "" {
+		return runtime.GOARCH == "amd64"
+	}
+	return arch == "x86_64"
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
@@ -36,6 +37,18 @@ type symbolizer struct {
 	noFiles      bool // read no DSO files
 	bpf          map[index.Map]*symbols.Table
 	kernelMods   func() []index.Map // the kernel's module maps, for the split
+
+	// kcore, when set, names the kcore files beside the kallsyms file;
+	// kcoreTable is the kernel DSO's table once kcore was loaded, and
+	// kcoreNote says why it was not.
+	kcore      *kcoreFiles
+	kcoreTable *symbols.Table
+	kcoreNote  string
+	// kernelLoaded is set when the kernel map's symbols were loaded;
+	// modLoaded holds the module DSOs (by module name) loaded before
+	// that, from their files, which have none here.
+	kernelLoaded bool
+	modLoaded    map[string]bool
 }
 
 func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, *symbols.KernelTables, error), buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
@@ -49,34 +62,69 @@ func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, *symbol
 		sectionFiles: make(map[string]string),
 		bpf:          make(map[index.Map]*symbols.Table),
 		kernelMods:   kernelMods,
+		modLoaded:    make(map[string]bool),
 	}
+}
+
+// kernelSyms waits for the background kallsyms load, if any, and
+// returns the kallsyms symbols (nil: none).
+func (s *symbolizer) kernelSyms() []kallsyms.Symbol {
+	if s.load != nil {
+		var pre *symbols.KernelTables
+		s.kallsyms, pre, s.err = s.load()
+		s.load = nil
+		if len(s.kernelMods()) == 0 && len(s.modLoaded) == 0 {
+			s.kernel = pre // the split needs no module maps
+		}
+	}
+	return s.kallsyms
 }
 
 // kernelTables loads the kallsyms tables (dso__load_kallsyms +
 // maps__split_kallsyms) with the module maps present at first use.
 func (s *symbolizer) kernelTables() *symbols.KernelTables {
-	if s.load != nil {
-		var pre *symbols.KernelTables
-		s.kallsyms, pre, s.err = s.load()
-		s.load = nil
-		if len(s.kernelMods()) == 0 {
-			s.kernel = pre // the split needs no module maps
-		}
-	}
-	if s.kernel == nil && s.kallsyms != nil {
-		s.kernel = symbols.Kernel(s.kallsyms, s.kernelMods())
+	ks := s.kernelSyms()
+	if s.kernel == nil && ks != nil {
+		s.kernel = symbols.KernelLoaded(ks, s.kernelMods(), func(mod string) bool { return s.modLoaded[mod] })
 	}
 	return s.kernel
 }
 
-// kernelRange is the machine's OnKernelLoad hook: the kernel map's range
-// after perf's map__fixup_start/end.
-func (s *symbolizer) kernelRange(index.Map) (uint64, uint64, bool) {
-	kt := s.kernelTables()
-	if kt == nil || kt.Kernel.Len() == 0 {
-		return 0, 0, false
+// loadKernel is the machine's OnKernelLoad hook, perf's
+// dso__load_kernel_sym with a kallsyms file: kcore beside it when perf
+// would use it (the kernel maps are rebuilt from its segments), else the
+// kallsyms split and the kernel map's range fixed up to its symbols
+// (map__fixup_start/end).
+func (s *symbolizer) loadKernel(m *machine.Machine) {
+	s.kernelLoaded = true
+	ks := s.kernelSyms()
+	if ks == nil {
+		return
 	}
-	return kt.Start, kt.End, true
+	if s.kcore != nil {
+		t, note, err := s.kcore.load(m, ks)
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		if t != nil {
+			s.kcoreTable = t
+			return
+		}
+		s.kcoreNote = note
+	}
+	kt := s.kernelTables()
+	if kt != nil && kt.Kernel.Len() > 0 {
+		m.FixupKernel(kt.Start, kt.End)
+	}
+}
+
+// loadModule is map__load of a module map: before the kernel's symbols
+// are loaded, the module's DSO loads from its file (none here) and is
+// marked loaded, which the kallsyms split later honours.
+func (s *symbolizer) loadModule(m index.Map) {
+	if !s.kernelLoaded {
+		s.modLoaded[moduleName(m.DSO)] = true
+	}
 }
 
 // name returns the symbol name at ip in map m, or symbols.Unknown.
@@ -92,12 +140,20 @@ func (s *symbolizer) symbol(m index.Map, ip uint64) (symbols.Symbol, bool) {
 	var t *symbols.Table
 	switch m.Kind {
 	case index.KindKernel, index.KindKcore:
-		if kt := s.kernelTables(); kt != nil {
-			t = kt.Kernel
+		switch {
+		case s.kcoreTable != nil:
+			t = s.kcoreTable
+		default:
+			if kt := s.kernelTables(); kt != nil {
+				t = kt.Kernel
+			}
 		}
 	case index.KindModule:
-		if kt := s.kernelTables(); kt != nil {
-			t = kt.Modules[moduleName(m.DSO)]
+		s.loadModule(m)
+		if s.kernelLoaded {
+			if kt := s.kernelTables(); kt != nil {
+				t = kt.Modules[moduleName(m.DSO)]
+			}
 		}
 	case index.KindBPFProg, index.KindBPFImage, index.KindOOL:
 		t = s.bpf[m]

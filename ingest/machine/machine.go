@@ -79,11 +79,15 @@ type Machine struct {
 	threads map[uint32]*Thread
 
 	// OnKernelLoad, if set, is called the first time a sample resolves to
-	// the kernel map, as perf's map__load does; it returns the kernel
-	// map's range after symbol loading (perf's map__fixup_start/end) or
-	// ok=false to keep it.
-	OnKernelLoad func(vmlinux index.Map) (start, end uint64, ok bool)
+	// the kernel map (or LoadKernel is called), as perf's map__load calls
+	// dso__load_kernel_sym: it loads the kernel's symbols and changes the
+	// kernel maps as that does, through FixupKernel (kallsyms) or
+	// LoadKcore (kcore).
+	OnKernelLoad func(m *Machine)
 	loaded       bool
+	// usesKcore is machine__uses_kcore: once the kernel maps come from
+	// kcore, kernel MMAP records are ignored.
+	usesKcore bool
 }
 
 // Thread is one thread; threads of a process share its maps.
@@ -161,6 +165,9 @@ func (m *Machine) Mmap(r Mmap) error {
 		return fmt.Errorf("mmap %s: range %#x+%#x wraps past 2^64", r.Filename, r.Addr, r.Len)
 	}
 	if r.CPUMode == CPUModeKernel || r.CPUMode == CPUModeGuestKernel {
+		if m.usesKcore {
+			return nil // "If we have maps from kcore then we do not need or want any others"
+		}
 		return m.kernelMmap(r)
 	}
 	t := m.findnewThread(r.Pid, r.Tid)
@@ -318,13 +325,19 @@ func (m *Machine) Exit(pid, tid uint32) {
 // Resolve returns the map holding addr for a sample of cpumode taken in
 // thread (pid, tid): kernel modes look in the kernel maps, user mode in
 // the thread's maps; other modes (hypervisor, guests) resolve to nothing.
-// The first kernel-map hit runs OnKernelLoad.
+// The first kernel-map hit loads the kernel (OnKernelLoad). The map found
+// before the load is the one returned, as in perf, except that a kcore
+// load rewrites that very map object into the kernel segment's map, so
+// then the new kernel map is returned.
 func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Map, bool) {
 	switch cpumode {
 	case CPUModeKernel:
 		mp, ok := m.kernel.Find(addr)
 		if ok && m.has && !m.loaded && mp == m.vmlinux {
 			m.load()
+			if m.usesKcore {
+				return m.vmlinux, true
+			}
 		}
 		return mp, ok
 	case CPUModeUser:
@@ -333,15 +346,34 @@ func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Ma
 	return index.Map{}, false
 }
 
-// load runs OnKernelLoad once per kernel map. The map found before the
-// load is the one the caller keeps using, as in perf.
+// KernelLoaded reports whether the kernel map's symbols were loaded.
+func (m *Machine) KernelLoaded() bool { return m.loaded }
+
+// LoadKernel loads the kernel map's symbols now if there is a kernel map
+// and they are not loaded yet (perf's machine__get_kernel_start, which
+// perf script runs at its first sample when it fetches instructions).
+func (m *Machine) LoadKernel() {
+	if m.has && !m.loaded {
+		m.load()
+	}
+}
+
+// UsesKcore reports whether the kernel maps were rebuilt from kcore.
+func (m *Machine) UsesKcore() bool { return m.usesKcore }
+
+// load runs OnKernelLoad once per kernel map.
 func (m *Machine) load() {
 	m.loaded = true
-	if m.OnKernelLoad == nil {
-		return
+	if m.OnKernelLoad != nil {
+		m.OnKernelLoad(m)
 	}
-	start, end, ok := m.OnKernelLoad(m.vmlinux)
-	if !ok || start >= end || (start == m.vmlinux.Start && end == m.vmlinux.End) {
+}
+
+// FixupKernel sets the kernel map's range to [start, end), as
+// map__fixup_start and map__fixup_end do after kallsyms loading; an empty
+// or unchanged range is ignored.
+func (m *Machine) FixupKernel(start, end uint64) {
+	if !m.has || start >= end || (start == m.vmlinux.Start && end == m.vmlinux.End) {
 		return
 	}
 	m.kernel.Remove(m.vmlinux)
@@ -352,4 +384,46 @@ func (m *Machine) load() {
 	if got, ok := m.kernel.Find(start); ok && got.Kind == index.KindKernel {
 		m.vmlinux = got
 	}
+}
+
+// IsKmodule reports whether perf 6.1 counts mp as a kernel module map
+// (__map__is_kmodule): a kernel map that is not the kernel map, not an
+// extra kernel map (the x86_64 entry trampoline), not a BPF program
+// (named "bpf_prog_…"), not a BPF image and not out-of-line code.
+// Section maps of KMOD_SEC_MAP records, which perf 6.1 never creates,
+// are not counted either.
+func (m *Machine) IsKmodule(mp index.Map) bool {
+	switch {
+	case m.has && mp == m.vmlinux, mp.Kind == index.KindKernel, mp.Kind == index.KindKcore:
+		return false
+	case mp.Kind == index.KindBPFImage, mp.Kind == index.KindOOL, mp.Kind == index.KindModuleSection:
+		return false
+	case strings.HasPrefix(mp.DSO, "bpf_prog_"):
+		return false
+	}
+	return mp.Kind == index.KindModule || mp.Kind == index.KindBPFProg
+}
+
+// LoadKcore rebuilds the kernel maps from kcore segments (file order) as
+// dso__load_kcore does once perf has validated them: every map but the
+// kernel map and the BPF programs (DSOs named "bpf_prog_…") goes, the
+// kernel map becomes segs[repl] and the other segments are merged around
+// what is there. The maps are built by the index's kcore load (the kernel
+// segment first, then the rest in the kcore segment order), which equals
+// perf 6.1 except where segments nest around the kernel segment (see
+// index.LoadKcore). text is the address whose piece is the new kernel map
+// (_stext, or the segment's start). Later kernel MMAPs are ignored.
+func (m *Machine) LoadKcore(segs []index.Segment, repl int, text uint64) error {
+	if err := index.CheckSegments(segs); err != nil {
+		return err
+	}
+	m.kernel.RemoveFunc(func(mp index.Map) bool {
+		return !(mp.Kind == index.KindBPFProg && strings.HasPrefix(mp.DSO, "bpf_prog_"))
+	})
+	kernel, err := m.impl.LoadKcoreAt(m.kernel, segs, repl, text)
+	if err != nil {
+		return err
+	}
+	m.vmlinux, m.has, m.loaded, m.usesKcore = kernel, true, true, true
+	return nil
 }

@@ -69,9 +69,10 @@ func TestKernelMmapAndKsymbol(t *testing.T) {
 func TestKernelLoadHook(t *testing.T) {
 	forEachImpl(t, func(t *testing.T, m *Machine) {
 		calls := 0
-		m.OnKernelLoad = func(vm index.Map) (uint64, uint64, bool) {
+		m.OnKernelLoad = func(m *Machine) {
 			calls++
-			return vm.Start, vm.End + 0x1000, true
+			vm, _ := m.Vmlinux()
+			m.FixupKernel(vm.Start, vm.End+0x1000)
 		}
 		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Addr: 0x10000, Len: 0x1000, Filename: "[kernel.kallsyms]_text"}))
 		if _, ok := m.Resolve(CPUModeKernel, 0, 0, 0x11800); ok {

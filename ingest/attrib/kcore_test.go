@@ -1,0 +1,178 @@
+package attrib_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/corpus/gen"
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/attrib"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+var updateKcore = flag.Bool("update-kcore", false, "rewrite testdata/kcore.golden from perf script (needs perf)")
+
+// kcoreCase is one generated corpus with kcore beside its kallsyms.
+type kcoreCase struct {
+	arch       string
+	seed       uint64
+	callchains bool
+}
+
+func (c kcoreCase) String() string {
+	return fmt.Sprintf("%s/seed=%d/callchains=%v", c.arch, c.seed, c.callchains)
+}
+
+func kcoreCases() []kcoreCase {
+	var cs []kcoreCase
+	for _, arch := range []string{"x86_64", "aarch64", "ppc64le", "s390x", "riscv64"} {
+		for _, seed := range []uint64{4, 5} {
+			for _, cc := range []bool{false, true} {
+				cs = append(cs, kcoreCase{arch, seed, cc})
+			}
+		}
+	}
+	return cs
+}
+
+// generate writes the corpus into a temporary directory.
+func (c kcoreCase) generate(t testing.TB) string {
+	dir := filepath.Join(t.TempDir(), "corpus")
+	_, err := gen.Generate(gen.Params{Arch: c.arch, Seed: c.seed, Callchains: c.callchains, Samples: 1500,
+		Modules: 50, BPF: 10, Procs: 20}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// kbenchScript attributes dir's perf.data with kcore beside kallsyms as
+// perf script on an x86_64 host does (it fetches instructions only for
+// x86_64 recordings there: the goldens were made on one).
+func kbenchScript(t testing.TB, dir, arch string, impl mapset.Impl) (string, *attrib.Result) {
+	r, err := perfdata.Open(filepath.Join(dir, "perf.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ks := filepath.Join(dir, "kallsyms")
+	var out bytes.Buffer
+	res, err := attrib.Run(r, attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsAsync(ks), KallsymsFile: ks,
+		DebugDir: "-", NoFiles: true, Script: &out, FetchInsn: arch == "x86_64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), res
+}
+
+func perfScript(t testing.TB, dir string) (string, bool) {
+	perf, err := exec.LookPath("perf")
+	if err != nil {
+		return "", false
+	}
+	cmd := exec.Command(perf, "script", "-F", "ip,sym,dso", "-i", filepath.Join(dir, "perf.data"), "--kallsyms", filepath.Join(dir, "kallsyms"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Logf("perf script: %v", err)
+		return "", false
+	}
+	return string(out), true
+}
+
+func digest(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func firstDiff(got, want string) string {
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range min(len(gl), len(wl)) {
+		if gl[i] != wl[i] {
+			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, gl[i], wl[i])
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(gl), len(wl))
+}
+
+const kcoreGolden = "testdata/kcore.golden"
+
+// readKcoreGolden reads "case lines sha256" lines.
+func readKcoreGolden(t *testing.T) map[string][2]string {
+	f, err := os.Open(kcoreGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g := map[string][2]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fs := strings.Fields(sc.Text()); len(fs) == 3 && !strings.HasPrefix(fs[0], "#") {
+			g[fs[0]] = [2]string{fs[1], fs[2]}
+		}
+	}
+	return g
+}
+
+// TestKcoreAgainstPerf attributes generated corpora of every architecture
+// (several seeds, callchains on and off) with kcore beside kallsyms, on
+// both implementations, and compares the script output with perf 6.1's
+// perf script -F ip,sym,dso --kallsyms DIR/kallsyms: line for line when
+// perf is installed, else by the digests perf's output had
+// (testdata/kcore.golden). Every corpus must have used kcore.
+func TestKcoreAgainstPerf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates 20 corpora")
+	}
+	golden := map[string][2]string{}
+	if !*updateKcore {
+		golden = readKcoreGolden(t)
+	}
+	var lines []string
+	for _, c := range kcoreCases() {
+		t.Run(c.String(), func(t *testing.T) {
+			dir := c.generate(t)
+			want, havePerf := perfScript(t, dir)
+			if *updateKcore {
+				if !havePerf {
+					t.Fatal("-update-kcore needs perf")
+				}
+				lines = append(lines, fmt.Sprintf("%s %d %s", c, strings.Count(want, "\n"), digest(want)))
+			}
+			for _, impl := range mapset.All {
+				got, res := kbenchScript(t, dir, c.arch, impl)
+				if !strings.HasPrefix(res.KernelSymbols, "kcore ") {
+					t.Errorf("%s: kernel symbols from %q, want kcore", impl.Name, res.KernelSymbols)
+				}
+				switch {
+				case havePerf:
+					if got != want {
+						t.Errorf("%s: differs from perf script: %s", impl.Name, firstDiff(got, want))
+					}
+				default:
+					g, ok := golden[c.String()]
+					if !ok {
+						t.Fatalf("no golden for %s in %s", c, kcoreGolden)
+					}
+					if n := fmt.Sprint(strings.Count(got, "\n")); n != g[0] || digest(got) != g[1] {
+						t.Errorf("%s: %s lines, digest %s; perf script had %s lines, digest %s", impl.Name, n, digest(got), g[0], g[1])
+					}
+				}
+			}
+		})
+	}
+	if *updateKcore {
+		body := "# perf 6.1 script -F ip,sym,dso --kallsyms DIR/kallsyms on corpora of TestKcoreAgainstPerf: case lines sha256\n" + strings.Join(lines, "\n") + "\n"
+		if err := os.WriteFile(kcoreGolden, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
