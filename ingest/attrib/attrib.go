@@ -203,6 +203,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.moduleMaps)
 			a.sym.noFiles = opts.NoFiles
 			a.sym.kcore = kcoreBeside(opts.KallsymsFile)
+			a.sym.m = m
 			a.x86_64 = isX86_64(r.Features().Arch)
 			m.OnKernelLoad = a.sym.loadKernel
 		}

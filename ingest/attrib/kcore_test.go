@@ -59,12 +59,16 @@ func (c kcoreCase) generate(t testing.TB) string {
 // perf script on an x86_64 host does (it fetches instructions only for
 // x86_64 recordings there: the goldens were made on one).
 func kbenchScript(t testing.TB, dir, arch string, impl mapset.Impl) (string, *attrib.Result) {
+	return kbenchScriptKallsyms(t, dir, filepath.Join(dir, "kallsyms"), arch, impl)
+}
+
+// kbenchScriptKallsyms is kbenchScript with the kallsyms file at ks.
+func kbenchScriptKallsyms(t testing.TB, dir, ks, arch string, impl mapset.Impl) (string, *attrib.Result) {
 	r, err := perfdata.Open(filepath.Join(dir, "perf.data"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ks := filepath.Join(dir, "kallsyms")
 	var out bytes.Buffer
 	res, err := attrib.Run(r, attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsAsync(ks), KallsymsFile: ks,
 		DebugDir: "-", NoFiles: true, Script: &out, FetchInsn: arch == "x86_64"})
@@ -75,11 +79,17 @@ func kbenchScript(t testing.TB, dir, arch string, impl mapset.Impl) (string, *at
 }
 
 func perfScript(t testing.TB, dir string) (string, bool) {
+	return perfScriptKallsyms(t, dir, filepath.Join(dir, "kallsyms"))
+}
+
+// perfScriptKallsyms runs perf script -F ip,sym,dso --kallsyms ks on
+// dir/perf.data; false when perf is not installed or fails.
+func perfScriptKallsyms(t testing.TB, dir, ks string) (string, bool) {
 	perf, err := exec.LookPath("perf")
 	if err != nil {
 		return "", false
 	}
-	cmd := exec.Command(perf, "script", "-F", "ip,sym,dso", "-i", filepath.Join(dir, "perf.data"), "--kallsyms", filepath.Join(dir, "kallsyms"))
+	cmd := exec.Command(perf, "script", "-F", "ip,sym,dso", "-i", filepath.Join(dir, "perf.data"), "--kallsyms", ks)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Logf("perf script: %v", err)

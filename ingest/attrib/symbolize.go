@@ -23,6 +23,8 @@ type symbolizer struct {
 	load     func() ([]kallsyms.Symbol, *symbols.KernelTables, error)
 	err      error // from load
 	kernel   *symbols.KernelTables
+	pre      *symbols.KernelTables // built in the background for a machine without module maps
+	m        *machine.Machine      // the recording's machine (its reference symbol)
 	buildIDs map[string][]byte // DSO name → build id, from the recording
 	debugDir string            // perf's build-id cache (~/.debug); "" for none
 	files    map[string]*symbols.Table
@@ -70,22 +72,41 @@ func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, *symbol
 // returns the kallsyms symbols (nil: none).
 func (s *symbolizer) kernelSyms() []kallsyms.Symbol {
 	if s.load != nil {
-		var pre *symbols.KernelTables
-		s.kallsyms, pre, s.err = s.load()
+		s.kallsyms, s.pre, s.err = s.load()
 		s.load = nil
-		if len(s.kernelMods()) == 0 && len(s.modLoaded) == 0 {
-			s.kernel = pre // the split needs no module maps
-		}
 	}
 	return s.kallsyms
+}
+
+// kernelDelta is kallsyms__delta: the reference symbol's address in
+// kallsyms minus the recording's, 0 when the recording has none; ok is
+// false when kallsyms lacks the symbol, which makes perf's kallsyms load
+// fail whole.
+func (s *symbolizer) kernelDelta(ks []kallsyms.Symbol) (delta uint64, ok bool) {
+	if s.m == nil || s.m.RefRelocName == "" {
+		return 0, true
+	}
+	addr, ok := kallsyms.FunctionStart(ks, s.m.RefRelocName)
+	return addr - s.m.RefRelocAddr, ok
 }
 
 // kernelTables loads the kallsyms tables (dso__load_kallsyms +
 // maps__split_kallsyms) with the module maps present at first use.
 func (s *symbolizer) kernelTables() *symbols.KernelTables {
 	ks := s.kernelSyms()
-	if s.kernel == nil && ks != nil {
-		s.kernel = symbols.KernelLoaded(ks, s.kernelMods(), func(mod string) bool { return s.modLoaded[mod] })
+	if s.kernel != nil || ks == nil {
+		return s.kernel
+	}
+	mods := s.kernelMods()
+	delta, ok := s.kernelDelta(ks)
+	switch {
+	case !ok:
+		s.kernel = &symbols.KernelTables{Kernel: new(symbols.Table), Modules: map[string]*symbols.Table{}}
+	case s.pre != nil && delta == 0 && len(mods) == 0 && len(s.modLoaded) == 0:
+		s.kernel = s.pre // built in the background: the split needs no module maps
+	default:
+		s.kernel = symbols.KernelWith(ks, mods, symbols.KernelOptions{
+			Loaded: func(mod string) bool { return s.modLoaded[mod] }, Delta: delta})
 	}
 	return s.kernel
 }
@@ -101,7 +122,7 @@ func (s *symbolizer) loadKernel(m *machine.Machine) {
 	if ks == nil {
 		return
 	}
-	if s.kcore != nil {
+	if _, ok := s.kernelDelta(ks); ok && s.kcore != nil {
 		t, note, err := s.kcore.load(m, ks)
 		if err != nil && s.err == nil {
 			s.err = err

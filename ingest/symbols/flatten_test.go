@@ -73,8 +73,8 @@ func TestKernelSortedMatchesTree(t *testing.T) {
 			}
 			syms = append(syms, s)
 		}
-		want := kernelTree(syms, mods, nil)
-		got, ok := kernelSorted(syms, mods, nil)
+		want := kernelTree(syms, mods, KernelOptions{})
+		got, ok := kernelSorted(syms, mods, KernelOptions{})
 		if !ok {
 			continue
 		}

@@ -62,21 +62,32 @@ type KernelTables struct {
 // name, same address), and only the map's DSO name would differ. This
 // never happens on x86_64, where modules lie above the kernel.
 func Kernel(syms []kallsyms.Symbol, modules []index.Map) *KernelTables {
-	return KernelLoaded(syms, modules, nil)
+	return KernelWith(syms, modules, KernelOptions{})
 }
 
-// KernelLoaded is Kernel when some module DSOs were already loaded (from
-// their files, so with no symbols) before the kernel's symbols: loaded
-// reports those, by module name without brackets. maps__split_kallsyms
-// then drops the first symbol of such a module each time its walk in
-// address order enters the module from another map (it checks the
-// module DSO's loaded flag only when curr_map changes), and moves the
-// rest in as usual.
-func KernelLoaded(syms []kallsyms.Symbol, modules []index.Map, loaded func(module string) bool) *KernelTables {
-	if kt, ok := kernelSorted(syms, modules, loaded); ok {
+// KernelOptions are the state of the recording that maps__split_kallsyms
+// depends on besides the module maps.
+type KernelOptions struct {
+	// Loaded reports the module DSOs (by module name without brackets)
+	// already loaded, from their files and so with no symbols, before
+	// the kernel's symbols. The split drops the first symbol of such a
+	// module each time its walk in address order enters the module from
+	// another map (perf checks the DSO's loaded flag only when curr_map
+	// changes) and moves the rest in as usual.
+	Loaded func(module string) bool
+	// Delta is the kernel's relocation between the recording and the
+	// kallsyms file (kallsyms__delta: the reference symbol's address in
+	// kallsyms minus its address in the recording's kernel MMAP); it is
+	// subtracted from every kernel symbol, not from module symbols.
+	Delta uint64
+}
+
+// KernelWith is Kernel for a recording in the state opts describes.
+func KernelWith(syms []kallsyms.Symbol, modules []index.Map, opts KernelOptions) *KernelTables {
+	if kt, ok := kernelSorted(syms, modules, opts); ok {
 		return kt
 	}
-	return kernelTree(syms, modules, loaded)
+	return kernelTree(syms, modules, opts)
 }
 
 // kallsymsEntries returns the symbols perf keeps from kallsyms lines, in
@@ -139,10 +150,10 @@ func fixedUp(syms []kallsyms.Symbol) []entry {
 // tagged symbols out. If the kernel table's symbols then overlap (the
 // rounding at a kernel/module boundary can do that), it reports false and
 // Kernel replays the tree.
-func kernelSorted(syms []kallsyms.Symbol, modules []index.Map, loaded func(module string) bool) (*KernelTables, bool) {
+func kernelSorted(syms []kallsyms.Symbol, modules []index.Map, opts KernelOptions) (*KernelTables, bool) {
 	kept := fixedUp(syms)
 	var kernel builder
-	split := newSplitter(modules, loaded)
+	split := newSplitter(modules, opts.Loaded)
 	for _, e := range kept {
 		name, tag, isMod := strings.Cut(e.name, "\t")
 		switch {
@@ -151,6 +162,8 @@ func kernelSorted(syms []kallsyms.Symbol, modules []index.Map, loaded func(modul
 		case name == entryTrampolineName:
 		default:
 			split.kernel()
+			e.start -= opts.Delta
+			e.end -= opts.Delta
 			kernel.syms = append(kernel.syms, e)
 		}
 	}
@@ -228,14 +241,14 @@ func (sp *splitter) tables(kernel *Table) *KernelTables {
 }
 
 // kernelTree is Kernel replaying perf's symbol tree exactly.
-func kernelTree(syms []kallsyms.Symbol, modules []index.Map, loaded func(string) bool) *KernelTables {
+func kernelTree(syms []kallsyms.Symbol, modules []index.Map, opts KernelOptions) *KernelTables {
 	var b builder
 	for _, e := range kallsymsEntries(syms) {
 		b.insert(e)
 	}
 	b.fixupEnd(true)
 	b.fixupDuplicate()
-	split := newSplitter(modules, loaded)
+	split := newSplitter(modules, opts.Loaded)
 	// maps__split_kallsyms walks the tree in order, erasing every symbol
 	// that leaves the kernel DSO.
 	for nd := b.tree.first(); nd != nil; {
@@ -250,6 +263,8 @@ func kernelTree(syms []kallsyms.Symbol, modules []index.Map, loaded func(string)
 			b.tree.erase(nd)
 		default:
 			split.kernel()
+			b.syms[nd.sym].start -= opts.Delta // in place: a uniform shift keeps the tree's order
+			b.syms[nd.sym].end -= opts.Delta
 		}
 		nd = nx
 	}

@@ -14,11 +14,11 @@ func TestKernelSortedLive(t *testing.T) {
 	if err != nil || kallsyms.Restricted(syms) {
 		t.Skip("no readable /proc/kallsyms")
 	}
-	got, ok := kernelSorted(syms, nil, nil)
+	got, ok := kernelSorted(syms, nil, KernelOptions{})
 	if !ok {
 		t.Fatal("the sorted path did not apply to /proc/kallsyms")
 	}
-	want := kernelTree(syms, nil, nil)
+	want := kernelTree(syms, nil, KernelOptions{})
 	if !slices.Equal(got.Kernel.Symbols(), want.Kernel.Symbols()) || got.Start != want.Start || got.End != want.End {
 		t.Error("sorted and tree kernel tables differ")
 	}
