@@ -95,8 +95,8 @@ func TestKcoreRefused(t *testing.T) {
 				if !havePerf {
 					// perf falls back to kallsyms alone: the same files
 					// without kcore.
-					bare := copyCorpus(t, dir, "kallsyms", tc.ksName, "perf.data")
-					want, _ = kbenchScriptKallsyms(t, bare, filepath.Join(bare, "kallsyms"), arch, mapset.BTree)
+					bare := copyCorpus(t, dir, tc.ksName, tc.ksName, "perf.data")
+					want, _ = kbenchScriptKallsyms(t, bare, filepath.Join(bare, tc.ksName), arch, mapset.BTree)
 				}
 				for _, impl := range mapset.All {
 					got, res := kbenchScriptKallsyms(t, dir, ks, arch, impl)

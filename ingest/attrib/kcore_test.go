@@ -115,9 +115,9 @@ func firstDiff(got, want string) string {
 
 const kcoreGolden = "testdata/kcore.golden"
 
-// readKcoreGolden reads "case lines sha256" lines.
-func readKcoreGolden(t *testing.T) map[string][2]string {
-	f, err := os.Open(kcoreGolden)
+// readGolden reads "case lines sha256" lines.
+func readGolden(t *testing.T, file string) map[string][2]string {
+	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestKcoreAgainstPerf(t *testing.T) {
 	}
 	golden := map[string][2]string{}
 	if !*updateKcore {
-		golden = readKcoreGolden(t)
+		golden = readGolden(t, kcoreGolden)
 	}
 	var lines []string
 	for _, c := range kcoreCases() {
