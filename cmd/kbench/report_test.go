@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/kmapindex/kmapindex/corpus/gen"
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
@@ -452,4 +454,72 @@ func TestChooseKallsyms(t *testing.T) {
 	if load, _ := chooseKallsyms("", features(running), "", func(string, ...any) { warned = true }); load != nil || !warned {
 		t.Error("unreadable notes: want no symbols and a warning")
 	}
+}
+
+// TestReportHostKcore runs report with no -kallsyms on a recording
+// without build ids, /proc replaced by a fake tree holding kallsyms,
+// kcore and modules: as perf does on a host where it runs as root, the
+// kernel maps must come from the kcore beside /proc/kallsyms, and the
+// output must equal -kallsyms FAKE/kallsyms (perf script's --kallsyms
+// with the same tree, when perf is installed).
+func TestReportHostKcore(t *testing.T) {
+	corpusDir := filepath.Join(t.TempDir(), "corpus")
+	if _, err := gen.Generate(gen.Params{Arch: "x86_64", Seed: 9, Samples: 800, Modules: 20, BPF: 5, Procs: 5}, corpusDir); err != nil {
+		t.Fatal(err)
+	}
+	proc := t.TempDir()
+	for _, name := range []string{"kallsyms", "kcore", "modules"} {
+		b, err := os.ReadFile(filepath.Join(corpusDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(proc, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	saved := procKallsyms
+	procKallsyms = filepath.Join(proc, "kallsyms")
+	defer func() { procKallsyms = saved }()
+	data := filepath.Join(corpusDir, "perf.data")
+	got := mustReport(t, nil, "-format", "script", "-debugdir", "-", data)
+	explicit := mustReport(t, nil, "-format", "script", "-debugdir", "-", "-kallsyms", procKallsyms, data)
+	if got != explicit {
+		t.Fatalf("default differs from -kallsyms %s: %s", procKallsyms, firstLineDiff(got, explicit))
+	}
+	// Without the kcore the kernel map keeps the MMAP's range: some
+	// samples in module or vmalloc space must attribute differently.
+	if err := os.Remove(filepath.Join(proc, "kcore")); err != nil {
+		t.Fatal(err)
+	}
+	if bare := mustReport(t, nil, "-format", "script", "-debugdir", "-", data); bare == got {
+		t.Error("same output without the kcore: kcore was not used")
+	}
+	if perf, err := exec.LookPath("perf"); err == nil {
+		if err := os.WriteFile(filepath.Join(proc, "kcore"), mustRead(t, filepath.Join(corpusDir, "kcore")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, err := exec.Command(perf, "script", "-F", "ip,sym,dso", "-i", data, "--kallsyms", procKallsyms).Output()
+		if err == nil && string(want) != got {
+			t.Errorf("differs from perf script: %s", firstLineDiff(got, string(want)))
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// firstLineDiff describes the first line where got and want differ.
+func firstLineDiff(got, want string) string {
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range min(len(gl), len(wl)) {
+		if gl[i] != wl[i] {
+			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, gl[i], wl[i])
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(gl), len(wl))
 }

@@ -118,9 +118,12 @@ type JSONReport struct {
 	Samples uint64 `json:"samples"`
 	Unknown uint64 `json:"unknown"`
 	// Digest is Result.Digest: the SHA-256 of the canonical text.
-	Digest  string       `json:"digest"`
-	Symbols []JSONSymbol `json:"symbols"`
-	Maps    []JSONMap    `json:"maps"`
+	Digest string `json:"digest"`
+	// KernelSymbols is Result.KernelSymbols: kcore or kallsyms, and why
+	// kcore was not used.
+	KernelSymbols string       `json:"kernel_symbols,omitempty"`
+	Symbols       []JSONSymbol `json:"symbols"`
+	Maps          []JSONMap    `json:"maps"`
 }
 
 // JSONSymbol is one (dso, symbol) row, as in WriteTable. Addr is the
@@ -156,11 +159,12 @@ type JSONMap struct {
 // by address.
 func (r *Result) JSON() (*JSONReport, error) {
 	rep := &JSONReport{
-		Samples: r.Samples,
-		Unknown: r.Unknown,
-		Digest:  r.Digest(),
-		Symbols: []JSONSymbol{},
-		Maps:    []JSONMap{},
+		Samples:       r.Samples,
+		Unknown:       r.Unknown,
+		Digest:        r.Digest(),
+		KernelSymbols: r.KernelSymbols,
+		Symbols:       []JSONSymbol{},
+		Maps:          []JSONMap{},
 	}
 	for _, k := range sortedKeys(r.BySym) {
 		n := r.BySym[k]
