@@ -25,8 +25,8 @@ type symbolizer struct {
 	kernel   *symbols.KernelTables
 	pre      *symbols.KernelTables // built in the background for a machine without module maps
 	m        *machine.Machine      // the recording's machine (its reference symbol)
-	buildIDs map[string][]byte // DSO name → build id, from the recording
-	debugDir string            // perf's build-id cache (~/.debug); "" for none
+	buildIDs map[string][]byte     // DSO name → build id, from the recording
+	debugDir string                // perf's build-id cache (~/.debug); "" for none
 	files    map[string]*symbols.Table
 	lastFile struct { // the last file looked up
 		dso string
