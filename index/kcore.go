@@ -76,35 +76,44 @@ func OrderSegments(segs []Segment) []Segment {
 // range that wraps past 2^64, and overlapping segments whose file offsets
 // break the linear rule (p_offset - p_vaddr must be equal, as
 // fs/proc/kcore.c guarantees). Empty segments are allowed; perf skips them.
+// Errors name the segments by their index in segs. It is the one check of
+// kcore segments (ingest/kcore.Validate adds only that none is empty).
 func CheckSegments(segs []Segment) error {
-	var live []Segment
+	var live []int
 	for i, s := range segs {
 		if s.Size == 0 {
 			continue
 		}
 		if s.Vaddr > math.MaxUint64-s.Size {
-			return fmt.Errorf("kcore segment %d %s: range wraps past 2^64", i, s)
+			return fmt.Errorf("kcore segment %d %s: vaddr %#x + size %#x overflows 2^64 (the range wraps past 2^64)", i, s, s.Vaddr, s.Size)
 		}
 		if s.Offset > math.MaxUint64-s.Size {
 			return fmt.Errorf("kcore segment %d %s: file range wraps past 2^64", i, s)
 		}
-		live = append(live, s)
+		live = append(live, i)
 	}
-	slices.SortFunc(live, func(a, b Segment) int { return cmp.Compare(a.Vaddr, b.Vaddr) })
-	return checkLinear(live)
+	slices.SortStableFunc(live, func(a, b int) int { return cmp.Compare(segs[a].Vaddr, segs[b].Vaddr) })
+	return checkLinear(segs, live)
 }
 
-// checkLinear checks the linear rule on segments sorted by start: each
-// segment is compared with the one reaching furthest so far, which
-// suffices because overlap chains with equal deltas share one delta.
-func checkLinear(sorted []Segment) error {
-	var reach Segment // the segment reaching furthest among those seen
-	for i, s := range sorted {
-		if i > 0 && s.Vaddr < reach.End() && s.Vaddr-s.Offset != reach.Vaddr-reach.Offset {
-			return fmt.Errorf("kcore segments %s and %s overlap but map to different file offsets (p_offset - p_vaddr differs)", reach, s)
+// checkLinear checks the linear rule on the segments segs[i] for i in
+// sorted (by start): each segment is compared with the one reaching
+// furthest so far, which suffices because overlap chains with equal deltas
+// share one delta.
+func checkLinear(segs []Segment, sorted []int) error {
+	reach := -1 // the segment reaching furthest among those seen
+	for _, i := range sorted {
+		s := segs[i]
+		if reach >= 0 {
+			r := segs[reach]
+			if s.Vaddr < r.End() && s.Vaddr-s.Offset != r.Vaddr-r.Offset {
+				a, b := min(i, reach), max(i, reach)
+				return fmt.Errorf("kcore segments %d %s and %d %s overlap but map to different file offsets (p_offset - p_vaddr %#x vs %#x)",
+					a, segs[a], b, segs[b], segs[a].Offset-segs[a].Vaddr, segs[b].Offset-segs[b].Vaddr)
+			}
 		}
-		if i == 0 || s.End() > reach.End() {
-			reach = s
+		if reach < 0 || s.End() > segs[reach].End() {
+			reach = i
 		}
 	}
 	return nil
@@ -115,67 +124,57 @@ func checkLinear(sorted []Segment) error {
 // first"):
 //
 //  1. every stored map except BPF programs is removed;
-//  2. the replacement segment, the smallest one containing the kernel text
-//     address (_stext, else _text), becomes the kernel map: DSO mapping,
-//     pgoff the segment's file offset, kind KindKernel; it is merged in
-//     first, so a superset segment (arm64 vmalloc) is cut around it;
+//  2. the replacement segment (KcoreKernelSegment: the smallest one
+//     holding _stext, else the last header) becomes the kernel map: DSO
+//     mapping, pgoff the segment's file offset, kind KindKernel; it is
+//     merged in first, so a superset segment (arm64 vmalloc) is cut around
+//     it;
 //  3. every other segment is merged in (existing maps win) in the kcore
 //     segment order, so a subset is never lost to its superset.
 //
-// The result does not depend on the order of segs. It returns the kernel
-// map. Architectures without a kcore text segment (ppc64) get the
-// linear-map segment that holds the text; when no segment holds it, the
-// error says so and ms is unchanged.
+// When a segment holds _stext the result does not depend on the order of
+// segs. It returns the kernel map. Architectures without a kcore text
+// segment (ppc64) get the linear-map segment that holds the text. On error
+// ms is unchanged.
 func LoadKcore(ms *Maps, segs []Segment, lm Landmarks) (Map, error) {
 	if err := CheckSegments(segs); err != nil {
 		return Map{}, err
 	}
-	text, ok := lm.TextAddr()
-	if !ok {
-		return Map{}, fmt.Errorf("kcore: kallsyms has neither _stext nor _text")
+	repl, text, err := KcoreKernelSegment(segs, lm)
+	if err != nil {
+		return Map{}, err
 	}
-	if !slices.ContainsFunc(segs, func(s Segment) bool { return s.Size != 0 }) {
-		return Map{}, fmt.Errorf("kcore: no usable program headers")
-	}
-	// The smallest segment holding text, the first of equals in the kcore
-	// segment order.
-	var best Segment
-	found := false
-	for _, s := range OrderSegments(segs) {
-		if s.Size != 0 && s.Contains(text) && (!found || s.Size < best.Size) {
-			best, found = s, true
-		}
-	}
-	if !found {
-		return Map{}, fmt.Errorf("kcore: no segment contains the kernel text address %#x", text)
-	}
-	return LoadKcoreAt(ms, segs, slices.Index(segs, best), text)
+	return LoadKcoreAt(ms, segs, repl, text)
 }
 
-// KcoreReplacement returns the index in segs (file order) of the segment
-// perf 6.1's dso__load_kcore makes the kernel map: the smallest non-empty
-// segment containing stext (when hasStext), ties going to the later
-// segment in the file (perf walks its list in reverse file order and
-// keeps the first strictly smaller); when none contains it, the last
-// non-empty segment of the file (the head of perf's pushed-front list).
-// It returns -1 when every segment is empty.
-func KcoreReplacement(segs []Segment, stext uint64, hasStext bool) int {
-	repl := -1
-	for i := len(segs) - 1; i >= 0 && hasStext; i-- {
-		s := segs[i]
-		if s.Size != 0 && s.Contains(stext) && (repl < 0 || s.Size < segs[repl].Size) {
-			repl = i
+// KcoreKernelSegment picks the kernel ("replacement") segment among segs
+// (file order) with the kallsyms landmarks lm and returns its index and
+// the text address LoadKcoreAt needs. It is perf's choice wherever
+// perf's is defined by the layout: the smallest non-empty segment holding
+// _stext; when two of equal size do, perf takes the later program header
+// and here the first in the kcore segment order, so that the result does
+// not depend on header order. When no segment holds _stext (or kallsyms
+// has none), perf takes the last program header, and so does this; text
+// is then the segment's start.
+func KcoreKernelSegment(segs []Segment, lm Landmarks) (repl int, text uint64, err error) {
+	if lm.Stext.OK {
+		var best Segment
+		found := false
+		for _, s := range OrderSegments(segs) {
+			if s.Size != 0 && s.Contains(lm.Stext.Addr) && (!found || s.Size < best.Size) {
+				best, found = s, true
+			}
 		}
-	}
-	if repl >= 0 {
-		return repl
+		if found {
+			return slices.Index(segs, best), lm.Stext.Addr, nil
+		}
 	}
 	for i := len(segs) - 1; i >= 0; i-- {
 		if segs[i].Size != 0 {
-			return i
+			return i, segs[i].Vaddr, nil
 		}
 	}
-	return -1
+	return -1, 0, fmt.Errorf("kcore: no usable program headers")
 }
 
 // LoadKcoreAt is LoadKcore with the kernel ("replacement") segment given

@@ -58,47 +58,36 @@ func CheckSegments(segs []index.Segment) error {
 	return nil
 }
 
-// LoadKcore is the reference for index.LoadKcore: drop all but BPF
-// programs, pick the smallest segment holding _stext (else _text) as the
-// kernel map and merge it first, then merge the rest in kcore order.
+// LoadKcore is the reference for index.LoadKcore: the kernel segment is
+// the smallest holding _stext, the first of equals in the kcore segment
+// order; else the last non-empty header; the rest as LoadKcoreAt.
 func LoadKcore(l *Maps, segs []index.Segment, lm index.Landmarks) (index.Map, error) {
 	if err := CheckSegments(segs); err != nil {
 		return index.Map{}, err
 	}
-	var text uint64
-	switch {
-	case lm.Stext.OK:
-		text = lm.Stext.Addr
-	case lm.Text.OK:
-		text = lm.Text.Addr
-	default:
-		return index.Map{}, fmt.Errorf("kcore: kallsyms has neither _stext nor _text")
+	holds := func(s index.Segment) bool {
+		return lm.Stext.OK && s.Size != 0 && s.Vaddr <= lm.Stext.Addr && lm.Stext.Addr < s.End()
 	}
-	var live []index.Segment
-	for _, s := range segs {
-		if s.Size != 0 {
-			live = append(live, s)
+	var best index.Segment
+	found := false
+	for _, s := range OrderSegments(segs) {
+		if holds(s) && (!found || s.Size < best.Size) {
+			best, found = s, true
 		}
 	}
-	if len(live) == 0 {
-		return index.Map{}, fmt.Errorf("kcore: no usable program headers")
-	}
-	ordered := OrderSegments(live)
-	repl := -1
-	for i, s := range ordered {
-		if s.Vaddr <= text && text < s.End() && (repl < 0 || s.Size < ordered[repl].Size) {
-			repl = i
+	if found {
+		for i, s := range segs {
+			if s == best {
+				return LoadKcoreAt(l, segs, i, lm.Stext.Addr)
+			}
 		}
 	}
-	if repl < 0 {
-		return index.Map{}, fmt.Errorf("kcore: no segment contains the kernel text address %#x", text)
-	}
-	for i, s := range segs {
-		if s == ordered[repl] {
-			return LoadKcoreAt(l, segs, i, text)
+	for i := len(segs) - 1; i >= 0; i-- {
+		if segs[i].Size != 0 {
+			return LoadKcoreAt(l, segs, i, segs[i].Vaddr)
 		}
 	}
-	panic("unreachable")
+	return index.Map{}, fmt.Errorf("kcore: no usable program headers")
 }
 
 // LoadKcoreAt is the reference for index.LoadKcoreAt.

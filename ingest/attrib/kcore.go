@@ -76,13 +76,7 @@ func (f *kcoreFiles) load(m *machine.Machine, syms []kallsyms.Symbol) (*symbols.
 	if len(segs) == 0 {
 		return nil, f.kcore + ": no readable PT_LOAD segment", nil
 	}
-	stext, hasStext := kallsyms.FunctionStart(syms, "_stext")
-	repl := index.KcoreReplacement(segs, stext, hasStext)
-	text := segs[repl].Vaddr
-	if hasStext && segs[repl].Contains(stext) {
-		text = stext
-	}
-	if err := m.LoadKcore(segs, repl, text); err != nil {
+	if err := m.LoadKcore(segs, kallsyms.Landmarks(syms)); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", f.kcore, err)
 	}
 	return symbols.Kcore(syms, m.Kernel().Find), "", nil

@@ -26,7 +26,6 @@ package kcore
 
 import (
 	"bytes"
-	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -34,7 +33,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 
 	"github.com/kmapindex/kmapindex/index"
 )
@@ -283,41 +281,17 @@ func (s *seekReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // Validate checks segments the way the kcore contract needs them: each is
-// non-empty and ends at or below 2^64-1 (Vaddr+Size does not overflow), and
-// any two that overlap map their common addresses to the same file offset
-// (p_offset - p_vaddr equal, the linear rule Adrian Hunter states for
-// kcore). The error names both segments by their index in segs.
+// non-empty, and together they pass index.CheckSegments (no range wraps
+// past 2^64; any two that overlap map their common addresses to the same
+// file offset, the linear rule Adrian Hunter states for kcore). Errors
+// name the segments by their index in segs.
 func Validate(segs []index.Segment) error {
 	for i, s := range segs {
 		if s.Size == 0 {
 			return fmt.Errorf("kcore segment %d %s: empty", i, s)
 		}
-		if s.Size > math.MaxUint64-s.Vaddr {
-			return fmt.Errorf("kcore segment %d: vaddr %#x + size %#x overflows 2^64", i, s.Vaddr, s.Size)
-		}
 	}
-	// Sweep in start order; active holds the segments that may still
-	// overlap the next one.
-	order := make([]int, len(segs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(segs[a].Vaddr, segs[b].Vaddr) })
-	var active []int
-	for _, j := range order {
-		s := segs[j]
-		active = slices.DeleteFunc(active, func(i int) bool { return segs[i].End() <= s.Vaddr })
-		for _, i := range active {
-			o := segs[i]
-			if o.Offset-o.Vaddr != s.Offset-s.Vaddr {
-				a, b := min(i, j), max(i, j)
-				return fmt.Errorf("kcore segments %d %s and %d %s overlap with different file offsets (offset-vaddr %#x vs %#x)",
-					a, segs[a], b, segs[b], segs[a].Offset-segs[a].Vaddr, segs[b].Offset-segs[b].Vaddr)
-			}
-		}
-		active = append(active, j)
-	}
-	return nil
+	return index.CheckSegments(segs)
 }
 
 // WriteHeaders writes a header-only ELF64 core file describing segs: the ELF

@@ -407,14 +407,18 @@ func (m *Machine) IsKmodule(mp index.Map) bool {
 // LoadKcore rebuilds the kernel maps from kcore segments (file order) as
 // dso__load_kcore does once perf has validated them: every map but the
 // kernel map and the BPF programs (DSOs named "bpf_prog_…") goes, the
-// kernel map becomes segs[repl] and the other segments are merged around
-// what is there. The maps are built by the index's kcore load (the kernel
-// segment first, then the rest in the kcore segment order), which equals
-// perf 6.1 except where segments nest around the kernel segment (see
-// index.LoadKcore). text is the address whose piece is the new kernel map
-// (_stext, or the segment's start). Later kernel MMAPs are ignored.
-func (m *Machine) LoadKcore(segs []index.Segment, repl int, text uint64) error {
+// kernel map becomes the segment index.KcoreKernelSegment picks with the
+// kallsyms landmarks lm, and the other segments are merged around what is
+// there. The maps are built by the index's kcore load (the kernel segment
+// first, then the rest in the kcore segment order), which equals perf 6.1
+// except where segments nest around the kernel segment (see
+// index.LoadKcore). Later kernel MMAPs are ignored.
+func (m *Machine) LoadKcore(segs []index.Segment, lm index.Landmarks) error {
 	if err := index.CheckSegments(segs); err != nil {
+		return err
+	}
+	repl, text, err := index.KcoreKernelSegment(segs, lm)
+	if err != nil {
 		return err
 	}
 	m.kernel.RemoveFunc(func(mp index.Map) bool {
