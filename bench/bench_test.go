@@ -226,7 +226,7 @@ func BenchmarkIngest(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, err := attrib.Run(r, attrib.Options{Impl: im, Kallsyms: c.Symbols, DebugDir: "-"})
+			res, err := attrib.Run(r, attrib.Options{Impl: im, Kallsyms: c.Symbols, Kcore: c.Kcore(), DebugDir: "-"})
 			if err != nil {
 				b.Fatal(err)
 			}

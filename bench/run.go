@@ -84,7 +84,7 @@ func runRecording(c *corpus.Corpus, progress func(impl string, offset, size int6
 		if err != nil {
 			return err
 		}
-		opts := attrib.Options{Impl: im, Kallsyms: c.Symbols, DebugDir: "-"}
+		opts := attrib.Options{Impl: im, Kallsyms: c.Symbols, KallsymsFile: path.Join(c.Dir, "kallsyms"), Kcore: c.Kcore(), DebugDir: "-"}
 		if progress != nil {
 			opts.Progress = func(off int64) { progress(im.Name, off, size) }
 		}

@@ -2,9 +2,11 @@ package corpus
 
 import (
 	"fmt"
+	"path"
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/attrib"
 )
 
 // KernelInputs are what a corpus's kernel maps are built from, read out
@@ -92,4 +94,20 @@ func (in *KernelInputs) Build(impl mapset.Impl) (mapset.Set, error) {
 		}
 	}
 	return ms, nil
+}
+
+// Kcore returns what perf would read beside the corpus's kallsyms when it
+// loads the kernel of a recording (attrib.Options.Kcore), or nil when the
+// corpus has no kcore.
+func (c *Corpus) Kcore() func() *attrib.Kcore {
+	if !c.HasKcore {
+		return nil
+	}
+	return func() *attrib.Kcore {
+		k := &attrib.Kcore{Source: path.Join(c.Dir, "kcore"), Segments: c.Segments, Modules: c.Modules}
+		if !c.HasModules {
+			k.ModulesErr = fmt.Errorf("corpus %s: no modules file", c.Dir)
+		}
+		return k
+	}
 }

@@ -43,8 +43,11 @@ type Options struct {
 	// KallsymsFile names the file Kallsyms or LoadKallsyms come from.
 	// When its base name is "kallsyms", perf also tries the "kcore" and
 	// "modules" files beside it when it loads the kernel, and so does Run
-	// (see kcoreFiles.load).
+	// (KcoreBeside), unless Kcore is set.
 	KallsymsFile string
+	// Kcore, if set, supplies the kcore segments and modules list perf
+	// would read beside the kallsyms file (a corpus has them parsed).
+	Kcore func() *Kcore
 	// FetchInsn makes Run load the kernel at the first sample, as perf
 	// script does on x86 hosts for recordings of the host's architecture
 	// (or pipe mode): it fetches each sample's instruction, and the first
@@ -202,7 +205,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			buildIDs = buildIDMap(r.Features())
 			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.moduleMaps)
 			a.sym.noFiles = opts.NoFiles
-			a.sym.kcore = kcoreBeside(opts.KallsymsFile)
+			a.sym.kcore = opts.Kcore
+			if a.sym.kcore == nil {
+				a.sym.kcore = KcoreBeside(opts.KallsymsFile)
+			}
 			a.sym.m = m
 			a.x86_64 = isX86_64(r.Features().Arch)
 			m.OnKernelLoad = a.sym.loadKernel
@@ -261,7 +267,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	a.res.Stats = r.Stats()
 	switch {
 	case a.sym.kcoreTable != nil:
-		a.res.KernelSymbols = "kcore " + a.sym.kcore.kcore + " with kallsyms " + opts.KallsymsFile
+		a.res.KernelSymbols = "kcore " + a.sym.kcoreUsed + " with kallsyms " + opts.KallsymsFile
 	case a.sym.kallsyms != nil && a.sym.kcoreNote != "":
 		a.res.KernelSymbols = "kallsyms " + opts.KallsymsFile + " (kcore not used: " + a.sym.kcoreNote + ")"
 	case a.sym.kallsyms != nil:

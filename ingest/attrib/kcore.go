@@ -13,34 +13,45 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
-// kcoreFiles are the files perf reads beside a kallsyms file named
-// "kallsyms" when it loads the kernel (filename_from_kallsyms_filename):
-// "kcore" and "modules" in the same directory.
-type kcoreFiles struct {
-	kcore, modules string
+// Kcore is what perf reads beside a kallsyms file named "kallsyms" when it
+// loads the kernel (filename_from_kallsyms_filename): the readable
+// PT_LOAD segments of "kcore" and the "modules" list. An error in either
+// makes perf, and Run, use kallsyms alone.
+type Kcore struct {
+	Source      string // the kcore file, for messages
+	Segments    []index.Segment
+	SegmentsErr error
+	Modules     []index.Module
+	ModulesErr  error
 }
 
-// kcoreBeside returns the kcore files of the kallsyms file at path, or
-// nil when its base name is not "kallsyms" (perf then never tries kcore).
-func kcoreBeside(path string) *kcoreFiles {
+// KcoreBeside returns the kcore files of the kallsyms file at path, read
+// when first needed, or nil when its base name is not "kallsyms" (perf
+// then never tries kcore).
+func KcoreBeside(path string) func() *Kcore {
 	if path == "" || filepath.Base(path) != "kallsyms" {
 		return nil
 	}
 	dir := filepath.Dir(path)
-	return &kcoreFiles{kcore: filepath.Join(dir, "kcore"), modules: filepath.Join(dir, "modules")}
+	return func() *Kcore {
+		k := &Kcore{Source: filepath.Join(dir, "kcore")}
+		k.Segments, k.SegmentsErr = readKcoreELF(k.Source)
+		k.Modules, k.ModulesErr = modules.ReadFile(filepath.Join(dir, "modules"))
+		return k
+	}
 }
 
-// loadKcore is perf 6.1's kcore attempt in __dso__load_kallsyms
+// load is perf 6.1's kcore attempt in __dso__load_kallsyms
 // (dso__load_kcore, then maps__split_kallsyms_for_kcore), run when the
 // kernel map is loaded: it validates the recording against the files
 // (validate_kcore_addresses: the kernel MMAP's reference symbol has the
 // same address in kallsyms, and every module map starts where "modules"
-// says), reads kcore's readable PT_LOAD segments, rebuilds the kernel maps
-// from them and returns the kernel DSO's symbol table. On any failure it
-// returns nil and why; perf then uses kallsyms alone, and so does the
-// caller. An error is returned only when kcore was valid for perf but its
-// segments cannot be indexed consistently.
-func (f *kcoreFiles) load(m *machine.Machine, syms []kallsyms.Symbol) (*symbols.Table, string, error) {
+// says), rebuilds the kernel maps from kcore's segments and returns the
+// kernel DSO's symbol table. On any failure it returns nil and why; perf
+// then uses kallsyms alone, and so does the caller. An error is returned
+// only when kcore was valid for perf but its segments cannot be indexed
+// consistently.
+func (k *Kcore) load(m *machine.Machine, syms []kallsyms.Symbol) (*symbols.Table, string, error) {
 	if name := m.RefRelocName; name != "" {
 		addr, ok := kallsyms.FunctionStart(syms, name)
 		if !ok {
@@ -50,12 +61,11 @@ func (f *kcoreFiles) load(m *machine.Machine, syms []kallsyms.Symbol) (*symbols.
 			return nil, fmt.Sprintf("reference symbol %s at %#x in kallsyms, %#x in the recording", name, addr, m.RefRelocAddr), nil
 		}
 	}
-	mods, err := modules.ReadFile(f.modules)
-	if err != nil {
-		return nil, err.Error(), nil
+	if k.ModulesErr != nil {
+		return nil, k.ModulesErr.Error(), nil
 	}
-	starts := make(map[string]uint64, len(mods))
-	for _, mod := range mods {
+	starts := make(map[string]uint64, len(k.Modules))
+	for _, mod := range k.Modules {
 		if _, dup := starts[mod.Name]; !dup {
 			starts[mod.Name] = mod.Start
 		}
@@ -64,20 +74,18 @@ func (f *kcoreFiles) load(m *machine.Machine, syms []kallsyms.Symbol) (*symbols.
 		if !m.IsKmodule(mp) {
 			continue
 		}
-		name := moduleName(mp.DSO)
-		if start, ok := starts[name]; !ok || start != mp.Start {
-			return nil, fmt.Sprintf("module map %s at %#x not in %s at that address", mp.DSO, mp.Start, f.modules), nil
+		if start, ok := starts[moduleName(mp.DSO)]; !ok || start != mp.Start {
+			return nil, fmt.Sprintf("module map %s at %#x not in modules at that address", mp.DSO, mp.Start), nil
 		}
 	}
-	segs, err := readKcoreELF(f.kcore)
-	if err != nil {
-		return nil, err.Error(), nil
+	if k.SegmentsErr != nil {
+		return nil, k.SegmentsErr.Error(), nil
 	}
-	if len(segs) == 0 {
-		return nil, f.kcore + ": no readable PT_LOAD segment", nil
+	if len(k.Segments) == 0 {
+		return nil, k.Source + ": no readable PT_LOAD segment", nil
 	}
-	if err := m.LoadKcore(segs, kallsyms.Landmarks(syms)); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", f.kcore, err)
+	if err := m.LoadKcore(k.Segments, kallsyms.Landmarks(syms)); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", k.Source, err)
 	}
 	return symbols.Kcore(syms, m.Kernel().Find), "", nil
 }

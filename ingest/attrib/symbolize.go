@@ -43,7 +43,8 @@ type symbolizer struct {
 	// kcore, when set, names the kcore files beside the kallsyms file;
 	// kcoreTable is the kernel DSO's table once kcore was loaded, and
 	// kcoreNote says why it was not.
-	kcore      *kcoreFiles
+	kcore      func() *Kcore
+	kcoreUsed  string // the kcore file used
 	kcoreTable *symbols.Table
 	kcoreNote  string
 	// kernelLoaded is set when the kernel map's symbols were loaded;
@@ -123,12 +124,13 @@ func (s *symbolizer) loadKernel(m *machine.Machine) {
 		return
 	}
 	if _, ok := s.kernelDelta(ks); ok && s.kcore != nil {
-		t, note, err := s.kcore.load(m, ks)
+		k := s.kcore()
+		t, note, err := k.load(m, ks)
 		if err != nil && s.err == nil {
 			s.err = err
 		}
 		if t != nil {
-			s.kcoreTable = t
+			s.kcoreTable, s.kcoreUsed = t, k.Source
 			return
 		}
 		s.kcoreNote = note
