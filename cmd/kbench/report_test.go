@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/linediff"
 )
 
 const (
@@ -249,14 +249,8 @@ func TestReportScriptAgainstPerf(t *testing.T) {
 					}
 					stdin, arg := input()
 					got := mustReport(t, stdin, append(args, arg)...)
-					if got != string(want) {
-						gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-						for i := range min(len(gl), len(wl)) {
-							if gl[i] != wl[i] {
-								t.Fatalf("line %d:\n got %q\nwant %q", i+1, gl[i], wl[i])
-							}
-						}
-						t.Fatalf("%d lines, perf script %d", len(gl), len(wl))
+					if d := linediff.First(got, string(want)); d != "" {
+						t.Fatalf("differs from perf script: %s", d)
 					}
 				})
 			}
@@ -484,7 +478,7 @@ func TestReportHostKcore(t *testing.T) {
 	got := mustReport(t, nil, "-format", "script", "-debugdir", "-", data)
 	explicit := mustReport(t, nil, "-format", "script", "-debugdir", "-", "-kallsyms", procKallsyms, data)
 	if got != explicit {
-		t.Fatalf("default differs from -kallsyms %s: %s", procKallsyms, firstLineDiff(got, explicit))
+		t.Fatalf("default differs from -kallsyms %s: %s", procKallsyms, linediff.First(got, explicit))
 	}
 	// Without the kcore the kernel map keeps the MMAP's range: some
 	// samples in module or vmalloc space must attribute differently.
@@ -500,7 +494,7 @@ func TestReportHostKcore(t *testing.T) {
 		}
 		want, err := exec.Command(perf, "script", "-F", "ip,sym,dso", "-i", data, "--kallsyms", procKallsyms).Output()
 		if err == nil && string(want) != got {
-			t.Errorf("differs from perf script: %s", firstLineDiff(got, string(want)))
+			t.Errorf("differs from perf script: %s", linediff.First(got, string(want)))
 		}
 	}
 }
@@ -511,15 +505,4 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// firstLineDiff describes the first line where got and want differ.
-func firstLineDiff(got, want string) string {
-	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := range min(len(gl), len(wl)) {
-		if gl[i] != wl[i] {
-			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, gl[i], wl[i])
-		}
-	}
-	return fmt.Sprintf("%d lines, want %d", len(gl), len(wl))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/internal/linediff"
 )
 
 // copyCorpus copies the kernel files and perf.data of dir into a new
@@ -104,7 +105,7 @@ func TestKcoreRefused(t *testing.T) {
 						t.Errorf("%s: kernel symbols from %q; want kallsyms, kcore refused (%q)", impl.Name, res.KernelSymbols, tc.why)
 					}
 					if got != want {
-						t.Errorf("%s: differs from perf script: %s", impl.Name, firstDiff(got, want))
+						t.Errorf("%s: differs from perf script: %s", impl.Name, linediff.First(got, want))
 					}
 				}
 			})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,11 +63,7 @@ func TestKcoreRealRecordings(t *testing.T) {
 		}
 	}
 	ksPath := filepath.Join(dir, "kallsyms")
-	golden := map[string][2]string{}
-	if !*updateKcore {
-		golden = readGolden(t, kcoreRealGolden)
-	}
-	var lines []string
+	golden := newPerfGolden(t, kcoreRealGolden, "perf 6.1 script -F ip,sym,dso --kallsyms DIR/kallsyms, DIR holding testdata/kallsyms, x86_64Kcore and an empty modules")
 	for _, file := range files {
 		base := filepath.Base(file)
 		t.Run(base, func(t *testing.T) {
@@ -77,12 +72,7 @@ func TestKcoreRealRecordings(t *testing.T) {
 				out, err := exec.Command(perf, "script", "-F", "ip,sym,dso", "-i", file, "--kallsyms", ksPath).Output()
 				want, havePerf = string(out), err == nil
 			}
-			if *updateKcore {
-				if !havePerf {
-					t.Fatal("-update-kcore needs perf")
-				}
-				lines = append(lines, fmt.Sprintf("%s %d %s", base, strings.Count(want, "\n"), digest(want)))
-			}
+			golden.record(t, base, want, havePerf)
 			for _, impl := range mapset.All {
 				r, err := perfdata.Open(file)
 				if err != nil {
@@ -99,26 +89,9 @@ func TestKcoreRealRecordings(t *testing.T) {
 				if res.KernelSymbols != "" && !strings.HasPrefix(res.KernelSymbols, "kcore ") {
 					t.Errorf("%s: kernel symbols from %q, want kcore", impl.Name, res.KernelSymbols)
 				}
-				if havePerf {
-					if got != want {
-						t.Errorf("%s: differs from perf script: %s", impl.Name, firstDiff(got, want))
-					}
-					continue
-				}
-				g, ok := golden[base]
-				if !ok {
-					t.Fatalf("no golden for %s in %s", base, kcoreRealGolden)
-				}
-				if n := fmt.Sprint(strings.Count(got, "\n")); n != g[0] || digest(got) != g[1] {
-					t.Errorf("%s: %s lines, digest %s; perf script had %s lines, digest %s", impl.Name, n, digest(got), g[0], g[1])
-				}
+				golden.check(t, base, impl.Name, got, want, havePerf)
 			}
 		})
 	}
-	if *updateKcore {
-		body := "# perf 6.1 script -F ip,sym,dso --kallsyms DIR/kallsyms, DIR holding testdata/kallsyms, x86_64Kcore and an empty modules: recording lines sha256\n" + strings.Join(lines, "\n") + "\n"
-		if err := os.WriteFile(kcoreRealGolden, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	golden.write(t)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/linediff"
 )
 
 var updateKcore = flag.Bool("update-kcore", false, "rewrite testdata/kcore.golden from perf script (needs perf)")
@@ -103,33 +104,75 @@ func digest(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func firstDiff(got, want string) string {
-	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := range min(len(gl), len(wl)) {
-		if gl[i] != wl[i] {
-			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, gl[i], wl[i])
-		}
-	}
-	return fmt.Sprintf("%d lines, want %d", len(gl), len(wl))
-}
-
 const kcoreGolden = "testdata/kcore.golden"
 
-// readGolden reads "case lines sha256" lines.
-func readGolden(t *testing.T, file string) map[string][2]string {
+// perfGolden holds the digests of perf script's outputs for tests that
+// compare with perf live when it is installed and with these otherwise:
+// one "case lines sha256" line per case in file, rewritten with
+// -update-kcore.
+type perfGolden struct {
+	file, header string
+	want         map[string][2]string
+	lines        []string // with -update-kcore
+}
+
+func newPerfGolden(t *testing.T, file, header string) *perfGolden {
+	g := &perfGolden{file: file, header: header, want: map[string][2]string{}}
+	if *updateKcore {
+		return g
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	g := map[string][2]string{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if fs := strings.Fields(sc.Text()); len(fs) == 3 && !strings.HasPrefix(fs[0], "#") {
-			g[fs[0]] = [2]string{fs[1], fs[2]}
+			g.want[fs[0]] = [2]string{fs[1], fs[2]}
 		}
 	}
 	return g
+}
+
+// record notes perf's output for key (with -update-kcore).
+func (g *perfGolden) record(t *testing.T, key, perf string, havePerf bool) {
+	if !*updateKcore {
+		return
+	}
+	if !havePerf {
+		t.Fatal("-update-kcore needs perf")
+	}
+	g.lines = append(g.lines, fmt.Sprintf("%s %d %s", key, strings.Count(perf, "\n"), digest(perf)))
+}
+
+// check compares impl's output got for key with perf's: perf (when
+// havePerf) line for line, else the recorded digest.
+func (g *perfGolden) check(t *testing.T, key, impl, got, perf string, havePerf bool) {
+	if havePerf {
+		if d := linediff.First(got, perf); d != "" {
+			t.Errorf("%s: differs from perf script: %s", impl, d)
+		}
+		return
+	}
+	w, ok := g.want[key]
+	if !ok {
+		t.Fatalf("no golden for %s in %s", key, g.file)
+	}
+	if n := fmt.Sprint(strings.Count(got, "\n")); n != w[0] || digest(got) != w[1] {
+		t.Errorf("%s: %s lines, digest %s; perf script had %s lines, digest %s", impl, n, digest(got), w[0], w[1])
+	}
+}
+
+// write rewrites the file (with -update-kcore).
+func (g *perfGolden) write(t *testing.T) {
+	if !*updateKcore {
+		return
+	}
+	body := "# " + g.header + ": case lines sha256\n" + strings.Join(g.lines, "\n") + "\n"
+	if err := os.WriteFile(g.file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestKcoreAgainstPerf attributes generated corpora of every architecture
@@ -142,47 +185,20 @@ func TestKcoreAgainstPerf(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates 20 corpora")
 	}
-	golden := map[string][2]string{}
-	if !*updateKcore {
-		golden = readGolden(t, kcoreGolden)
-	}
-	var lines []string
+	golden := newPerfGolden(t, kcoreGolden, "perf 6.1 script -F ip,sym,dso --kallsyms DIR/kallsyms on corpora of TestKcoreAgainstPerf")
 	for _, c := range kcoreCases() {
 		t.Run(c.String(), func(t *testing.T) {
 			dir := c.generate(t)
 			want, havePerf := perfScript(t, dir)
-			if *updateKcore {
-				if !havePerf {
-					t.Fatal("-update-kcore needs perf")
-				}
-				lines = append(lines, fmt.Sprintf("%s %d %s", c, strings.Count(want, "\n"), digest(want)))
-			}
+			golden.record(t, c.String(), want, havePerf)
 			for _, impl := range mapset.All {
 				got, res := kbenchScript(t, dir, c.arch, impl)
 				if !strings.HasPrefix(res.KernelSymbols, "kcore ") {
 					t.Errorf("%s: kernel symbols from %q, want kcore", impl.Name, res.KernelSymbols)
 				}
-				switch {
-				case havePerf:
-					if got != want {
-						t.Errorf("%s: differs from perf script: %s", impl.Name, firstDiff(got, want))
-					}
-				default:
-					g, ok := golden[c.String()]
-					if !ok {
-						t.Fatalf("no golden for %s in %s", c, kcoreGolden)
-					}
-					if n := fmt.Sprint(strings.Count(got, "\n")); n != g[0] || digest(got) != g[1] {
-						t.Errorf("%s: %s lines, digest %s; perf script had %s lines, digest %s", impl.Name, n, digest(got), g[0], g[1])
-					}
-				}
+				golden.check(t, c.String(), impl.Name, got, want, havePerf)
 			}
 		})
 	}
-	if *updateKcore {
-		body := "# perf 6.1 script -F ip,sym,dso --kallsyms DIR/kallsyms on corpora of TestKcoreAgainstPerf: case lines sha256\n" + strings.Join(lines, "\n") + "\n"
-		if err := os.WriteFile(kcoreGolden, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	golden.write(t)
 }
