@@ -27,5 +27,5 @@ end=$(( $(date +%s) + $1 ))
 ( while [ "$(date +%s)" -lt "$end" ]; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; done ) &
 wait
 '
-perf record -F 25000 -a "${callchains[@]}" -m 1024 -o "$out/big.data" -- sh -c "$workload" sh "$secs"
+perf record -F "${PERF_FREQ:-25000}" -a "${callchains[@]}" -m 1024 -o "$out/big.data" -- sh -c "$workload" sh "$secs"
 ls -l "$out/big.data"

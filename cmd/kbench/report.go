@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"runtime/pprof"
 
 	"bufio"
 	"bytes"
@@ -59,6 +60,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	debugDir := fs.String("debugdir", "", "perf's build-id cache `dir` (default ~/.debug; \"-\" for none)")
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -98,6 +100,17 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		cacheDir = ""
 	}
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	in, err := openRecording(name)
 	if err != nil {
 		return err

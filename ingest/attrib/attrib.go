@@ -179,7 +179,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		opts:  opts,
 		m:     m,
 		res:   &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
-		index: make(map[MapSym]int32),
+		cnt:   newCounter(),
 	}
 	load := prepareKernel(opts.LoadKallsyms)
 	batches := make(chan []event, 8)
@@ -247,10 +247,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if a.sym.err != nil {
 		return nil, fmt.Errorf("attrib: kallsyms: %w", a.sym.err)
 	}
-	a.flushRun()
+	a.cnt.result(a.res)
 	a.res.Events = eventNames(r)
-	for ms, i := range a.index {
-		a.res.ByMapSym[ms] = a.counts[i]
+	for ms := range a.res.ByMapSym {
 		for ms.Event >= len(a.res.Events) {
 			a.res.Events = append(a.res.Events, fmt.Sprintf("event %d", len(a.res.Events)))
 		}
@@ -428,23 +427,7 @@ type attributor struct {
 	sym  *symbolizer
 	res  *Result
 	line []byte
-	// A run of consecutive samples with the same (map, symbol) is counted
-	// here and added to ByMapSym when the run ends: most samples then cost
-	// no map hashing.
-	run  MapSym
-	runN Counts
-	// Counts per (map, symbol) while running, moved to ByMapSym at the end.
-	index  map[MapSym]int32
-	counts []Counts
-	cache  [256]struct {
-		ms MapSym
-		i  int32
-		ok bool
-	}
-	lastBM struct {
-		m  index.Map
-		bm *roaring.Bitmap
-	}
+	cnt  *counter
 	// kstart is machine->kernel_start for FetchInsn, once the first
 	// fetch has set it; x86_64 says whether the recording's arch is
 	// x86_64 (its kernel start then stays 2^63).
@@ -480,55 +463,6 @@ func (a *attributor) fetchInsn(e *event) {
 	if mp, ok := a.m.Resolve(mode, e.pid, e.tid, e.ip); ok && mp.Kind == index.KindModule {
 		a.sym.loadModule(mp)
 	}
-}
-
-func (a *attributor) count(ms MapSym, period uint64) {
-	a.res.Period += period
-	if a.runN.Samples > 0 && ms == a.run {
-		a.runN.add(Counts{1, period})
-		return
-	}
-	a.flushRun()
-	a.run, a.runN = ms, Counts{1, period}
-}
-
-func (a *attributor) flushRun() {
-	if a.runN.Samples > 0 {
-		a.counts[a.slot(a.run)].add(a.runN)
-		a.runN = Counts{}
-	}
-}
-
-// slot returns the index of ms's counts, through a small direct-mapped
-// cache in front of the map: a run of samples ends often, but the same few
-// (map, symbol) keys keep coming back.
-func (a *attributor) slot(ms MapSym) int32 {
-	c := &a.cache[(ms.Map.Start>>4^ms.Addr*0x9e3779b97f4a7c15>>56)%uint64(len(a.cache))]
-	if c.ok && c.ms == ms {
-		return c.i
-	}
-	i, ok := a.index[ms]
-	if !ok {
-		i = int32(len(a.counts))
-		a.index[ms] = i
-		a.counts = append(a.counts, Counts{})
-	}
-	c.ms, c.i, c.ok = ms, i, true
-	return i
-}
-
-// bitmap returns the sample set of map mp.
-func (a *attributor) bitmap(mp index.Map) *roaring.Bitmap {
-	if a.lastBM.bm != nil && a.lastBM.m == mp {
-		return a.lastBM.bm
-	}
-	bm := a.res.ByMap[mp]
-	if bm == nil {
-		bm = roaring.New()
-		a.res.ByMap[mp] = bm
-	}
-	a.lastBM.m, a.lastBM.bm = mp, bm
-	return bm
 }
 
 // moduleMaps returns the kernel's module maps (for splitting kallsyms).
@@ -570,22 +504,40 @@ func (a *attributor) deliver(e *event) error {
 func (a *attributor) sample(e *event) error {
 	ord := uint32(a.res.Samples)
 	a.res.Samples++
+	a.res.Period += e.period
+	kernel := e.cpumode == machine.CPUModeKernel
+	event := int(e.attr)
+	c := Counts{1, e.period}
 	mp, ok := a.m.Resolve(e.cpumode, e.pid, e.tid, e.ip)
-	ms := MapSym{Sym: symbols.Unknown, Kernel: e.cpumode == machine.CPUModeKernel, Addr: e.ip, Event: int(e.attr)}
+	var key Key
 	if ok {
-		a.bitmap(mp).Add(ord)
-		ms.Map = mp
-		ms.Addr = mp.MapIP(e.ip)
-		if sym, found := a.sym.symbol(mp, e.ip); found {
-			ms.Sym, ms.Addr = sym.Name, sym.Start
+		st := a.cnt.state(mp, kernel)
+		st.bm.Add(ord)
+		t := st.table
+		if !st.final {
+			t, st.final = a.sym.table(mp)
+			st.table = t
+		}
+		addr := mp.MapIP(e.ip)
+		i := t.FindIndex(addr)
+		st.add(t, i, addr, event, c)
+		if a.opts.Script != nil {
+			key = Key{DSO: mp.DSO, Sym: symbols.Unknown, Kernel: kernel, Addr: addr, Event: event}
+			if i >= 0 {
+				sym := t.Symbol(i)
+				key.Sym, key.Addr = sym.Name, sym.Start
+			}
 		}
 	} else {
 		a.res.Unknown++
+		key = Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: e.ip, Event: event}
+		n := a.cnt.unknown[key]
+		n.add(c)
+		a.cnt.unknown[key] = n
 	}
-	a.count(ms, e.period)
 	var err error
 	if a.opts.Script != nil {
-		err = a.script(e, ms.Key())
+		err = a.script(e, key)
 	}
 	if a.opts.FetchInsn {
 		a.fetchInsn(e)

@@ -160,7 +160,14 @@ func (s *symbolizer) name(m index.Map, ip uint64) string {
 
 // symbol returns the symbol at ip in map m.
 func (s *symbolizer) symbol(m index.Map, ip uint64) (symbols.Symbol, bool) {
-	var t *symbols.Table
+	t, _ := s.table(m)
+	return t.Find(m.MapIP(ip))
+}
+
+// table returns the symbol table of map m (look up m.MapIP(ip)), loading
+// it as perf would at this point of the recording, and whether it is
+// final: the kernel's and modules' tables change when the kernel loads.
+func (s *symbolizer) table(m index.Map) (t *symbols.Table, final bool) {
 	switch m.Kind {
 	case index.KindKernel, index.KindKcore:
 		switch {
@@ -171,6 +178,7 @@ func (s *symbolizer) symbol(m index.Map, ip uint64) (symbols.Symbol, bool) {
 				t = kt.Kernel
 			}
 		}
+		return t, s.kernelLoaded
 	case index.KindModule:
 		s.loadModule(m)
 		if s.kernelLoaded {
@@ -178,6 +186,7 @@ func (s *symbolizer) symbol(m index.Map, ip uint64) (symbols.Symbol, bool) {
 				t = kt.Modules[moduleName(m.DSO)]
 			}
 		}
+		return t, s.kernelLoaded
 	case index.KindBPFProg, index.KindBPFImage, index.KindOOL:
 		t = s.bpf[m]
 		if t == nil {
@@ -193,7 +202,7 @@ func (s *symbolizer) symbol(m index.Map, ip uint64) (symbols.Symbol, bool) {
 			t = s.section(m.DSO)
 		}
 	}
-	return t.Find(m.MapIP(ip))
+	return t, true
 }
 
 // moduleName is perf's module name of a module map's DSO: "[name]" as is,

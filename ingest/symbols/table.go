@@ -99,20 +99,35 @@ func (t *Table) Symbols() []Symbol {
 // in the table's DSO address space, and false when perf finds none.
 // O(log n).
 func (t *Table) Find(addr uint64) (Symbol, bool) {
-	if t == nil || len(t.bounds) == 0 {
+	i := t.FindIndex(addr)
+	if i < 0 {
 		return Symbol{}, false
 	}
-	// Last segment whose start is <= addr; bounds[0] == 0 always.
-	i, found := slices.BinarySearch(t.bounds, addr)
-	if !found {
-		i--
-	}
-	w := t.which[i]
-	if w < 0 {
-		return Symbol{}, false
-	}
-	return t.symbol(int(w)), true
+	return t.symbol(i), true
 }
+
+// FindIndex is Find returning the symbol's index in Symbols order, or -1.
+func (t *Table) FindIndex(addr uint64) int {
+	if t == nil || len(t.bounds) == 0 {
+		return -1
+	}
+	// Last segment whose start is <= addr; bounds[0] == 0 always. A
+	// hand-written search: slices.BinarySearch's generic compare costs
+	// a third more on this hot path.
+	lo, hi := 0, len(t.bounds)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if t.bounds[mid] <= addr {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return int(t.which[lo-1])
+}
+
+// Symbol returns the symbol at index i (0 <= i < Len) in Symbols order.
+func (t *Table) Symbol(i int) Symbol { return t.symbol(i) }
 
 // Name returns the symbol name perf script prints for addr: the name, or
 // [Unknown].

@@ -1,0 +1,144 @@
+package attrib
+
+import (
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+)
+
+// stateKey identifies what a sample is counted against: a map (by value,
+// as Result.ByMap has it) and whether it was resolved with a kernel
+// cpumode.
+type stateKey struct {
+	m      index.Map
+	kernel bool
+}
+
+// mapState is what attribution keeps per map: its sample set and its
+// counts per symbol, dense by symbol index, per table the map's symbols
+// came from (a kernel map's table changes when the kernel loads) and per
+// event; addresses without a symbol are counted by address.
+type mapState struct {
+	key    stateKey
+	bm     *roaring.Bitmap
+	table  *symbols.Table // the table of the last sample, if final
+	final  bool
+	tables []*tableCounts
+	unsym  map[unsymKey]Counts
+}
+
+type tableCounts struct {
+	t       *symbols.Table
+	byEvent [][]Counts // [event][symbol index]
+}
+
+type unsymKey struct {
+	addr  uint64
+	event int
+}
+
+// counter counts samples per map and symbol. Lookups of a map's state go
+// through a small direct-mapped cache keyed by the map's range: a
+// system-wide stream changes map on most samples, but among few maps.
+type counter struct {
+	states  map[stateKey]*mapState
+	order   []*mapState // in first-seen order
+	cache   [64]*mapState
+	unknown map[Key]Counts // samples in no map
+}
+
+func newCounter() *counter {
+	return &counter{states: make(map[stateKey]*mapState), unknown: make(map[Key]Counts)}
+}
+
+// state returns the state of map m resolved in kernel mode or not.
+func (c *counter) state(m index.Map, kernel bool) *mapState {
+	slot := &c.cache[(m.Start>>12^m.End>>10^m.Start>>30)%uint64(len(c.cache))]
+	if st := *slot; st != nil && st.key.m == m && st.key.kernel == kernel {
+		return st
+	}
+	k := stateKey{m, kernel}
+	st := c.states[k]
+	if st == nil {
+		st = &mapState{key: k, bm: roaring.New()}
+		c.states[k] = st
+		c.order = append(c.order, st)
+	}
+	*slot = st
+	return st
+}
+
+// add counts a sample of event in st's map at symbol index i of table t
+// (i < 0: no symbol, counted at addr, the map-relative address).
+func (st *mapState) add(t *symbols.Table, i int, addr uint64, event int, c Counts) {
+	if i < 0 {
+		if st.unsym == nil {
+			st.unsym = make(map[unsymKey]Counts)
+		}
+		k := unsymKey{addr, event}
+		n := st.unsym[k]
+		n.add(c)
+		st.unsym[k] = n
+		return
+	}
+	var tc *tableCounts
+	if n := len(st.tables); n > 0 && st.tables[n-1].t == t {
+		tc = st.tables[n-1]
+	} else {
+		for _, x := range st.tables {
+			if x.t == t {
+				tc = x
+			}
+		}
+		if tc == nil {
+			tc = &tableCounts{t: t}
+			st.tables = append(st.tables, tc)
+		}
+	}
+	for len(tc.byEvent) <= event {
+		tc.byEvent = append(tc.byEvent, nil)
+	}
+	counts := tc.byEvent[event]
+	if counts == nil {
+		counts = make([]Counts, t.Len())
+		tc.byEvent[event] = counts
+	}
+	counts[i].add(c)
+}
+
+// result fills res.ByMap and res.ByMapSym.
+func (c *counter) result(res *Result) {
+	for _, st := range c.order {
+		if !st.bm.IsEmpty() {
+			res.ByMap[st.key.m] = st.bm
+		}
+		ms := MapSym{Map: st.key.m, Kernel: st.key.kernel}
+		for _, tc := range st.tables {
+			for ev, counts := range tc.byEvent {
+				for i, n := range counts {
+					if n.Samples == 0 {
+						continue
+					}
+					sym := tc.t.Symbol(i)
+					ms.Sym, ms.Addr, ms.Event = sym.Name, sym.Start, ev
+					x := res.ByMapSym[ms]
+					x.add(n)
+					res.ByMapSym[ms] = x
+				}
+			}
+		}
+		for k, n := range st.unsym {
+			ms.Sym, ms.Addr, ms.Event = symbols.Unknown, k.addr, k.event
+			x := res.ByMapSym[ms]
+			x.add(n)
+			res.ByMapSym[ms] = x
+		}
+	}
+	for k, n := range c.unknown {
+		ms := MapSym{Sym: symbols.Unknown, Kernel: k.Kernel, Addr: k.Addr, Event: k.Event}
+		x := res.ByMapSym[ms]
+		x.add(n)
+		res.ByMapSym[ms] = x
+	}
+}
