@@ -1,6 +1,7 @@
 package perfdata
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 )
@@ -87,6 +88,15 @@ func (r *Reader) decodeSample(rec []byte, off int64, s *Sample) error {
 		RegsIntr:       keep.RegsIntr[:0],
 		Read:           ReadValues{Values: keep.Read.Values[:0]},
 	}
+	if r.bo == binary.LittleEndian && decodeSampleFast(body, a.SampleType, s) {
+		return nil
+	}
+	return r.decodeSampleBody(body, off, a, s)
+}
+
+// decodeSampleBody is the general decoder of decodeSample: every field,
+// with an error naming the file offset of the first that does not fit.
+func (r *Reader) decodeSampleBody(body []byte, off int64, a *Attr, s *Sample) error {
 	c := cursor{b: body, bo: r.bo, base: off + 8, what: "SAMPLE"}
 	t := a.SampleType
 	if t&SampleFormatIdentifier != 0 {
@@ -308,4 +318,71 @@ func (r *Reader) parseSampleID(rec []byte, off int64, what string) (SampleID, er
 		id.Identifier = c.u64("identifier")
 	}
 	return id, c.err
+}
+
+// fixedSampleFields are the fixed-size fields that precede READ and
+// CALLCHAIN in a SAMPLE body, in their order.
+const fixedSampleFields = SampleFormatIdentifier | SampleFormatIP | SampleFormatTID | SampleFormatTime |
+	SampleFormatAddr | SampleFormatID | SampleFormatStreamID | SampleFormatCPU | SampleFormatPeriod
+
+// decodeSampleFast decodes a little-endian SAMPLE body whose sample type
+// has only fixed-size fields and a callchain (what perf record -a [-g]
+// writes) with one bounds check for the fixed part, the hot path of
+// system-wide recordings. It reports false, leaving the work to the
+// general decoder (and its errors), for any other type or a body that
+// is too short.
+func decodeSampleFast(b []byte, t SampleFormat, s *Sample) bool {
+	if t&^(fixedSampleFields|SampleFormatCallchain) != 0 {
+		return false
+	}
+	n := 8 * bits.OnesCount64(uint64(t&fixedSampleFields))
+	if len(b) < n {
+		return false
+	}
+	le := binary.LittleEndian
+	p := 0
+	next := func() uint64 { v := le.Uint64(b[p:]); p += 8; return v }
+	if t&SampleFormatIdentifier != 0 {
+		s.Identifier = next()
+	}
+	if t&SampleFormatIP != 0 {
+		s.IP = next()
+	}
+	if t&SampleFormatTID != 0 {
+		s.Pid, s.Tid = le.Uint32(b[p:]), le.Uint32(b[p+4:])
+		p += 8
+	}
+	if t&SampleFormatTime != 0 {
+		s.Time = next()
+	}
+	if t&SampleFormatAddr != 0 {
+		s.Addr = next()
+	}
+	if t&SampleFormatID != 0 {
+		s.ID = next()
+	}
+	if t&SampleFormatStreamID != 0 {
+		s.StreamID = next()
+	}
+	if t&SampleFormatCPU != 0 {
+		s.CPU, s.Res = le.Uint32(b[p:]), le.Uint32(b[p+4:])
+		p += 8
+	}
+	if t&SampleFormatPeriod != 0 {
+		s.Period = next()
+	}
+	if t&SampleFormatCallchain != 0 {
+		if len(b)-p < 8 {
+			return false
+		}
+		nr := le.Uint64(b[p:])
+		p += 8
+		if nr > uint64(len(b)-p)/8 {
+			return false
+		}
+		for i := range int(nr) {
+			s.Callchain = append(s.Callchain, le.Uint64(b[p+8*i:]))
+		}
+	}
+	return true
 }
