@@ -17,8 +17,23 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		syms, err := ReadAll(bytes.NewReader(data))
+		// ReadAll (whole input, names sliced from one string) and Parse
+		// (streaming) are one parser: same symbols, same errors.
+		var streamed []Symbol
+		serr := Parse(bytes.NewReader(data), func(s Symbol) error { streamed = append(streamed, s); return nil })
+		if (err == nil) != (serr == nil) || (err != nil && err.Error() != serr.Error()) {
+			t.Fatalf("ReadAll error %v, Parse error %v", err, serr)
+		}
 		if err != nil {
 			return
+		}
+		if len(syms) != len(streamed) {
+			t.Fatalf("ReadAll %d symbols, Parse %d", len(syms), len(streamed))
+		}
+		for i := range syms {
+			if syms[i] != streamed[i] {
+				t.Fatalf("symbol %d: ReadAll %+v, Parse %+v", i, syms[i], streamed[i])
+			}
 		}
 		_ = Landmarks(syms)
 		_ = Restricted(syms)
@@ -26,7 +41,9 @@ func FuzzParse(f *testing.F) {
 		// unless its name holds a tab or newline (which the format cannot carry).
 		for _, s := range syms {
 			if strings.ContainsAny(s.Name, "\t\n") || strings.ContainsAny(s.Module, "\n") ||
-				s.Type == '\n' || (s.Module != "" && strings.HasPrefix(s.Module, "[") && strings.HasSuffix(s.Module, "]")) {
+				s.Type == '\n' || (s.Module != "" && strings.HasPrefix(s.Module, "[") && strings.HasSuffix(s.Module, "]")) ||
+				len(s.Name)+len(s.Module)+3 >= KsymNameLen { // the brackets String adds may pass the limit
+
 				continue
 			}
 			again, err := ReadAll(strings.NewReader(s.String()))

@@ -116,7 +116,7 @@ func Parse(r io.Reader, fn func(Symbol) error) error {
 			return &ParseError{Line: line, Err: err}
 		}
 		if len(b) > 0 {
-			sym, ok, perr := parseLine(b, long, intern)
+			sym, ok, perr := parseLine(string(b), long, intern)
 			if perr != nil {
 				return &ParseError{Line: line, Err: perr}
 			}
@@ -163,7 +163,7 @@ func unhex(c byte) (uint64, bool) {
 // parseLine parses one line, b, which may end in '\n'. truncated says that
 // b is only the first part of a longer line. ok is false for a line perf
 // skips.
-func parseLine(b []byte, truncated bool, intern map[string]string) (sym Symbol, ok bool, err error) {
+func parseLine(b string, truncated bool, intern map[string]string) (sym Symbol, ok bool, err error) {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
 	}
@@ -203,7 +203,7 @@ func parseLine(b []byte, truncated bool, intern map[string]string) (sym Symbol, 
 			ErrNameTooLong, what, addr, KsymNameLen-1)
 	}
 	sym = Symbol{Addr: addr, Type: typ}
-	name, tag, hasTag := strings.Cut(string(rest), "\t")
+	name, tag, hasTag := strings.Cut(rest, "\t")
 	sym.Name = name
 	if hasTag {
 		if len(tag) >= 2 && tag[0] == '[' && tag[len(tag)-1] == ']' {
@@ -238,15 +238,39 @@ func ReadFile(path string) ([]Symbol, error) {
 	return syms, nil
 }
 
-// ReadAll parses all of r and returns the symbols in file order.
+// MaxFileSize bounds the kallsyms input ReadAll and ReadFile accept
+// (/proc/kallsyms is a few MiB; this allows a hundred times that).
+const MaxFileSize = 1 << 30
+
+// ReadAll parses all of r and returns the symbols in file order, as Parse
+// does. It reads the input whole (at most MaxFileSize bytes) and slices
+// every name out of one string: no allocation per symbol.
 func ReadAll(r io.Reader) ([]Symbol, error) {
-	var syms []Symbol
-	err := Parse(r, func(s Symbol) error {
-		syms = append(syms, s)
-		return nil
-	})
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
 		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("more than %d bytes: not a kallsyms file", MaxFileSize)
+	}
+	text := string(data)
+	syms := make([]Symbol, 0, strings.Count(text, "\n")+1)
+	intern := map[string]string{}
+	for line := 1; len(text) > 0; line++ {
+		b, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		// A line longer than Parse's buffer is, for Parse, a truncated one.
+		long := len(b)+1 > readBufSize
+		if long {
+			b = b[:readBufSize]
+		}
+		sym, ok, err := parseLine(b, long, intern)
+		if err != nil {
+			return nil, &ParseError{Line: line, Err: err}
+		}
+		if ok {
+			syms = append(syms, sym)
+		}
 	}
 	return syms, nil
 }
