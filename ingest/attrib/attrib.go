@@ -182,8 +182,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		cnt:   newCounter(),
 	}
 	load := prepareKernel(opts.LoadKallsyms)
-	batches := make(chan []event, 8)
-	free := make(chan []event, 10)
+	batches := make(chan []event, 64)
+	free := make(chan []event, 66)
 	errc := make(chan error, 1)
 	wantChains := opts.Script != nil && !opts.HideCallchain
 	kmodsecType := opts.KmodSecType

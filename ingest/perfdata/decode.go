@@ -8,6 +8,15 @@ import (
 // decode turns the raw record rec into a typed record.
 func (r *Reader) decode(rec []byte, info Info) (Record, error) {
 	off := info.Offset
+	if info.Type == RecordSample { // the hot path: no name or trailer work
+		r.sample.Info = Info{}
+		if err := r.decodeSample(rec, off, &r.sample); err != nil {
+			return nil, err
+		}
+		r.sample.Info = info
+		r.stats.Samples++
+		return &r.sample, nil
+	}
 	what := info.Type.String()
 	// Kernel records other than SAMPLE carry a sample_id trailer.
 	hasTrailer := info.Type != RecordSample && info.Type < RecordUserTypeStart && info.Type != 0
@@ -173,7 +182,7 @@ func (r *Reader) decode(rec []byte, info Info) (Record, error) {
 			e := IDIndexEntry{ID: c.u64("id"), Idx: c.u64("idx"), CPU: c.u64("cpu"), Tid: c.u64("tid")}
 			x.Entries = append(x.Entries, e)
 			if _, ok := r.idToAttr[e.ID]; !ok && e.Idx < uint64(len(r.attrs)) {
-				r.idToAttr[e.ID] = r.attrs[e.Idx]
+				r.setID(e.ID, r.attrs[e.Idx])
 			}
 		}
 		return x, c.err

@@ -91,6 +91,10 @@ type Reader struct {
 	bo        binary.ByteOrder
 	attrs     []*Attr
 	idToAttr  map[uint64]*Attr
+	// idDense mirrors idToAttr for small ids (perf numbers them from 1):
+	// the per-sample lookup without hashing.
+	idDense []*Attr
+	idPos0  int // idPos of the first attr's sample type
 	features  Features
 	featErr   error
 	ra        io.ReaderAt // file mode
@@ -117,6 +121,9 @@ type Reader struct {
 
 	// reused record values
 	sample        Sample
+	sampleClean   bool // sample's fields outside decodeSampleFast's are all zero
+	byType        [256]uint64 // Stats.ByType for types below 256
+	idHdrSize     int         // IDHdrSize, kept up to date by addAttr
 	mmap          Mmap
 	comm          Comm
 	fork          Fork
@@ -358,8 +365,23 @@ func (r *Reader) readAttrs() error {
 func (r *Reader) addAttr(a *Attr) {
 	a.Index = len(r.attrs)
 	r.attrs = append(r.attrs, a)
+	if a.Index == 0 {
+		r.idHdrSize = a.IDHdrSize()
+		r.idPos0 = idPos(a.SampleType)
+	}
 	for _, id := range a.IDs {
-		r.idToAttr[id] = a
+		r.setID(id, a)
+	}
+}
+
+// setID records that sample id belongs to attr a.
+func (r *Reader) setID(id uint64, a *Attr) {
+	r.idToAttr[id] = a
+	if id < 1<<16 {
+		for uint64(len(r.idDense)) <= id {
+			r.idDense = append(r.idDense, nil)
+		}
+		r.idDense[id] = a
 	}
 }
 
@@ -370,7 +392,7 @@ func (r *Reader) startData(off, end int64) {
 	} else {
 		src = &offsetReader{ra: r.ra, off: off}
 	}
-	r.in = bufio.NewReaderSize(src, 1<<16)
+	r.in = bufio.NewReaderSize(src, 1<<20)
 	r.pos = off
 	r.end = end
 }
@@ -393,15 +415,22 @@ func (r *Reader) AttrByID(id uint64) (*Attr, bool) {
 
 // IDHdrSize returns the sample_id trailer size of non-SAMPLE kernel records
 // (that of the first attr; 0 before any attr is known).
-func (r *Reader) IDHdrSize() int {
-	if len(r.attrs) == 0 {
-		return 0
-	}
-	return r.attrs[0].IDHdrSize()
-}
+func (r *Reader) IDHdrSize() int { return r.idHdrSize }
 
 // Stats returns the counts so far.
-func (r *Reader) Stats() Stats { return r.stats }
+func (r *Reader) Stats() Stats {
+	st := r.stats
+	st.ByType = make(map[RecordType]uint64, len(r.stats.ByType)+8)
+	for t, n := range r.stats.ByType {
+		st.ByType[t] = n
+	}
+	for t, n := range r.byType {
+		if n != 0 {
+			st.ByType[RecordType(t)] = n
+		}
+	}
+	return st
+}
 
 // Err returns the first error met, if any.
 func (r *Reader) Err() error { return r.err }
@@ -432,29 +461,44 @@ func (r *Reader) fail(err error) bool {
 // errEnd is returned by readRaw at a clean end of the data.
 var errEnd = errors.New("end of data")
 
-// readRaw reads the next record of the outer stream into r.recBuf.
+// readRaw reads the next record of the outer stream. The record aliases
+// the input buffer (valid until the next read), except COMPRESSED and
+// COMPRESSED2 records, whose payload the decompressor keeps, and records
+// followed by out-of-record payload: those are copied into r.recBuf.
 func (r *Reader) readRaw() ([]byte, int64, error) {
 	off := r.pos
-	n, err := io.ReadFull(r.in, r.hdrBuf[:])
-	r.pos += int64(n)
-	if n == 0 && err == io.EOF {
-		return nil, off, errEnd
+	hdr, err := r.in.Peek(8)
+	if len(hdr) < 8 {
+		if len(hdr) == 0 && err == io.EOF {
+			return nil, off, errEnd
+		}
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, off, fmt.Errorf("perfdata: record header at file offset %#x: %d of 8 bytes before the end of the data: %w", off, len(hdr), err)
 	}
-	if err != nil {
-		return nil, off, fmt.Errorf("perfdata: record header at file offset %#x: %d of 8 bytes before the end of the data: %w", off, n, err)
-	}
-	size := int(r.bo.Uint16(r.hdrBuf[6:]))
+	size := int(r.bo.Uint16(hdr[6:]))
 	if size < 8 {
-		return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d): size %d is smaller than its 8-byte header", off, r.bo.Uint32(r.hdrBuf[:]), size)
+		return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d): size %d is smaller than its 8-byte header", off, r.bo.Uint32(hdr), size)
 	}
-	rec := append(r.recBuf[:0], r.hdrBuf[:]...)
-	rec = rec[:size]
-	n, err = io.ReadFull(r.in, rec[8:])
-	r.pos += int64(n)
-	if err != nil {
-		return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d, size %d) runs past the end of the data: %w", off, r.bo.Uint32(rec), size, err)
+	typ := RecordType(r.bo.Uint32(hdr))
+	rec, err := r.in.Peek(size)
+	if len(rec) < size {
+		r.pos += int64(len(rec))
+		r.in.Discard(len(rec))
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d, size %d) runs past the end of the data: %w", off, typ, size, err)
 	}
-	r.recBuf = rec
+	switch typ {
+	case RecordCompressed, RecordCompressed2, RecordHeaderTracing, RecordAuxtrace:
+		// Kept by the decompressor, or followed by payload read below.
+		rec = append(r.recBuf[:0], rec...)
+		r.recBuf = rec
+	}
+	r.in.Discard(size)
+	r.pos += int64(size)
 	// Records followed by data outside themselves (perf_session__process_user_event).
 	var skip uint64
 	switch RecordType(r.bo.Uint32(rec)) {
@@ -583,7 +627,11 @@ func (r *Reader) deliver(rec []byte, off int64, compressed bool) bool {
 	}
 	r.rec = rc
 	r.stats.Records++
-	r.stats.ByType[info.Type]++
+	if info.Type < RecordType(len(r.byType)) {
+		r.byType[info.Type]++
+	} else {
+		r.stats.ByType[info.Type]++
+	}
 	return true
 }
 

@@ -51,7 +51,7 @@ func (r *Reader) sampleAttr(b []byte, off int64) (*Attr, error) {
 	case 1:
 		return r.attrs[0], nil
 	}
-	p := idPos(r.attrs[0].SampleType)
+	p := r.idPos0
 	if p < 0 {
 		return r.attrs[0], nil
 	}
@@ -64,6 +64,9 @@ func (r *Reader) sampleAttr(b []byte, off int64) (*Attr, error) {
 func (r *Reader) attrByID(id uint64, what string, off int64) (*Attr, error) {
 	if id == 0 { // synthesized records
 		return r.attrs[0], nil
+	}
+	if id < uint64(len(r.idDense)) && r.idDense[id] != nil {
+		return r.idDense[id], nil
 	}
 	if a, ok := r.idToAttr[id]; ok {
 		return a, nil
@@ -78,6 +81,16 @@ func (r *Reader) decodeSample(rec []byte, off int64, s *Sample) error {
 	if err != nil {
 		return err
 	}
+	fast := r.bo == binary.LittleEndian && a.SampleType&^(fixedSampleFields|SampleFormatCallchain) == 0
+	if fast && r.sampleClean {
+		// Only the fast path's fields can be non-zero: clear just those
+		// (a whole-Sample reset costs more than the decoding).
+		s.Attr, s.Identifier, s.IP, s.Pid, s.Tid, s.Time, s.Addr = a, 0, 0, 0, 0, 0, 0
+		s.ID, s.StreamID, s.CPU, s.Res, s.Period, s.Callchain = 0, 0, 0, 0, 0, s.Callchain[:0]
+		if decodeSampleFast(body, a.SampleType, s) {
+			return nil
+		}
+	}
 	keep := *s // reuse slice storage
 	*s = Sample{
 		Attr:           a,
@@ -88,9 +101,11 @@ func (r *Reader) decodeSample(rec []byte, off int64, s *Sample) error {
 		RegsIntr:       keep.RegsIntr[:0],
 		Read:           ReadValues{Values: keep.Read.Values[:0]},
 	}
-	if r.bo == binary.LittleEndian && decodeSampleFast(body, a.SampleType, s) {
+	if fast && decodeSampleFast(body, a.SampleType, s) {
+		r.sampleClean = true
 		return nil
 	}
+	r.sampleClean = false
 	return r.decodeSampleBody(body, off, a, s)
 }
 
