@@ -176,10 +176,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	m := machine.New(opts.Impl)
 	a := &attributor{
-		opts:  opts,
-		m:     m,
-		res:   &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
-		cnt:   newCounter(),
+		opts: opts,
+		m:    m,
+		res:  &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
+		cnt:  newCounter(),
 	}
 	load := prepareKernel(opts.LoadKallsyms)
 	batches := make(chan []event, 64)

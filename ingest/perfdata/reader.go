@@ -87,14 +87,14 @@ func WithoutCompressed2() Option { return func(r *Reader) { r.noCompressed2 = tr
 // Reader reads the records of one perf.data recording. It is not safe for
 // concurrent use.
 type Reader struct {
-	hdr       FileHeader
-	bo        binary.ByteOrder
-	attrs     []*Attr
-	idToAttr  map[uint64]*Attr
+	hdr      FileHeader
+	bo       binary.ByteOrder
+	attrs    []*Attr
+	idToAttr map[uint64]*Attr
 	// idDense mirrors idToAttr for small ids (perf numbers them from 1):
 	// the per-sample lookup without hashing.
-	idDense []*Attr
-	idPos0  int // idPos of the first attr's sample type
+	idDense   []*Attr
+	idPos0    int // idPos of the first attr's sample type
 	features  Features
 	featErr   error
 	ra        io.ReaderAt // file mode
@@ -121,7 +121,7 @@ type Reader struct {
 
 	// reused record values
 	sample        Sample
-	sampleClean   bool // sample's fields outside decodeSampleFast's are all zero
+	sampleClean   bool        // sample's fields outside decodeSampleFast's are all zero
 	byType        [256]uint64 // Stats.ByType for types below 256
 	idHdrSize     int         // IDHdrSize, kept up to date by addAttr
 	mmap          Mmap
