@@ -219,7 +219,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			if e.kind == evRound {
 				err = o.round()
 			} else {
-				err = o.push(*e)
+				err = o.push(e)
 			}
 			if err != nil {
 				runErr = err

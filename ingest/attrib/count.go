@@ -44,7 +44,7 @@ type unsymKey struct {
 type counter struct {
 	states  map[stateKey]*mapState
 	order   []*mapState // in first-seen order
-	cache   [64]*mapState
+	cache   [256]*mapState
 	unknown map[Key]Counts // samples in no map
 }
 
@@ -54,7 +54,7 @@ func newCounter() *counter {
 
 // state returns the state of map m resolved in kernel mode or not.
 func (c *counter) state(m index.Map, kernel bool) *mapState {
-	slot := &c.cache[(m.Start>>12^m.End>>10^m.Start>>30)%uint64(len(c.cache))]
+	slot := &c.cache[((m.Start^m.End>>3)*0x9e3779b97f4a7c15)>>56]
 	if st := *slot; st != nil && st.key.m == m && st.key.kernel == kernel {
 		return st
 	}

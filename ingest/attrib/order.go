@@ -62,11 +62,13 @@ type orderer struct {
 	deliver   func(*event) error
 }
 
-func (o *orderer) push(e event) error {
+// push queues a copy of *e (the caller's batch is reused), or delivers it
+// at once.
+func (o *orderer) push(e *event) error {
 	if e.time == 0 || e.time == ^uint64(0) {
-		return o.deliver(&e)
+		return o.deliver(e)
 	}
-	o.queue = append(o.queue, e)
+	o.queue = append(o.queue, *e)
 	o.maxTime = max(o.maxTime, e.time)
 	return nil
 }

@@ -77,6 +77,7 @@ type Machine struct {
 	RefRelocAddr uint64
 
 	threads map[uint32]*Thread
+	last    *Thread // the thread findnewThread returned last: samples come in runs per thread
 
 	// OnKernelLoad, if set, is called the first time a sample resolves to
 	// the kernel map (or LoadKernel is called), as perf's map__load calls
@@ -125,7 +126,12 @@ func (t *Thread) Maps() mapset.Set { return t.maps.set }
 // was unknown (-1) takes pid and joins the leader's maps
 // (machine__update_thread_pid).
 func (m *Machine) findnewThread(pid, tid uint32) *Thread {
+	if t := m.last; t != nil && t.Tid == tid {
+		m.updateThreadPid(t, pid)
+		return t
+	}
 	if t, ok := m.threads[tid]; ok {
+		m.last = t
 		m.updateThreadPid(t, pid)
 		return t
 	}
@@ -302,10 +308,12 @@ func (m *Machine) SectionMap(sec index.Map) error {
 func (m *Machine) Fork(pid, ppid, tid, ptid uint32, misc uint16) {
 	parent := m.findnewThread(ppid, ptid)
 	if parent.Pid != ppid {
+		m.last = nil
 		delete(m.threads, ptid)
 		parent = m.findnewThread(ppid, ptid)
 	}
 	delete(m.threads, tid)
+	m.last = nil
 	child := m.findnewThread(pid, tid)
 	if misc&MiscForkExec != 0 || child.Pid == parent.Pid || child.maps == parent.maps {
 		return
