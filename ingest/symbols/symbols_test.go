@@ -1,6 +1,8 @@
 package symbols
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -263,4 +265,37 @@ func FuzzELF(f *testing.F) {
 			_, _ = tb.Find(0x1000)
 		}
 	})
+}
+
+// The bucket index of large tables answers as a search of all the bounds.
+func TestFindIndexBuckets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	indexed := 0
+	for iter := range 40 {
+		var syms []Symbol
+		addr := uint64(rng.IntN(1 << 20))
+		for i := range 300 + rng.IntN(3000) {
+			addr += uint64(1 + rng.IntN(1<<uint(1+iter%12)))
+			size := uint64(rng.IntN(64))
+			syms = append(syms, Symbol{Start: addr, End: addr + size, Name: fmt.Sprint("s", i)})
+		}
+		tab := Build(syms)
+		if tab.buckets == nil {
+			if len(tab.bounds) >= 256 {
+				t.Fatalf("iter %d: %d bounds and no bucket index", iter, len(tab.bounds))
+			}
+			continue
+		}
+		indexed++
+		flat := &Table{names: tab.names, syms: tab.syms, bounds: tab.bounds, which: tab.which}
+		for range 20000 {
+			a := syms[0].Start - 100 + rng.Uint64N(addr-syms[0].Start+200)
+			if got, want := tab.FindIndex(a), flat.FindIndex(a); got != want {
+				t.Fatalf("iter %d addr %#x: %d with buckets, %d without", iter, a, got, want)
+			}
+		}
+	}
+	if indexed < 20 {
+		t.Fatalf("only %d of 40 tables were large enough for a bucket index", indexed)
+	}
 }

@@ -67,6 +67,40 @@ type Table struct {
 	// syms[which[i]], or to nothing when which[i] < 0.
 	bounds []uint64
 	which  []int32
+	// A bucket index over bounds for large tables: the segment holding
+	// an address a in [lo, hi) is among bounds[buckets[k]] through
+	// bounds[buckets[k+1]], k = (a-lo)>>shift, so a lookup binary-searches
+	// a few entries instead of the whole table (whose 100k+ bounds do not
+	// fit in cache).
+	lo, hi  uint64
+	shift   uint
+	buckets []uint32
+}
+
+// setBounds sets the lookup segments and builds the bucket index.
+func (t *Table) setBounds(bounds []uint64, which []int32) {
+	t.bounds, t.which = bounds, which
+	t.buckets = nil
+	n := len(bounds)
+	if n < 256 || n > 1<<31 {
+		return
+	}
+	t.lo, t.hi = bounds[1], bounds[n-1]
+	t.shift = 0
+	for (t.hi-t.lo)>>t.shift >= uint64(2*n) {
+		t.shift++
+	}
+	nb := int((t.hi-t.lo)>>t.shift) + 1
+	t.buckets = make([]uint32, nb+1)
+	i := 0
+	for k := range nb {
+		a := t.lo + uint64(k)<<t.shift
+		for i+1 < n && bounds[i+1] <= a {
+			i++
+		}
+		t.buckets[k] = uint32(i)
+	}
+	t.buckets[nb] = uint32(n - 1)
 }
 
 // Len returns the number of symbols in the table.
@@ -115,6 +149,10 @@ func (t *Table) FindIndex(addr uint64) int {
 	// hand-written search: slices.BinarySearch's generic compare costs
 	// a third more on this hot path.
 	lo, hi := 0, len(t.bounds)
+	if t.buckets != nil && addr >= t.lo && addr < t.hi {
+		k := (addr - t.lo) >> t.shift
+		lo, hi = int(t.buckets[k]), int(t.buckets[k+1])+1
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		if t.bounds[mid] <= addr {
@@ -355,8 +393,7 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 		t.which = append(t.which, w)
 		last = w
 	}
-	t.bounds = slices.Clip(t.bounds)
-	t.which = slices.Clip(t.which)
+	t.setBounds(slices.Clip(t.bounds), slices.Clip(t.which))
 	return t
 }
 
@@ -398,7 +435,7 @@ func (b *builder) flatten(t *Table) bool {
 			add(end, -1)
 		}
 	}
-	t.bounds, t.which = bounds, which
+	t.setBounds(bounds, which)
 	return true
 }
 
