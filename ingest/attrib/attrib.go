@@ -380,6 +380,9 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 // attrIndex returns the position of a in the recording's attrs (0 when it
 // is not there).
 func attrIndex(r *perfdata.Reader, a *perfdata.Attr) uint16 {
+	if as := r.Attrs(); a != nil && a.Index < len(as) && as[a.Index] == a {
+		return uint16(a.Index)
+	}
 	for i, x := range r.Attrs() {
 		if x == a {
 			return uint16(i)
@@ -459,6 +462,9 @@ func (a *attributor) fetchInsn(e *event) {
 	mode := uint8(machine.CPUModeUser)
 	if e.ip >= a.kstart {
 		mode = machine.CPUModeKernel
+	}
+	if mode == e.cpumode {
+		return // the sample's own lookup, done already, with the same effects
 	}
 	if mp, ok := a.m.Resolve(mode, e.pid, e.tid, e.ip); ok && mp.Kind == index.KindModule {
 		a.sym.loadModule(mp)
@@ -561,7 +567,7 @@ const (
 func (a *attributor) script(e *event, key Key) error {
 	b := a.line[:0]
 	if len(e.callchain) == 0 || a.opts.HideCallchain {
-		b = fmt.Appendf(b, " %16x %s (%s)\n", e.ip, key.Sym, key.DSO)
+		b = appendScriptLine(b, ' ', e.ip, key.Sym, key.DSO)
 	} else {
 		b = append(b, '\n')
 		b = a.appendCallchain(b, e)
@@ -608,7 +614,7 @@ func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 				addr = mp.MapIP(ip)
 			}
 		}
-		b = fmt.Appendf(b, "\t%16x %s (%s)\n", addr, sym, dso)
+		b = appendScriptLine(b, '\t', addr, sym, dso)
 	}
 	return b
 }
@@ -647,4 +653,31 @@ func isX86_64(arch string) bool {
 		return runtime.GOARCH == "amd64"
 	}
 	return arch == "x86_64"
+}
+
+// appendScriptLine appends a line as perf script -F ip,sym,dso prints it:
+// lead, the address in hex right-aligned in 16 columns ("%16x"), the
+// symbol and the DSO in parentheses. Hand-written: fmt cost a quarter
+// of -format script's time.
+func appendScriptLine(b []byte, lead byte, addr uint64, sym, dso string) []byte {
+	b = append(b, lead)
+	var hex [16]byte
+	i := len(hex)
+	for {
+		i--
+		hex[i] = "0123456789abcdef"[addr&15]
+		addr >>= 4
+		if addr == 0 {
+			break
+		}
+	}
+	for range i {
+		b = append(b, ' ')
+	}
+	b = append(b, hex[i:]...)
+	b = append(b, ' ')
+	b = append(b, sym...)
+	b = append(b, " ("...)
+	b = append(b, dso...)
+	return append(b, ")\n"...)
 }

@@ -313,3 +313,16 @@ func TestPprofSynthetic(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendScriptLine(t *testing.T) {
+	for _, tc := range []struct {
+		lead     byte
+		addr     uint64
+		sym, dso string
+	}{{' ', 0, "a", "b"}, {'\t', 0xffffffff81000000, "[unknown]", "[kernel.kallsyms]"}, {' ', 0x7f, "x y", "/lib/z.so"}, {' ', ^uint64(0), "s", "d"}} {
+		want := fmt.Sprintf("%c%16x %s (%s)\n", tc.lead, tc.addr, tc.sym, tc.dso)
+		if got := string(appendScriptLine(nil, tc.lead, tc.addr, tc.sym, tc.dso)); got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+}
