@@ -392,7 +392,13 @@ func (r *Reader) startData(off, end int64) {
 	} else {
 		src = &offsetReader{ra: r.ra, off: off}
 	}
-	r.in = bufio.NewReaderSize(src, 1<<20)
+	// Records are peeked whole (up to 64 KiB); a large recording reads in
+	// 1 MiB chunks, a small one needs no more than its size.
+	size := 1 << 20
+	if end >= 0 {
+		size = int(min(max(end-off, 64<<10), 1<<20))
+	}
+	r.in = bufio.NewReaderSize(src, size)
 	r.pos = off
 	r.end = end
 }

@@ -1,0 +1,185 @@
+package attrib
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+// The stage benchmarks time each stage of attribution per sample on a
+// real recording: the committed system-wide perf 6.1 recording, or the
+// file named by $KBENCH_RECORDING (with /proc/kallsyms) for a large one.
+// Run them with go test -bench Stage -benchmem ./ingest/attrib.
+
+func stageRecording(b *testing.B) (data []byte, ks []kallsyms.Symbol) {
+	file, ksFile := "../perfdata/testdata/system.data", kallsymsSubset
+	if f := os.Getenv("KBENCH_RECORDING"); f != "" {
+		file, ksFile = f, "/proc/kallsyms"
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if ks, err = kallsyms.ReadFile(ksFile); err != nil {
+		b.Fatal(err)
+	}
+	return data, ks
+}
+
+func openBytes(b *testing.B, data []byte) *perfdata.Reader {
+	r, err := perfdata.NewFileReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
+
+// stageSample is a sample reduced to what resolving needs.
+type stageSample struct {
+	cpumode  uint8
+	pid, tid uint32
+	ip       uint64
+}
+
+// replay applies the recording's side band to a machine (in file order)
+// and returns its samples.
+func replay(b *testing.B, data []byte, m *machine.Machine) []stageSample {
+	r := openBytes(b, data)
+	var ss []stageSample
+	for r.Next() {
+		switch rec := r.Record().(type) {
+		case *perfdata.Sample:
+			ss = append(ss, stageSample{uint8(rec.CPUMode()), rec.Pid, rec.Tid, rec.IP})
+		case *perfdata.Mmap:
+			m.Mmap(machine.Mmap{CPUMode: uint8(rec.CPUMode()), Pid: rec.Pid, Tid: rec.Tid, Addr: rec.Addr, Len: rec.Len,
+				Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: rec.Prot, Flags: rec.Flags})
+		case *perfdata.Fork:
+			m.Fork(rec.Pid, rec.Ppid, rec.Tid, rec.Ptid, rec.Misc)
+		case *perfdata.Ksymbol:
+			m.Ksymbol(machine.Ksymbol{Addr: rec.Addr, Len: rec.Len, Type: rec.KsymType, Unregister: rec.Unregister(), Name: rec.Name})
+		}
+	}
+	if err := r.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return ss
+}
+
+func perSample(b *testing.B, n int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/sample")
+}
+
+// BenchmarkStageDecode reads every record, decoding samples.
+func BenchmarkStageDecode(b *testing.B) {
+	data, _ := stageRecording(b)
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		r := openBytes(b, data)
+		n = 0
+		for r.Next() {
+			if _, ok := r.Record().(*perfdata.Sample); ok {
+				n++
+			}
+		}
+	}
+	perSample(b, n)
+}
+
+// stageSetup replays the side band on impl and resolves every sample once
+// (loading the kernel), returning the machine, its symbolizer and the
+// samples with their maps.
+func stageSetup(b *testing.B, impl mapset.Impl) (*machine.Machine, *symbolizer, []stageSample, []index.Map) {
+	data, ks := stageRecording(b)
+	m := machine.New(impl)
+	ss := replay(b, data, m)
+	a := &attributor{m: m}
+	sym := newSymbolizer(ks, nil, nil, "-", a.moduleMaps)
+	sym.m = m
+	m.OnKernelLoad = sym.loadKernel
+	maps := make([]index.Map, len(ss))
+	for i, s := range ss {
+		maps[i], _ = m.Resolve(s.cpumode, s.pid, s.tid, s.ip)
+	}
+	return m, sym, ss, maps
+}
+
+// BenchmarkStageResolve looks every sample's map up (thread, then map).
+func BenchmarkStageResolve(b *testing.B) {
+	for _, impl := range mapset.All {
+		b.Run("impl="+impl.Name, func(b *testing.B) {
+			m, _, ss, _ := stageSetup(b, impl)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, s := range ss {
+					m.Resolve(s.cpumode, s.pid, s.tid, s.ip)
+				}
+			}
+			perSample(b, len(ss))
+		})
+	}
+}
+
+// BenchmarkStageSymbolize finds every resolved sample's symbol.
+func BenchmarkStageSymbolize(b *testing.B) {
+	_, sym, ss, maps := stageSetup(b, mapset.BTree)
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, s := range ss {
+			if mp := maps[i]; mp != (index.Map{}) {
+				t, _ := sym.table(mp)
+				t.FindIndex(mp.MapIP(s.ip))
+			}
+		}
+	}
+	perSample(b, len(ss))
+}
+
+// BenchmarkStageCount counts every resolved sample (map state, sample
+// set, per-symbol count).
+func BenchmarkStageCount(b *testing.B) {
+	_, sym, ss, maps := stageSetup(b, mapset.BTree)
+	idx := make([]int, len(ss))
+	for i, s := range ss {
+		t, _ := sym.table(maps[i])
+		idx[i] = t.FindIndex(maps[i].MapIP(s.ip))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c := newCounter()
+		for i, s := range ss {
+			st := c.state(maps[i], s.cpumode == machine.CPUModeKernel)
+			st.bm.Add(uint32(i))
+			t, _ := sym.table(maps[i])
+			st.add(t, idx[i], s.ip, 0, Counts{1, 1})
+		}
+	}
+	perSample(b, len(ss))
+}
+
+// BenchmarkStageRun is the whole of Run (decode, order, resolve,
+// symbolize, count) with kallsyms already in memory.
+func BenchmarkStageRun(b *testing.B) {
+	data, ks := stageRecording(b)
+	for _, impl := range mapset.All {
+		b.Run("impl="+impl.Name, func(b *testing.B) {
+			var n uint64
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := Run(openBytes(b, data), Options{Impl: impl, Kallsyms: ks, DebugDir: "-"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = res.Samples
+			}
+			perSample(b, int(n))
+		})
+	}
+}
+
