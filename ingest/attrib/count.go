@@ -25,17 +25,12 @@ type mapState struct {
 	table  *symbols.Table // the table of the last sample, if final
 	final  bool
 	tables []*tableCounts
-	unsym  map[unsymKey]Counts
+	unsym  []map[uint64]Counts // [event][address]
 }
 
 type tableCounts struct {
 	t       *symbols.Table
 	byEvent [][]Counts // [event][symbol index]
-}
-
-type unsymKey struct {
-	addr  uint64
-	event int
 }
 
 // counter counts samples per map and symbol. Lookups of a map's state go
@@ -73,13 +68,17 @@ func (c *counter) state(m index.Map, kernel bool) *mapState {
 // (i < 0: no symbol, counted at addr, the map-relative address).
 func (st *mapState) add(t *symbols.Table, i int, addr uint64, event int, c Counts) {
 	if i < 0 {
-		if st.unsym == nil {
-			st.unsym = make(map[unsymKey]Counts)
+		for len(st.unsym) <= event {
+			st.unsym = append(st.unsym, nil)
 		}
-		k := unsymKey{addr, event}
-		n := st.unsym[k]
+		m := st.unsym[event]
+		if m == nil {
+			m = make(map[uint64]Counts)
+			st.unsym[event] = m
+		}
+		n := m[addr]
 		n.add(c)
-		st.unsym[k] = n
+		m[addr] = n
 		return
 	}
 	var tc *tableCounts
@@ -128,11 +127,13 @@ func (c *counter) result(res *Result) {
 				}
 			}
 		}
-		for k, n := range st.unsym {
-			ms.Sym, ms.Addr, ms.Event = symbols.Unknown, k.addr, k.event
-			x := res.ByMapSym[ms]
-			x.add(n)
-			res.ByMapSym[ms] = x
+		for ev, m := range st.unsym {
+			for addr, n := range m {
+				ms.Sym, ms.Addr, ms.Event = symbols.Unknown, addr, ev
+				x := res.ByMapSym[ms]
+				x.add(n)
+				res.ByMapSym[ms] = x
+			}
 		}
 	}
 	for k, n := range c.unknown {

@@ -156,8 +156,10 @@ func BenchmarkStageCount(b *testing.B) {
 		for i, s := range ss {
 			st := c.state(maps[i], s.cpumode == machine.CPUModeKernel)
 			st.bm.Add(uint32(i))
-			t, _ := sym.table(maps[i])
-			st.add(t, idx[i], s.ip, 0, Counts{1, 1})
+			if !st.final {
+				st.table, st.final = sym.table(maps[i])
+			}
+			st.add(st.table, idx[i], maps[i].MapIP(s.ip), 0, Counts{1, 1})
 		}
 	}
 	perSample(b, len(ss))
