@@ -56,14 +56,16 @@ bench-ci:
 	@$(MAKE) --no-print-directory bench MAXN=10000 BENCHTIME=0.1s BENCHOUT=bench-ci.out MIN_SPEEDUP=10
 
 # perf-bench makes a large system-wide recording, with callchains when
-# PERF_BENCH_G=-g (scripts/bigrecord.sh: PERF_BENCH_SECONDS of two busy CPUs at 25 kHz;
-# needs root and perf) in PERF_BENCH_DIR, then runs kbench report -format
-# table and perf report --stdio --sort dso,sym --no-children on it,
-# PERF_BENCH_RUNS times each, and prints each run's wall time, peak RSS
-# and CPU time (GNU time), then perf's means over kbench's.
-# PERF_BENCH_RECORD=0 times the recording already there.
+# PERF_BENCH_G=-g (scripts/bigrecord.sh: PERF_BENCH_SECONDS of two busy
+# CPUs at PERF_BENCH_FREQ Hz, about 1 M samples with the defaults; needs
+# root and perf) in PERF_BENCH_DIR, then times kbench report against perf
+# report and perf script on it, runs interleaved, PERF_BENCH_RUNS times
+# (scripts/perfbench.sh): every run, the medians, perf/kbench ratios and
+# whether the outputs agree. PERF_BENCH_RECORD=0 times the recording
+# already there.
 PERF_BENCH_DIR     ?= /tmp/kmapindex-perf-bench
-PERF_BENCH_SECONDS ?= 8
+PERF_BENCH_SECONDS ?= 12
+PERF_BENCH_FREQ    ?= 50000
 PERF_BENCH_RUNS    ?= 3
 PERF_BENCH_RECORD  ?= 1
 PERF_BENCH_G       ?=
@@ -73,17 +75,7 @@ perf-bench:
 	@test -x /usr/bin/time || { echo "make perf-bench: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 1; }
 	@if [ "$(PERF_BENCH_RECORD)" != 0 ] || [ ! -s $(PERF_BENCH_DIR)/big.data ]; then \
 	  echo scripts/bigrecord.sh $(PERF_BENCH_DIR) $(PERF_BENCH_SECONDS) $(PERF_BENCH_G); \
-	  scripts/bigrecord.sh $(PERF_BENCH_DIR) $(PERF_BENCH_SECONDS) $(PERF_BENCH_G); \
+	  PERF_FREQ=$(PERF_BENCH_FREQ) scripts/bigrecord.sh $(PERF_BENCH_DIR) $(PERF_BENCH_SECONDS) $(PERF_BENCH_G); \
 	fi
 	$(GO) build -o $(PERF_BENCH_DIR)/kbench ./cmd/kbench
-	@d=$(PERF_BENCH_DIR); f=$$d/big.data; : > $$d/times; \
-	for i in $$(seq $(PERF_BENCH_RUNS)); do \
-	  /usr/bin/time -a -o $$d/times -f "kbench %e s %M KB %U user %S sys" $$d/kbench report -progress never -format table $$f > $$d/kbench.table || exit 1; \
-	  /usr/bin/time -a -o $$d/times -f "perf %e s %M KB %U user %S sys" perf report --stdio --sort dso,sym --no-children -i $$f > /dev/null 2> $$d/perf.err || { cat $$d/perf.err >&2; exit 1; }; \
-	done; \
-	head -1 $$d/kbench.table; cat $$d/times; \
-	awk '{ t[$$1] += $$2; c[$$1] += $$6 + $$8; n[$$1]++; if ($$4 > m[$$1]) m[$$1] = $$4 } \
-	  END { for (k in n) { t[k] /= n[k]; c[k] /= n[k] }; \
-	    printf "kbench report: mean %.2f s wall, %.2f s CPU, peak RSS %d KB\n", t["kbench"], c["kbench"], m["kbench"]; \
-	    printf "perf report:   mean %.2f s wall, %.2f s CPU, peak RSS %d KB\n", t["perf"], c["perf"], m["perf"]; \
-	    printf "perf/kbench:   %.1fx wall time, %.1fx CPU time, %.1fx peak RSS\n", t["perf"]/t["kbench"], c["perf"]/c["kbench"], m["perf"]/m["kbench"] }' $$d/times
+	scripts/perfbench.sh $(PERF_BENCH_DIR) $(PERF_BENCH_RUNS) $(PERF_BENCH_DIR)/kbench

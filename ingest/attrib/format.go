@@ -79,6 +79,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "# Unknown: %d of %d samples had no map\n", r.Unknown, r.Samples)
 	keys := sortedKeys(r.BySym)
+	tableOrder(keys, r.BySym)
 	for ev, name := range r.Events {
 		total := r.ByEvent[ev]
 		if total.Samples == 0 && len(r.Events) > 1 {

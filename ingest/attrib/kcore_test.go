@@ -58,7 +58,8 @@ func (c kcoreCase) generate(t testing.TB) string {
 
 // kbenchScript attributes dir's perf.data with kcore beside kallsyms as
 // perf script on an x86_64 host does (it fetches instructions only for
-// x86_64 recordings there: the goldens were made on one).
+// x86_64 recordings there: the goldens were made on one); arch "table"
+// runs as perf report does, fetching nothing.
 func kbenchScript(t testing.TB, dir, arch string, impl mapset.Impl) (string, *attrib.Result) {
 	return kbenchScriptKallsyms(t, dir, filepath.Join(dir, "kallsyms"), arch, impl)
 }
@@ -81,6 +82,18 @@ func kbenchScriptKallsyms(t testing.TB, dir, ks, arch string, impl mapset.Impl) 
 
 func perfScript(t testing.TB, dir string) (string, bool) {
 	return perfScriptKallsyms(t, dir, filepath.Join(dir, "kallsyms"))
+}
+
+// perfReportTable runs perf report --stdio --sort dso,sym --no-children
+// -n -g none --kallsyms DIR/kallsyms on dir/perf.data ("" on failure).
+func perfReportTable(t testing.TB, dir string) string {
+	out, err := exec.Command("perf", "report", "-i", filepath.Join(dir, "perf.data"), "--stdio", "--sort", "dso,sym",
+		"--no-children", "-n", "-g", "none", "--kallsyms", filepath.Join(dir, "kallsyms")).Output()
+	if err != nil {
+		t.Logf("perf report: %v", err)
+		return ""
+	}
+	return string(out)
 }
 
 // perfScriptKallsyms runs perf script -F ip,sym,dso --kallsyms ks on
@@ -191,12 +204,29 @@ func TestKcoreAgainstPerf(t *testing.T) {
 			dir := c.generate(t)
 			want, havePerf := perfScript(t, dir)
 			golden.record(t, c.String(), want, havePerf)
+			table := ""
+			if havePerf {
+				table = perfReportTable(t, dir)
+			}
 			for _, impl := range mapset.All {
 				got, res := kbenchScript(t, dir, c.arch, impl)
 				if !strings.HasPrefix(res.KernelSymbols, "kcore ") {
 					t.Errorf("%s: kernel symbols from %q, want kcore", impl.Name, res.KernelSymbols)
 				}
 				golden.check(t, c.String(), impl.Name, got, want, havePerf)
+				if table != "" {
+					// perf report fetches no instructions: its kernel loads
+					// at the first kernel-map sample (see TestKernelLoadOrder).
+					_, res := kbenchScript(t, dir, "table", impl)
+					var b bytes.Buffer
+					if err := res.WriteTable(&b); err != nil {
+						t.Fatal(err)
+					}
+					g, w := linediff.ReportRows(b.String()), linediff.ReportRows(table)
+					if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
+						t.Errorf("%s: table differs from perf report: %s", impl.Name, d)
+					}
+				}
 			}
 		})
 	}

@@ -4,27 +4,12 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/internal/linediff"
 )
-
-// reportRows returns the data rows of a perf report --stdio table,
-// whitespace-normalized.
-func reportRows(text string) []string {
-	var rows []string
-	for _, line := range strings.Split(text, "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		rows = append(rows, strings.Join(strings.Fields(line), " "))
-	}
-	slices.Sort(rows)
-	return rows
-}
 
 // TestTableAgainstPerfReport compares WriteTable's rows with perf report
 // --stdio --sort dso,sym --no-children -n -g none on the committed
@@ -53,13 +38,14 @@ func TestTableAgainstPerfReport(t *testing.T) {
 		if err := res.WriteTable(&b); err != nil {
 			t.Fatal(err)
 		}
-		want, got := reportRows(string(out)), reportRows(b.String())
+		want, got := linediff.ReportRows(string(out)), linediff.ReportRows(b.String())
 		total += len(want)
-		for _, row := range want {
-			if _, ok := slices.BinarySearch(got, row); ok {
+		for i := range min(len(got), len(want)) {
+			if got[i] == want[i] {
 				matched++
 			} else {
-				t.Errorf("%s: perf row %q missing", name, row)
+				t.Errorf("%s: row %d is %q, perf's %q", name, i+1, got[i], want[i])
+				break
 			}
 		}
 		if len(got) != len(want) {

@@ -5,7 +5,10 @@ import (
 	"slices"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
+
+const symbolsUnknown = symbols.Unknown
 
 func sortMaps(maps []index.Map) {
 	slices.SortFunc(maps, func(a, b index.Map) int {
@@ -60,4 +63,41 @@ func sortedKeys(m map[Key]Counts) []Key {
 		return -1
 	})
 	return keys
+}
+
+// tableOrder sorts keys as perf report orders the rows of --sort dso,sym
+// (hists__output_resort with perf 6.1's sort functions): by period,
+// descending; then by the DSO's short name, ascending (sort__dso_cmp),
+// rows without a map last; then by symbol name, ascending, rows without
+// a symbol last (sort__sym_sort); rows still equal (unresolved addresses
+// of one DSO, or of none) by address as a signed number, the order of
+// perf's collapsed tree (_sort__addr_cmp), so kernel addresses come
+// first.
+func tableOrder(keys []Key, m map[Key]Counts) {
+	slices.SortStableFunc(keys, func(a, b Key) int {
+		if c := cmp.Compare(m[b].Period, m[a].Period); c != 0 {
+			return c
+		}
+		an, bn := a.DSO == symbolsUnknown, b.DSO == symbolsUnknown
+		if an != bn {
+			if an {
+				return 1
+			}
+			return -1
+		}
+		if c := cmp.Compare(ShortName(a.DSO), ShortName(b.DSO)); c != 0 {
+			return c
+		}
+		an, bn = a.Sym == symbolsUnknown, b.Sym == symbolsUnknown
+		if an != bn {
+			if an {
+				return 1
+			}
+			return -1
+		}
+		if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
+			return c
+		}
+		return cmp.Compare(int64(a.Addr), int64(b.Addr))
+	})
 }

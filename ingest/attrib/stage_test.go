@@ -184,4 +184,3 @@ func BenchmarkStageRun(b *testing.B) {
 		})
 	}
 }
-

@@ -1,5 +1,5 @@
-// Package linediff describes where two texts first differ, line by line:
-// the message tests print when an output differs from perf's.
+// Package linediff compares outputs with perf's for the tests: where two
+// texts first differ, line by line, and the rows of a perf report table.
 package linediff
 
 import (
@@ -20,4 +20,18 @@ func First(got, want string) string {
 		}
 	}
 	return fmt.Sprintf("%d lines, want %d", len(gl), len(wl))
+}
+
+// ReportRows returns the data rows of a perf report --stdio table (or
+// of kbench's table, laid out like it), whitespace-normalized, in order:
+// comment and blank lines dropped.
+func ReportRows(text string) []string {
+	var rows []string
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rows = append(rows, strings.Join(strings.Fields(line), " "))
+	}
+	return rows
 }
