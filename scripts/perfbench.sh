@@ -24,8 +24,9 @@ for i in $(seq "$runs"); do
 	/usr/bin/time -a -o "$times" -f "perf-script %e %U %S %M" perf script -i "$f" --kallsyms $ks -F ip,sym,dso >"$dir/perf.script" 2>/dev/null
 done
 cat "$times"
-samples=$(grep -c . "$dir/kbench.script" || true)
-echo "recording: $f ($(du -h "$f" | cut -f1)), $(perf report -i "$f" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $NF}' | head -1) samples"
+"$kb" report -progress never -format json -kallsyms $ks "$f" >"$dir/kbench.json"
+samples=$(awk -F'[:,]' '/"samples"/ {gsub(/ /, "", $2); print $2; exit}' "$dir/kbench.json")
+echo "recording: $f ($(du -hL "$f" | cut -f1), $samples samples), $runs runs"
 awk '
 function median(a, n,   i, j, t) {
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
