@@ -211,6 +211,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			}
 			a.sym.m = m
 			a.x86_64 = isX86_64(r.Features().Arch)
+			m.KernelBuildIDs = kernelBuildIDs(r.Features())
 			m.OnKernelLoad = a.sym.loadKernel
 		}
 		for i := range batch {
@@ -407,6 +408,21 @@ func eventNames(r *perfdata.Reader) []string {
 			name = fmt.Sprintf("event %d", i)
 		}
 		names = append(names, name)
+	}
+	return names
+}
+
+// kernelBuildIDs returns the filenames of the host kernel's build-id
+// entries (header misc cpumode kernel), in order.
+func kernelBuildIDs(f *perfdata.Features) []string {
+	var names []string
+	if f == nil {
+		return nil
+	}
+	for _, b := range f.BuildIDs {
+		if b.CPUMode() == perfdata.CPUModeKernel {
+			names = append(names, b.Filename)
+		}
 	}
 	return names
 }

@@ -14,11 +14,20 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
+// kernelSamples describes a perf.data writeKernelSamples makes.
+type kernelSamples struct {
+	arch string
+	ips  []uint64 // kernel-mode samples
+	// modFile names a module's MMAP (default "[name]", as perf record
+	// writes for modules whose path it does not know).
+	modFile  func(name string) string
+	buildIDs []perfdata.BuildID
+}
+
 // writeKernelSamples writes dir/perf.data: the kernel MMAP ([_text,
 // _edata), pgoff _text, as perf record synthesizes it), one MMAP per line
-// of dir/modules, then one kernel-mode sample per IP, with arch in the
-// header.
-func writeKernelSamples(t *testing.T, dir, arch string, ips []uint64) {
+// of dir/modules, then one kernel-mode sample per IP.
+func writeKernelSamples(t *testing.T, dir string, ksm kernelSamples) {
 	ks, err := kallsyms.ReadFile(filepath.Join(dir, "kallsyms"))
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +42,7 @@ func writeKernelSamples(t *testing.T, dir, arch string, ips []uint64) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: arch, Version: "6.1", NrCPUs: 1, Hostname: "test", OSRelease: "6.1"})
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: ksm.arch, Version: "6.1", NrCPUs: 1, Hostname: "test", OSRelease: "6.1", BuildIDs: ksm.buildIDs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +50,13 @@ func writeKernelSamples(t *testing.T, dir, arch string, ips []uint64) {
 	w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: k}, Pid: ^uint32(0), Addr: lm.Text.Addr, Len: lm.Edata.Addr - lm.Text.Addr,
 		Pgoff: lm.Text.Addr, Filename: "[kernel.kallsyms]_text", Prot: 5, Flags: 2})
 	for _, m := range mods {
-		w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: k}, Pid: ^uint32(0), Addr: m.Start, Len: m.Size, Filename: "[" + m.Name + "]", Prot: 5, Flags: 2})
+		name := "[" + m.Name + "]"
+		if ksm.modFile != nil {
+			name = ksm.modFile(m.Name)
+		}
+		w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: k}, Pid: ^uint32(0), Addr: m.Start, Len: m.Size, Filename: name, Prot: 5, Flags: 2})
 	}
-	for i, ip := range ips {
+	for i, ip := range ksm.ips {
 		w.WriteSample(&perfdata.Sample{Info: perfdata.Info{Misc: k}, Time: uint64(1000 + i), Period: 1, IP: ip})
 	}
 	if err := w.Close(); err != nil {
@@ -108,7 +121,7 @@ func TestKernelLoadOrder(t *testing.T) {
 				files = append(files, "kcore")
 			}
 			dir := copyCorpus(t, src, "kallsyms", files...)
-			writeKernelSamples(t, dir, tc.arch, ips)
+			writeKernelSamples(t, dir, kernelSamples{arch: tc.arch, ips: ips})
 			var want strings.Builder
 			for i, ip := range ips {
 				want.WriteString(line(ip, tc.want[2*i], tc.want[2*i+1]))
@@ -120,6 +133,61 @@ func TestKernelLoadOrder(t *testing.T) {
 				got, _ := kbenchScript(t, dir, tc.arch, impl)
 				if got != want.String() {
 					t.Errorf("%s:\n%s\nwant\n%s", impl.Name, got, want.String())
+				}
+			}
+		})
+	}
+}
+
+// TestKernelDSONames pins how perf 6.1 names kernel DSOs (checked against
+// perf script when it is installed): a module MMAP's .ko path prints as
+// "[name]" ('-' as '_') unless the build-id table has the path (perf made
+// that DSO first, by the path); the kernel prints as the first
+// kernel-space build-id entry that is not a module, "[kernel.kallsyms]"
+// or a vmlinux path.
+func TestKernelDSONames(t *testing.T) {
+	src := kcoreCase{arch: "x86_64", seed: 4}.generate(t)
+	ks, err := kallsyms.ReadFile(filepath.Join(src, "kallsyms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var modSym, kernSym kallsyms.Symbol
+	for _, s := range ks {
+		if modSym.Name == "" && s.Module != "" && s.Module != "bpf" && strings.HasSuffix(s.Name, "_fn1") {
+			modSym = s
+		}
+		if kernSym.Name == "" && s.Module == "" && s.Type == 'T' && !strings.HasPrefix(s.Name, "_") {
+			kernSym = s
+		}
+	}
+	path := func(name string) string {
+		return "/lib/modules/6.1.0-18-amd64/kernel/drivers/" + strings.ReplaceAll(name, "_", "-") + ".ko"
+	}
+	kmisc := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
+	id := []byte{1, 2, 3, 4}
+	ips := []uint64{kernSym.Addr + 4, modSym.Addr + 4}
+	line := func(ip uint64, sym, dso string) string { return fmt.Sprintf(" %16x %s (%s)\n", ip, sym, dso) }
+	vmlinux := "/usr/lib/debug/lib/modules/6.1.0-18-amd64/vmlinux"
+	for _, tc := range []struct {
+		name          string
+		buildIDs      []perfdata.BuildID
+		kernel, modul string
+	}{
+		{"no build ids", nil, "[kernel.kallsyms]", "[" + modSym.Module + "]"},
+		{"module in the build-id table", []perfdata.BuildID{{Info: kmisc, Pid: -1, BuildID: id, Filename: path(modSym.Module)}},
+			"[kernel.kallsyms]", path(modSym.Module)},
+		{"kernel by path", []perfdata.BuildID{{Info: kmisc, Pid: -1, BuildID: id, Filename: vmlinux}}, vmlinux, "[" + modSym.Module + "]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyCorpus(t, src, "kallsyms", "kallsyms", "modules")
+			writeKernelSamples(t, dir, kernelSamples{arch: "aarch64", ips: ips, modFile: path, buildIDs: tc.buildIDs})
+			want := line(ips[0], kernSym.Name, tc.kernel) + line(ips[1], modSym.Name, tc.modul)
+			if perf, ok := perfScript(t, dir); ok && perf != want {
+				t.Errorf("perf script no longer prints what this test pins:\n%s\nwant\n%s", perf, want)
+			}
+			for _, impl := range mapset.All {
+				if got, _ := kbenchScript(t, dir, "aarch64", impl); got != want {
+					t.Errorf("%s:\n%s\nwant\n%s", impl.Name, got, want)
 				}
 			}
 		})

@@ -205,17 +205,12 @@ func (s *symbolizer) table(m index.Map) (t *symbols.Table, final bool) {
 	return t, true
 }
 
-// moduleName is perf's module name of a module map's DSO: "[name]" as is,
-// a path's basename without ".ko" and with '-' as '_'.
+// moduleName is perf's module name of a module map's DSO, without the
+// brackets: "[name]" as is, a .ko path's base name with '-' as '_'
+// (index.KmodName).
 func moduleName(dso string) string {
-	if strings.HasPrefix(dso, "[") && strings.HasSuffix(dso, "]") {
-		return dso[1 : len(dso)-1]
-	}
-	base := filepath.Base(dso)
-	if i := strings.Index(base, ".ko"); i >= 0 {
-		base = base[:i]
-	}
-	return strings.ReplaceAll(base, "-", "_")
+	short, _ := index.KmodName(dso)
+	return strings.TrimSuffix(strings.TrimPrefix(short, "["), "]")
 }
 
 // file returns the symbol table of a user DSO, found where perf 6.1's

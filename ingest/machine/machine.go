@@ -77,6 +77,11 @@ type Machine struct {
 	RefRelocAddr uint64
 
 	threads map[uint32]*Thread
+	// KernelBuildIDs are the filenames of the recording's kernel-space
+	// build-id entries (HEADER_BUILD_ID), in file order: perf creates
+	// their DSOs first, so they name the kernel's DSO and the modules'
+	// (see KernelDSO and ModuleDSO).
+	KernelBuildIDs []string
 	last    *Thread // the thread findnewThread returned last: samples come in runs per thread
 
 	// OnKernelLoad, if set, is called the first time a sample resolves to
@@ -227,14 +232,14 @@ func (m *Machine) kernelMmap(r Mmap) error {
 	isKernel := strings.HasPrefix(name, KernelMmapName[:len(KernelMmapName)-1])
 	switch {
 	case strings.HasPrefix(name, "/") || (!isKernel && strings.HasPrefix(name, "[")):
-		mod := index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingDSO, Kind: index.KindModule, DSO: name}
+		mod := index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingDSO, Kind: index.KindModule, DSO: m.ModuleDSO(name)}
 		return m.kernel.FixupOverlapAndInsert(mod)
 	case isKernel:
 		// __machine__create_kernel_maps destroys the previous kernel map.
 		if m.has {
 			m.kernel.Remove(m.vmlinux)
 		}
-		m.vmlinux = index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingIdentity, Kind: index.KindKernel, DSO: index.KernelDSO}
+		m.vmlinux = index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingIdentity, Kind: index.KindKernel, DSO: m.KernelDSO()}
 		m.has, m.loaded = true, false
 		if r.Pgoff != 0 {
 			m.RefRelocName = strings.TrimPrefix(name, KernelMmapName)
@@ -246,10 +251,39 @@ func (m *Machine) kernelMmap(r Mmap) error {
 		}
 		return m.kernel.FixupOverlapAndInsert(m.vmlinux)
 	case name == entryTrampoline:
-		tr := index.Map{Start: r.Addr, End: r.Addr + r.Len, Pgoff: r.Pgoff, Mapping: index.MappingDSO, Kind: index.KindKernel, DSO: index.KernelDSO}
+		tr := index.Map{Start: r.Addr, End: r.Addr + r.Len, Pgoff: r.Pgoff, Mapping: index.MappingDSO, Kind: index.KindKernel, DSO: m.KernelDSO()}
 		return m.kernel.FixupOverlapAndInsert(tr)
 	}
 	return nil
+}
+
+// KernelDSO is the name perf prints for the kernel's maps: the first
+// kernel-space build-id entry that is not a module (a vmlinux path, or
+// "[kernel.kallsyms]" itself), as machine__process_kernel_mmap_event picks
+// the kernel DSO among the DSOs the build-id table made; else
+// "[kernel.kallsyms]".
+func (m *Machine) KernelDSO() string {
+	for _, f := range m.KernelBuildIDs {
+		if _, kmod := index.KmodName(f); !kmod {
+			return f
+		}
+	}
+	return index.KernelDSO
+}
+
+// ModuleDSO is the name perf prints for a module map made from a kernel
+// MMAP of filename: the build-id entry's path when the build-id table made
+// the module's DSO first (machine__findnew_module_dso finds it by its
+// short name), else the short name ("[nf_tables]" for
+// /lib/modules/…/nf_tables.ko).
+func (m *Machine) ModuleDSO(filename string) string {
+	short, _ := index.KmodName(filename)
+	for _, f := range m.KernelBuildIDs {
+		if s, kmod := index.KmodName(f); kmod && s == short {
+			return f
+		}
+	}
+	return short
 }
 
 // Ksymbol applies a KSYMBOL record (machine__process_ksymbol): a program

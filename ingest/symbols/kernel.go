@@ -225,8 +225,11 @@ type splitter struct {
 func newSplitter(modules []index.Map, loaded func(string) bool) *splitter {
 	sp := &splitter{byName: make(map[string]index.Map, len(modules)), builders: map[string]*builder{}, loaded: loaded}
 	for _, m := range modules {
-		if _, dup := sp.byName[m.DSO]; !dup {
-			sp.byName[m.DSO] = m
+		// maps__find_by_name compares the DSO's short name: "[name]"
+		// also for a DSO named by a .ko path.
+		short, _ := index.KmodName(m.DSO)
+		if _, dup := sp.byName[short]; !dup {
+			sp.byName[short] = m
 		}
 	}
 	return sp

@@ -1,0 +1,34 @@
+package index
+
+import "strings"
+
+// KmodName is perf's kmod_path__parse_name (dso.c, v6.1) of a kernel
+// map's filename: the short DSO name perf gives it and whether it names a
+// kernel module. A bracketed name ("[nf_tables]") is kept as it is and is
+// a module unless it is the kernel's or a vdso/vsyscall name; a path
+// whose last dot, after stripping a .gz or .xz suffix, starts ".ko" in its
+// base name is a module named "[base]", '-' written '_'; any other path
+// is its base name, '-' written '_', and no module.
+func KmodName(path string) (name string, kmod bool) {
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	if strings.HasPrefix(base, "[") {
+		for _, k := range []string{KernelDSO, "[guest.kernel.kallsyms", "[vdso]", "[vdso32]", "[vdsox32]", "[vsyscall]"} {
+			if strings.HasPrefix(base, k) {
+				return base, false
+			}
+		}
+		return base, true
+	}
+	ext := strings.LastIndexByte(path, '.')
+	if ext < 0 {
+		return base, false
+	}
+	if c := path[ext+1:]; c == "gz" || c == "xz" { // perf 6.1's compressions
+		ext -= 3
+	}
+	start := len(path) - len(base)
+	if ext > start && strings.HasPrefix(path[ext:], ".ko") {
+		return "[" + strings.ReplaceAll(path[start:ext], "-", "_") + "]", true
+	}
+	return strings.ReplaceAll(base, "-", "_"), false
+}
