@@ -82,7 +82,7 @@ type Machine struct {
 	// their DSOs first, so they name the kernel's DSO and the modules'
 	// (see KernelDSO and ModuleDSO).
 	KernelBuildIDs []string
-	last    *Thread // the thread findnewThread returned last: samples come in runs per thread
+	last           *Thread // the thread findnewThread returned last: samples come in runs per thread
 
 	// OnKernelLoad, if set, is called the first time a sample resolves to
 	// the kernel map (or LoadKernel is called), as perf's map__load calls
