@@ -19,7 +19,7 @@ func (r *Reader) decode(rec []byte, info Info) (Record, error) {
 	}
 	what := info.Type.String()
 	// Kernel records other than SAMPLE carry a sample_id trailer.
-	hasTrailer := info.Type != RecordSample && info.Type < RecordUserTypeStart && info.Type != 0
+	hasTrailer := info.Type < RecordUserTypeStart && info.Type != 0
 	var sid SampleID
 	body := rec[8:]
 	if hasTrailer {
@@ -32,14 +32,6 @@ func (r *Reader) decode(rec []byte, info Info) (Record, error) {
 	}
 	c := cursor{b: body, bo: r.bo, base: off + 8, what: what}
 	switch info.Type {
-	case RecordSample:
-		r.sample.Info = Info{}
-		if err := r.decodeSample(rec, off, &r.sample); err != nil {
-			return nil, err
-		}
-		r.sample.Info = info
-		r.stats.Samples++
-		return &r.sample, nil
 	case RecordMmap, RecordMmap2:
 		m := &r.mmap
 		bid := m.BuildID[:0]
