@@ -38,7 +38,11 @@ func TestRunDefaultCorpus(t *testing.T) {
 
 func TestMapsDefaultCorpusDir(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"maps", "../../corpus/default"}, &out, &errb); code != 0 {
+	if code := run([]string{"maps", "../../corpus/default"}, &out, &errb); code != 0 || strings.Count(out.String(), "sha256=") != 1 {
+		t.Fatalf("default (btree): exit %d, want one digest: %s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"maps", "-impl", "both", "../../corpus/default"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	want := "ffff800080000000-ffff8000822f0000 800080002000 dso kernel [kernel.kallsyms]\n"

@@ -163,6 +163,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err := in.r.FeaturesErr(); err != nil {
 		warn("%s: features: %v", name, err)
 	}
+	for _, w := range res.Warnings {
+		warn("%s: %s", name, w)
+	}
 	if ksFrom == procKallsyms && !in.knewFeatures {
 		// A stream's build ids come late: check now what could not be
 		// checked before.

@@ -132,6 +132,9 @@ type Result struct {
 	Events  []string
 	ByEvent []Counts
 	Stats   perfdata.Stats
+	// Warnings are records skipped as perf skips them (at most
+	// maxWarnings, then a count of the rest).
+	Warnings []string
 	// KernelSymbols says where the kernel's symbols came from ("kcore …",
 	// "kallsyms …" with the reason kcore was not used); "" when the
 	// kernel was never loaded.
@@ -331,7 +334,7 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 				e.callchain = append([]uint64(nil), rec.Callchain...)
 			}
 		case *perfdata.Mmap:
-			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{mmap: machine.Mmap{
+			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.Mmap{
 				CPUMode: uint8(rec.CPUMode()), Pid: rec.Pid, Tid: rec.Tid, Addr: rec.Addr, Len: rec.Len,
 				Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: rec.Prot, Flags: rec.Flags,
 			}}}
@@ -441,12 +444,13 @@ func buildIDMap(f *perfdata.Features) map[string][]byte {
 }
 
 type attributor struct {
-	opts Options
-	m    *machine.Machine
-	sym  *symbolizer
-	res  *Result
-	line []byte
-	cnt  *counter
+	opts     Options
+	m        *machine.Machine
+	sym      *symbolizer
+	res      *Result
+	line     []byte
+	cnt      *counter
+	warnings int
 	// kstart is machine->kernel_start for FetchInsn, once the first
 	// fetch has set it; x86_64 says whether the recording's arch is
 	// x86_64 (its kernel start then stays 2^63).
@@ -504,7 +508,8 @@ func (a *attributor) deliver(e *event) error {
 		return a.sample(e)
 	case evMmap:
 		if err := a.m.Mmap(e.side.mmap); err != nil {
-			return fmt.Errorf("attrib: mmap %s: %w", e.side.mmap.Filename, err)
+			// perf warns about a record it cannot use and goes on.
+			a.warn("skipped the MMAP record at file offset %#x: %v", e.side.off, err)
 		}
 	case evFork:
 		a.m.Fork(e.pid, e.ppid, e.tid, e.ptid, e.misc)
@@ -565,6 +570,20 @@ func (a *attributor) sample(e *event) error {
 		a.fetchInsn(e)
 	}
 	return err
+}
+
+// maxWarnings bounds Result.Warnings.
+const maxWarnings = 100
+
+// warn records a warning.
+func (a *attributor) warn(format string, args ...any) {
+	a.warnings++
+	switch {
+	case a.warnings <= maxWarnings:
+		a.res.Warnings = append(a.res.Warnings, fmt.Sprintf(format, args...))
+	case a.warnings == maxWarnings+1:
+		a.res.Warnings = append(a.res.Warnings, "more warnings left out")
+	}
 }
 
 // Callchain context markers (PERF_CONTEXT_*).

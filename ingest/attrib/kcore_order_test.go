@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/modules"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
@@ -191,5 +192,46 @@ func TestKernelDSONames(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A kernel MMAP whose range wraps past 2^64 is skipped with a warning
+// naming its offset, as perf warns and goes on; every sample is still
+// attributed.
+func TestMalformedMmapSkipped(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "perf.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
+	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0xff00000000000000, Filename: "[kernel.kallsyms]_text"})
+	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: 5})
+	for i := range 3 {
+		w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: uint64(10 + i), Period: 1, IP: 0x400010})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, impl := range mapset.All {
+		r, err := perfdata.Open(filepath.Join(dir, "perf.data"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := attrib.Run(r, attrib.Options{Impl: impl, DebugDir: "-", NoFiles: true})
+		r.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", impl.Name, err)
+		}
+		if res.Samples != 3 || res.Unknown != 0 || len(res.Warnings) != 1 ||
+			!strings.Contains(res.Warnings[0], "file offset 0x") || !strings.Contains(res.Warnings[0], "wraps past 2^64") {
+			t.Errorf("%s: %d samples, %d unknown, warnings %q", impl.Name, res.Samples, res.Unknown, res.Warnings)
+		}
 	}
 }

@@ -39,6 +39,7 @@ type event struct {
 
 // sideband holds the payload of the rarer records.
 type sideband struct {
+	off     int64 // the record's file offset, for warnings
 	mmap    machine.Mmap
 	ksym    machine.Ksymbol
 	sec     index.Map // KMOD_SEC_MAP
