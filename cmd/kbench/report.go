@@ -166,6 +166,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	for _, w := range res.Warnings {
 		warn("%s: %s", name, w)
 	}
+	for _, w := range res.LostWarnings() {
+		warn("%s: %s", name, w)
+	}
 	if ksFrom == procKallsyms && !in.knewFeatures {
 		// A stream's build ids come late: check now what could not be
 		// checked before.

@@ -132,6 +132,9 @@ type Result struct {
 	Events  []string
 	ByEvent []Counts
 	Stats   perfdata.Stats
+	// LostChunks counts PERF_RECORD_LOST records and LostEvents the events
+	// they say were lost; LostSamples sums PERF_RECORD_LOST_SAMPLES.
+	LostChunks, LostEvents, LostSamples uint64
 	// Warnings are records skipped as perf skips them (at most
 	// maxWarnings, then a count of the rest).
 	Warnings []string
@@ -193,7 +196,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if kmodsecType == 0 {
 		kmodsecType = kmodsec.DefaultType
 	}
-	go decode(r, batches, free, errc, opts.Progress, wantChains, kmodsecType)
+	var lost lostCounts // written by decode, read after errc
+	go decode(r, batches, free, errc, opts.Progress, wantChains, kmodsecType, &lost)
 
 	var buildIDs map[string][]byte
 	o := &orderer{deliver: a.deliver}
@@ -268,6 +272,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.res.BySym[ms.Key()] = c
 	}
 	a.res.Stats = r.Stats()
+	a.res.LostChunks, a.res.LostEvents, a.res.LostSamples = lost.chunks, lost.events, lost.samples
 	switch {
 	case a.sym.kcoreTable != nil:
 		a.res.KernelSymbols = "kcore " + a.sym.kcoreUsed + " with kallsyms " + opts.KallsymsFile
@@ -312,7 +317,7 @@ const evRound eventKind = 255
 // decode reads records and sends copies of what attribution needs, in
 // file order, in batches (reused from free when the resolver has returned
 // them). Callchains are copied only when wanted.
-func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc chan<- error, progress func(int64), wantChains bool, kmodsecType uint32) {
+func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc chan<- error, progress func(int64), wantChains bool, kmodsecType uint32, lost *lostCounts) {
 	defer close(out)
 	newBatch := func() []event {
 		select {
@@ -346,6 +351,13 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 			e = event{kind: evKsymbol, time: rec.SampleID.Time, side: &sideband{ksym: machine.Ksymbol{
 				Addr: rec.Addr, Len: rec.Len, Type: rec.KsymType, Unregister: rec.Unregister(), Name: rec.Name,
 			}}}
+		case *perfdata.Lost:
+			lost.chunks++
+			lost.events += rec.Lost
+			continue
+		case *perfdata.LostSamples:
+			lost.samples += rec.Lost
+			continue
 		case *perfdata.FinishedRound:
 			e = event{kind: evRound}
 		case *perfdata.Unknown:
@@ -570,6 +582,25 @@ func (a *attributor) sample(e *event) error {
 		a.fetchInsn(e)
 	}
 	return err
+}
+
+// lostCounts are the LOST and LOST_SAMPLES records decode saw.
+type lostCounts struct{ chunks, events, samples uint64 }
+
+// LostWarnings returns what perf prints on stderr about lost data
+// (perf_session__warn_about_errors): LOST chunks, and a sample drop
+// rate above 5 %.
+func (r *Result) LostWarnings() []string {
+	var w []string
+	if r.LostChunks != 0 {
+		w = append(w, fmt.Sprintf("Processed %d events and lost %d chunks! Check IO/CPU overload!", r.Stats.Records, r.LostChunks))
+	}
+	if total := r.Samples + r.LostSamples; total != 0 {
+		if rate := float64(r.LostSamples) / float64(total); rate > 0.05 {
+			w = append(w, fmt.Sprintf("Processed %d samples and lost %3.2f%%!", total, rate*100))
+		}
+	}
+	return w
 }
 
 // maxWarnings bounds Result.Warnings.

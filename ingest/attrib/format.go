@@ -78,6 +78,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(&b, "# Unknown: %d of %d samples had no map\n", r.Unknown, r.Samples)
+	fmt.Fprintf(&b, "#\n# Total Lost Samples: %d\n", r.LostSamples)
 	keys := sortedKeys(r.BySym)
 	tableOrder(keys, r.BySym)
 	for ev, name := range r.Events {
@@ -122,9 +123,14 @@ type JSONReport struct {
 	Digest string `json:"digest"`
 	// KernelSymbols is Result.KernelSymbols: kcore or kallsyms, and why
 	// kcore was not used.
-	KernelSymbols string       `json:"kernel_symbols,omitempty"`
-	Symbols       []JSONSymbol `json:"symbols"`
-	Maps          []JSONMap    `json:"maps"`
+	KernelSymbols string `json:"kernel_symbols,omitempty"`
+	// LostSamples sums PERF_RECORD_LOST_SAMPLES; LostChunks counts
+	// PERF_RECORD_LOST records, LostEvents the events they lost.
+	LostSamples uint64       `json:"lost_samples"`
+	LostChunks  uint64       `json:"lost_chunks"`
+	LostEvents  uint64       `json:"lost_events"`
+	Symbols     []JSONSymbol `json:"symbols"`
+	Maps        []JSONMap    `json:"maps"`
 }
 
 // JSONSymbol is one (dso, symbol) row, as in WriteTable. Addr is the
@@ -164,6 +170,9 @@ func (r *Result) JSON() (*JSONReport, error) {
 		Unknown:       r.Unknown,
 		Digest:        r.Digest(),
 		KernelSymbols: r.KernelSymbols,
+		LostSamples:   r.LostSamples,
+		LostChunks:    r.LostChunks,
+		LostEvents:    r.LostEvents,
 		Symbols:       []JSONSymbol{},
 		Maps:          []JSONMap{},
 	}

@@ -96,6 +96,8 @@ func TestWriteTableSynthetic(t *testing.T) {
 	}
 	want := `# Unknown: 1 of 8 samples had no map
 #
+# Total Lost Samples: 0
+#
 # Samples: 8  of event 'cpu-clock'
 #
 # Overhead       Samples  Shared Object      Symbol

@@ -1,6 +1,8 @@
 package attrib_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -233,5 +235,67 @@ func TestMalformedMmapSkipped(t *testing.T) {
 			!strings.Contains(res.Warnings[0], "file offset 0x") || !strings.Contains(res.Warnings[0], "wraps past 2^64") {
 			t.Errorf("%s: %d samples, %d unknown, warnings %q", impl.Name, res.Samples, res.Unknown, res.Warnings)
 		}
+	}
+}
+
+// LOST and LOST_SAMPLES records are counted and reported as perf reports
+// them: the table's "# Total Lost Samples" and perf's stderr warnings.
+func TestLostReported(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "perf.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: 5})
+	for i := range 10 {
+		w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: uint64(10 + i), Period: 1, IP: 0x400010})
+	}
+	// A record, its body, and the sample_id trailer of the writer's event
+	// (pid/tid and time).
+	raw := func(typ uint32, body ...uint64) []byte {
+		b := binary.LittleEndian.AppendUint32(nil, typ)
+		b = binary.LittleEndian.AppendUint16(b, 0)
+		b = binary.LittleEndian.AppendUint16(b, uint16(8+8*len(body)+16))
+		for _, v := range body {
+			b = binary.LittleEndian.AppendUint64(b, v)
+		}
+		return append(b, make([]byte, 16)...)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.WriteRaw(raw(uint32(perfdata.RecordLostSamples), 990)))
+	must(w.WriteRaw(raw(uint32(perfdata.RecordLost), 1, 5)))
+	must(w.Close())
+	f.Close()
+	r, err := perfdata.Open(filepath.Join(dir, "perf.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res, err := attrib.Run(r, attrib.Options{DebugDir: "-", NoFiles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LostSamples != 990 || res.LostChunks != 1 || res.LostEvents != 5 {
+		t.Errorf("lost samples %d, chunks %d, events %d; want 990, 1, 5", res.LostSamples, res.LostChunks, res.LostEvents)
+	}
+	var b bytes.Buffer
+	if err := res.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "# Total Lost Samples: 990\n") {
+		t.Errorf("table header:\n%s", b.String())
+	}
+	warn := strings.Join(res.LostWarnings(), "\n")
+	if !strings.Contains(warn, "and lost 1 chunks!") || !strings.Contains(warn, "Processed 1000 samples and lost 99.00%!") {
+		t.Errorf("warnings %q", warn)
 	}
 }
