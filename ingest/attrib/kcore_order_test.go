@@ -201,36 +201,12 @@ func TestKernelDSONames(t *testing.T) {
 // naming its offset, as perf warns and goes on; every sample is still
 // attributed.
 func TestMalformedMmapSkipped(t *testing.T) {
-	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "perf.data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
-	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
-	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0xff00000000000000, Filename: "[kernel.kallsyms]_text"})
-	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: 5})
-	for i := range 3 {
-		w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: uint64(10 + i), Period: 1, IP: 0x400010})
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	file := userRecording(t, 3, func(w *perfdata.Writer) {
+		w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0xff00000000000000, Filename: "[kernel.kallsyms]_text"})
+	})
 	for _, impl := range mapset.All {
-		r, err := perfdata.Open(filepath.Join(dir, "perf.data"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := attrib.Run(r, attrib.Options{Impl: impl, DebugDir: "-", NoFiles: true})
-		r.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", impl.Name, err)
-		}
+		res := runFile(t, file, impl)
 		if res.Samples != 3 || res.Unknown != 0 || len(res.Warnings) != 1 ||
 			!strings.Contains(res.Warnings[0], "file offset 0x") || !strings.Contains(res.Warnings[0], "wraps past 2^64") {
 			t.Errorf("%s: %d samples, %d unknown, warnings %q", impl.Name, res.Samples, res.Unknown, res.Warnings)
@@ -241,20 +217,6 @@ func TestMalformedMmapSkipped(t *testing.T) {
 // LOST and LOST_SAMPLES records are counted and reported as perf reports
 // them: the table's "# Total Lost Samples" and perf's stderr warnings.
 func TestLostReported(t *testing.T) {
-	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "perf.data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
-	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: 5})
-	for i := range 10 {
-		w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: uint64(10 + i), Period: 1, IP: 0x400010})
-	}
 	// A record, its body, and the sample_id trailer of the writer's event
 	// (pid/tid and time).
 	raw := func(typ uint32, body ...uint64) []byte {
@@ -271,19 +233,11 @@ func TestLostReported(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(w.WriteRaw(raw(uint32(perfdata.RecordLostSamples), 990)))
-	must(w.WriteRaw(raw(uint32(perfdata.RecordLost), 1, 5)))
-	must(w.Close())
-	f.Close()
-	r, err := perfdata.Open(filepath.Join(dir, "perf.data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	res, err := attrib.Run(r, attrib.Options{DebugDir: "-", NoFiles: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := userRecording(t, 10, func(w *perfdata.Writer) {
+		must(w.WriteRaw(raw(uint32(perfdata.RecordLostSamples), 990)))
+		must(w.WriteRaw(raw(uint32(perfdata.RecordLost), 1, 5)))
+	})
+	res := runFile(t, file, mapset.BTree)
 	if res.LostSamples != 990 || res.LostChunks != 1 || res.LostEvents != 5 {
 		t.Errorf("lost samples %d, chunks %d, events %d; want 990, 1, 5", res.LostSamples, res.LostChunks, res.LostEvents)
 	}
@@ -298,4 +252,43 @@ func TestLostReported(t *testing.T) {
 	if !strings.Contains(warn, "and lost 1 chunks!") || !strings.Contains(warn, "Processed 1000 samples and lost 99.00%!") {
 		t.Errorf("warnings %q", warn)
 	}
+}
+
+// userRecording writes a recording of n user samples in one map of
+// process 7, after the records extra writes, and returns its path.
+func userRecording(t *testing.T, n int, extra func(w *perfdata.Writer)) string {
+	path := filepath.Join(t.TempDir(), "perf.data")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra(w)
+	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: 5})
+	for i := range n {
+		w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: uint64(10 + i), Period: 1, IP: 0x400010})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runFile attributes the recording at path on impl, reading no DSO files.
+func runFile(t *testing.T, path string, impl mapset.Impl) *attrib.Result {
+	r, err := perfdata.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res, err := attrib.Run(r, attrib.Options{Impl: impl, DebugDir: "-", NoFiles: true})
+	if err != nil {
+		t.Fatalf("%s: %v", impl.Name, err)
+	}
+	return res
 }
