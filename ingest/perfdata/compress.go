@@ -10,11 +10,27 @@ import (
 const (
 	zstdMaxWindow = 64 << 20  // largest zstd window accepted
 	zstdChunk     = 256 << 10 // output read per call; more than a zstd block (128 KiB)
-	// zstdMaxOut bounds the output of one compressed record (perf's
-	// decompression buffer is the recording's mmap size, far smaller);
-	// it stops decompression bombs.
-	zstdMaxOut = 64 << 20
+	// zstdMaxOut bounds the output of one compressed record when the
+	// recording does not say its mmap size (perf record compresses one
+	// ring-buffer read at a time, and perf's decompression buffer is
+	// that mmap size, COMPRESSED's mmap_len).
+	zstdMaxOut = 4 << 20
+	// zstdRatio and zstdSlack bound all the output of a recording:
+	// at most zstdRatio times its compressed input plus zstdSlack, so a
+	// file of many small bombs cannot make unbounded work either.
+	zstdRatio = 64
+	zstdSlack = 1 << 20
 )
+
+// maxOut is the output one compressed record may produce: the
+// recording's mmap_len, plus 64 KiB for a partial record carried over
+// (perf's decomp_last_rem), else zstdMaxOut.
+func (z *zstream) maxOut() int {
+	if c := z.r.features.Compression; c != nil && c.MmapLen > 0 {
+		return int(c.MmapLen) + 64<<10
+	}
+	return zstdMaxOut
+}
 
 // zstream decompresses the payloads of COMPRESSED records into one stream
 // of records, as perf's perf_session__process_compressed_event does: the
@@ -36,7 +52,9 @@ type zstream struct {
 	start int
 	off   int64 // offset of the compressed record being decoded
 	nout  int   // bytes decompressed since the compressed record at off
-	err   error
+	// totalIn and totalOut count all compressed input and all output.
+	totalIn, totalOut int64
+	err               error
 }
 
 var errStarved = errors.New("zstd data continues beyond the compressed record, but the next record is not compressed")
@@ -54,6 +72,7 @@ func (r *Reader) feedCompressed(payload []byte, off int64) error {
 	}
 	r.z.in = payload
 	r.z.off, r.z.nout = off, 0
+	r.z.totalIn += int64(len(payload))
 	return nil
 }
 
@@ -75,6 +94,7 @@ func (z *zstream) Read(p []byte) (int, error) {
 		}
 		z.r.stats.Compressed++
 		z.in, z.off, z.nout = payload, off, 0
+		z.totalIn += int64(len(payload))
 	}
 	n := copy(p, z.in)
 	z.in = z.in[n:]
@@ -114,8 +134,13 @@ func (z *zstream) next() (rec []byte, off int64, ok bool, err error) {
 		m, err := z.dec.Read(z.out[n : n+zstdChunk])
 		z.out = z.out[:n+m]
 		z.nout += m
-		if z.nout > zstdMaxOut && err == nil {
-			err = fmt.Errorf("more than %d bytes of output", zstdMaxOut)
+		z.totalOut += int64(m)
+		switch {
+		case err != nil:
+		case z.nout > z.maxOut():
+			err = fmt.Errorf("more than %d bytes of output from one record (the recording's mmap size bounds it)", z.maxOut())
+		case z.totalOut > zstdRatio*z.totalIn+zstdSlack:
+			err = fmt.Errorf("%d bytes of output from %d compressed bytes, more than %dx: not a perf recording", z.totalOut, z.totalIn, zstdRatio)
 		}
 		if err != nil {
 			z.err = fmt.Errorf("perfdata: decompressing the compressed record at file offset %#x: %w", z.off, err)

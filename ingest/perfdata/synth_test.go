@@ -396,3 +396,58 @@ func TestStreamTooSmall(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// Decompression is bounded: one COMPRESSED record may not expand past the
+// recording's mmap size (4 MiB without the COMPRESSED feature), and all
+// output stays within 64x the compressed input plus 1 MiB, so a file of
+// small bombs stops at once instead of running for minutes.
+func TestCompressedBombs(t *testing.T) {
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	// Valid records (COMMs) that compress extremely well.
+	comm := rec(RecordComm, 0, append(u64s{pair(1, 2)}.bytes(), []byte("comm\x00\x00\x00\x00")...))
+	records := func(n int) []byte { return bytes.Repeat(comm, n) }
+	run := func(data []byte) (int, error) {
+		file := buildFile([]attrSpec{{sampleType: 0x107}}, data)
+		r, err := NewFileReader(bytes.NewReader(file), int64(len(file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for r.Next() {
+			n++
+		}
+		return n, r.Err()
+	}
+	// One record expanding to 8 MiB: refused by the ratio bound (1 MiB
+	// of slack) before the per-record one (4 MiB).
+	big := enc.EncodeAll(records(8<<20/len(comm)), nil)
+	n, err := run(rec(RecordCompressed, 0, big))
+	if err == nil || !strings.Contains(err.Error(), "compressed record at file offset") || n*len(comm) > 2<<20 {
+		t.Errorf("one 8 MiB record: %d records, err %v", n, err)
+	}
+	// Above the ratio's slack, a record still may not pass its mmap size.
+	var padded []byte
+	for range 64 {
+		padded = append(padded, rec(RecordCompressed, 0, enc.EncodeAll(records(16), nil))...)
+	}
+	padded = append(padded, rec(RecordCompressed, 0, enc.EncodeAll(records(6<<20/len(comm)), nil))...)
+	if _, err := run(padded); err == nil || !strings.Contains(err.Error(), "from one record") && !strings.Contains(err.Error(), "more than 64x") {
+		t.Errorf("6 MiB record: err %v", err)
+	}
+	// Many records of 1 MiB each, every one within the per-record bound:
+	// refused once the output passes 64x the input.
+	small := enc.EncodeAll(records(1<<20/len(comm)), nil)
+	var data []byte
+	for range 200 {
+		data = append(data, rec(RecordCompressed, 0, small)...)
+	}
+	n, err = run(data)
+	limit := 64*200*len(small) + 1<<20
+	if err == nil || !strings.Contains(err.Error(), "more than 64x") || n*len(comm) > limit+4<<20 {
+		t.Errorf("200 x 1 MiB: %d records (%d bytes), err %v; want an error within %d bytes", n, n*len(comm), err, limit)
+	}
+	// A plausible ratio is accepted.
+	if n, err := run(rec(RecordCompressed, 0, enc.EncodeAll(records(1000), nil))); err != nil || n != 1000 {
+		t.Errorf("1000 records: %d, err %v", n, err)
+	}
+}
