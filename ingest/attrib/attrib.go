@@ -201,6 +201,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 
 	var buildIDs map[string][]byte
 	o := &orderer{deliver: a.deliver}
+	o.onHalf = func() {
+		if !a.halfWarned {
+			a.halfWarned = true
+			a.warn("no FINISHED_ROUND for %d MiB of events: delivered the oldest half, as perf does at its ordered-events queue limit", maxQueueBytes>>20)
+		}
+	}
 	var runErr error
 	for batch := range batches {
 		if runErr != nil {
@@ -456,13 +462,14 @@ func buildIDMap(f *perfdata.Features) map[string][]byte {
 }
 
 type attributor struct {
-	opts     Options
-	m        *machine.Machine
-	sym      *symbolizer
-	res      *Result
-	line     []byte
-	cnt      *counter
-	warnings int
+	opts       Options
+	m          *machine.Machine
+	sym        *symbolizer
+	res        *Result
+	line       []byte
+	cnt        *counter
+	warnings   int
+	halfWarned bool
 	// kstart is machine->kernel_start for FetchInsn, once the first
 	// fetch has set it; x86_64 says whether the recording's arch is
 	// x86_64 (its kernel start then stays 2^63).

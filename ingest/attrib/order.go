@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/machine"
@@ -55,6 +56,9 @@ type sideband struct {
 // timestamp (0, or no PERF_SAMPLE_TIME) are delivered at once.
 type orderer struct {
 	queue     []event
+	bytes     int     // the queue's size, events and their callchains
+	last      uint64  // the time of the event queued last (perf's oe->last)
+	onHalf    func()  // called when the queue bound flushes half
 	spare     []event // the other buffer of queue
 	keys      []orderKey
 	tmp       []orderKey // merge buffer
@@ -71,8 +75,35 @@ func (o *orderer) push(e *event) error {
 	}
 	o.queue = append(o.queue, *e)
 	o.maxTime = max(o.maxTime, e.time)
+	o.last = e.time
+	o.bytes += eventSize + 8*len(e.callchain)
+	if o.bytes > maxQueueBytes {
+		// perf's queue at its size limit (ordered_events__queue with
+		// OE_FLUSH__HALF): deliver up to the middle between the oldest
+		// queued time and the last one queued.
+		first := o.queue[0].time
+		for i := range o.queue {
+			first = min(first, o.queue[i].time)
+		}
+		limit := first
+		if o.last > first {
+			limit += (o.last - first) / 2
+		}
+		if o.onHalf != nil {
+			o.onHalf()
+		}
+		return o.flush(limit)
+	}
 	return nil
 }
+
+// eventSize is an event's size in the queue; maxQueueBytes bounds the
+// queue between rounds (a stream without FINISHED_ROUND would otherwise
+// keep every event).
+const (
+	eventSize     = int(unsafe.Sizeof(event{}))
+	maxQueueBytes = 48 << 20
+)
 
 // round handles FINISHED_ROUND.
 func (o *orderer) round() error {
@@ -102,11 +133,14 @@ func (o *orderer) flush(limit uint64) error {
 	if n == len(o.queue) {
 		clear(o.queue)
 		o.queue = o.queue[:0]
+		o.bytes = 0
 		return nil
 	}
 	rest := o.spare[:0]
+	o.bytes = 0
 	for _, k := range o.keys[n:] {
 		rest = append(rest, o.queue[k.pos])
+		o.bytes += eventSize + 8*len(o.queue[k.pos].callchain)
 	}
 	clear(o.queue)
 	o.queue, o.spare = rest, o.queue[:0]

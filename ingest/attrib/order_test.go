@@ -38,3 +38,37 @@ func TestSortKeys(t *testing.T) {
 		}
 	}
 }
+
+// A stream without FINISHED_ROUND keeps a bounded queue: past
+// maxQueueBytes the oldest half is delivered (perf's OE_FLUSH__HALF), in
+// time order; everything is delivered in the end.
+func TestOrdererBounded(t *testing.T) {
+	n, delivered, halves := 3*maxQueueBytes/eventSize, 0, 0
+	var last uint64
+	o := &orderer{deliver: func(e *event) error {
+		if e.time < last {
+			t.Fatalf("event at %d delivered after %d", e.time, last)
+		}
+		last = e.time
+		delivered++
+		return nil
+	}, onHalf: func() { halves++ }}
+	peak := 0
+	for i := range n {
+		// Two interleaved, each ascending: what two CPUs' buffers give.
+		tm := uint64(1 + i/2)
+		if i%2 == 1 {
+			tm += 3
+		}
+		if err := o.push(&event{time: tm}); err != nil {
+			t.Fatal(err)
+		}
+		peak = max(peak, o.bytes)
+	}
+	if err := o.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if delivered != n || halves == 0 || peak > maxQueueBytes+eventSize {
+		t.Errorf("%d of %d delivered, %d half flushes, peak queue %d bytes (bound %d)", delivered, n, halves, peak, maxQueueBytes)
+	}
+}
