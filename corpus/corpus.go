@@ -37,6 +37,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/kcore"
 	"github.com/kmapindex/kmapindex/ingest/modules"
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // File names inside a corpus directory.
@@ -112,7 +113,7 @@ func load(fsys fs.FS, name, display string) (*Corpus, error) {
 	c := &Corpus{FS: fsys, Dir: name}
 	dpath := func(file string) string { return filepath.Join(display, file) }
 	open := func(file string) (fs.File, bool, error) {
-		f, err := fsys.Open(path.Join(name, file))
+		f, err := regular.OpenFS(fsys, path.Join(name, file))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, false, nil
 		}

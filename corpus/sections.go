@@ -11,6 +11,7 @@ import (
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
 	"github.com/kmapindex/kmapindex/ingest/modsec"
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // Section-map sources inside a corpus directory.
@@ -99,7 +100,7 @@ func (c *Corpus) koFiles() (map[string]string, error) {
 }
 
 func (c *Corpus) readSections(name string) ([]modsec.Section, error) {
-	f, err := c.FS.Open(name)
+	f, err := regular.OpenFS(c.FS, name)
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
 	}
@@ -122,7 +123,7 @@ func (c *Corpus) readSections(name string) ([]modsec.Section, error) {
 // KmodsecRecords reads kmodsec.data, if the corpus has one, with record
 // type typ.
 func (c *Corpus) KmodsecRecords(typ uint32) ([]kmodsec.Record, bool, error) {
-	f, err := c.FS.Open(path.Join(c.Dir, KmodsecFile))
+	f, err := regular.OpenFS(c.FS, path.Join(c.Dir, KmodsecFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

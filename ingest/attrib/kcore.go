@@ -2,7 +2,6 @@ package attrib
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -11,6 +10,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/modules"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // Kcore is what perf reads beside a kallsyms file named "kallsyms" when it
@@ -95,18 +95,11 @@ func (k *Kcore) load(m *machine.Machine, syms []kallsyms.Symbol) (*symbols.Table
 // in file order (elf_read_maps with exe false: perf 6.1's kernel map has
 // no PROT_EXEC).
 func readKcoreELF(path string) ([]index.Segment, error) {
-	fh, err := os.Open(path)
+	fh, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
 	ef, err := kcore.ReadELF(fh)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -27,10 +27,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // KsymNameLen is the kernel's KSYM_NAME_LEN as perf uses it: a name field
@@ -221,7 +221,7 @@ func parseLine(b string, truncated bool, intern map[string]string) (sym Symbol, 
 
 // ReadFile reads and parses the kallsyms file at path. Errors name the file.
 func ReadFile(path string) ([]Symbol, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -32,9 +32,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // File is the part of a kcore ELF file perf uses.
@@ -233,7 +233,7 @@ func Segments(progs []elf.ProgHeader, exe bool) []index.Segment {
 // file is either ELF (it starts with the ELF magic) or readelf text.
 // Errors name the file.
 func ReadFile(path string) ([]index.Segment, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // Section is one section header of a module's .ko file.
@@ -102,7 +103,7 @@ func ReadSysfs(fsys fs.FS, dir string) (map[string]uint64, error) {
 }
 
 func readAddr(fsys fs.FS, name string) (uint64, error) {
-	f, err := fsys.Open(name)
+	f, err := regular.OpenFS(fsys, name)
 	if err != nil {
 		return 0, fmt.Errorf("modsec: %w", err)
 	}

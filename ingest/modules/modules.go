@@ -32,9 +32,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // MaxLine is the longest line accepted, in bytes, newline included.
@@ -185,7 +185,7 @@ func digit(c byte, base int) int {
 
 // ReadFile reads and parses the modules file at path. Errors name the file.
 func ReadFile(path string) ([]index.Module, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}
