@@ -255,7 +255,14 @@ func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn
 		return nil, ""
 	case "":
 	default:
-		return attrib.LoadKallsymsAsync(flagFile), flagFile
+		async := attrib.LoadKallsymsAsync(flagFile)
+		return func() ([]kallsyms.Symbol, error) {
+			ks, err := async()
+			if err == nil && len(ks) == 0 {
+				warn("%s: no kernel symbols in it (empty, or not kallsyms text): kernel samples print [unknown]", flagFile)
+			}
+			return ks, err
+		}, flagFile
 	}
 	rec := recordingKernelBuildID(f)
 	file := procKallsyms

@@ -506,3 +506,16 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// An explicit kallsyms file without symbols is used (as perf would) but
+// not silently.
+func TestReportEmptyKallsyms(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "kallsyms.txt")
+	if err := os.WriteFile(empty, []byte("junk\r\nmore junk\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := report(t, nil, "-format", "table", "-kallsyms", empty, testdataDir+"sleep.data")
+	if err != nil || !strings.Contains(stderr, "no kernel symbols in it") {
+		t.Errorf("err %v, stderr %q", err, stderr)
+	}
+}
