@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -291,4 +292,59 @@ func runFile(t *testing.T, path string, impl mapset.Impl) *attrib.Result {
 		t.Fatalf("%s: %v", impl.Name, err)
 	}
 	return res
+}
+
+// Executable anonymous memory is named /tmp/perf-PID.map and its symbols
+// come from that file, as JIT runtimes write it (perf's perf map);
+// compared with perf script when it is installed.
+func TestPerfMapJIT(t *testing.T) {
+	const pid = 3999917 // above pid_max's default: no live process has it
+	mapFile := fmt.Sprintf("/tmp/perf-%d.map", pid)
+	if err := os.WriteFile(mapFile, []byte("7f1000000000 100 jit_hot\n7f1000000100 80 Interpreter::run\n"), 0o644); err != nil {
+		t.Skipf("cannot write %s: %v", mapFile, err)
+	}
+	defer os.Remove(mapFile)
+	path := filepath.Join(t.TempDir(), "perf.data")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "aarch64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	id := perfdata.SampleID{Pid: pid, Tid: pid}
+	w.WriteComm(&perfdata.Comm{Info: perfdata.Info{Misc: perfdata.MiscCommExec}, Pid: pid, Tid: pid, Comm: "jit", SampleID: id})
+	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: pid, Tid: pid, Addr: 0x7f1000000000, Len: 0x10000, Filename: "//anon", Prot: 7, Flags: 0x22, SampleID: id})
+	ips := []uint64{0x7f1000000010, 0x7f1000000120, 0x7f1000000500}
+	for i, ip := range ips {
+		w.WriteSample(&perfdata.Sample{Info: u, Pid: pid, Tid: pid, Time: uint64(100 + i), Period: 1, IP: ip})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	dso := "(" + mapFile + ")"
+	want := fmt.Sprintf(" %16x jit_hot %s\n %16x Interpreter::run %s\n %16x [unknown] %s\n", ips[0], dso, ips[1], dso, ips[2], dso)
+	if out, err := exec.Command("perf", "script", "-F", "ip,sym,dso", "-i", path).Output(); err == nil && string(out) != want {
+		t.Errorf("perf script no longer prints what this test pins:\n%s\nwant\n%s", out, want)
+	} else if err == nil {
+		t.Logf("perf script agrees:\n%s", out)
+	}
+	for _, impl := range mapset.All {
+		r, err := perfdata.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		_, err = attrib.Run(r, attrib.Options{Impl: impl, DebugDir: "-", Script: &b})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != want {
+			t.Errorf("%s:\n%s\nwant\n%s", impl.Name, b.String(), want)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // symbolizer names the symbol of a resolved address the way perf 6.1
@@ -193,8 +194,12 @@ func (s *symbolizer) table(m index.Map) (t *symbols.Table, final bool) {
 			t = symbols.BPF(m)
 			s.bpf[m] = t
 		}
-	case index.KindUser:
-		if !s.noFiles {
+	case index.KindUser, index.KindAnon:
+		switch {
+		case s.noFiles:
+		case strings.HasPrefix(m.DSO, perfMapPrefix):
+			t = s.perfMap(m.DSO)
+		case m.Kind == index.KindUser:
 			t = s.file(m.DSO)
 		}
 	case index.KindModuleSection:
@@ -238,6 +243,26 @@ func (s *symbolizer) file(dso string) *symbols.Table {
 	}
 	s.files[dso] = t
 	s.lastFile.dso, s.lastFile.t = dso, t
+	return t
+}
+
+// perfMapPrefix names JIT symbol files: perf gives executable anonymous
+// memory the DSO /tmp/perf-PID.map and reads any DSO so named as one
+// (dso__load's perfmap case).
+const perfMapPrefix = "/tmp/perf-"
+
+// perfMap returns the symbols of a /tmp/perf-PID.map file; none when it
+// cannot be read.
+func (s *symbolizer) perfMap(dso string) *symbols.Table {
+	if t, ok := s.files[dso]; ok {
+		return t
+	}
+	var t *symbols.Table
+	if f, err := regular.Open(dso); err == nil {
+		t, _ = symbols.PerfMap(f)
+		f.Close()
+	}
+	s.files[dso] = t
 	return t
 }
 
