@@ -317,6 +317,9 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 	}
 }
 
+// protExec is PROT_EXEC.
+const protExec = 0x4
+
 // evRound marks a FINISHED_ROUND in a batch.
 const evRound eventKind = 255
 
@@ -345,9 +348,15 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 				e.callchain = append([]uint64(nil), rec.Callchain...)
 			}
 		case *perfdata.Mmap:
+			prot := rec.Prot
+			if rec.Type == perfdata.RecordMmap && rec.Misc&perfdata.MiscMmapData == 0 {
+				// An MMAP record has no prot: perf takes it as executable
+				// unless it says data (machine__process_mmap_event).
+				prot = protExec
+			}
 			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.Mmap{
 				CPUMode: uint8(rec.CPUMode()), Pid: rec.Pid, Tid: rec.Tid, Addr: rec.Addr, Len: rec.Len,
-				Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: rec.Prot, Flags: rec.Flags,
+				Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: prot, Flags: rec.Flags,
 			}}}
 		case *perfdata.Fork:
 			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid, misc: rec.Misc}
