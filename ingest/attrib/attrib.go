@@ -342,7 +342,13 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 		var e event
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
-			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: rec.Period,
+			period := rec.Period
+			if rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatPeriod == 0 {
+				// perf's default period: the attr's sample_period (or
+				// sample_freq, the same field), evsel__parse_sample.
+				period = rec.Attr.SamplePeriod
+			}
+			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
 				attr: attrIndex(r, rec.Attr)}
 			if wantChains && len(rec.Callchain) > 0 {
 				e.callchain = append([]uint64(nil), rec.Callchain...)

@@ -18,14 +18,30 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
-// ShortName returns perf's short name of a DSO (dso__set_basename): the
-// base name of a path, anything else ("[kernel.kallsyms]", "[vdso]",
-// "[unknown]", module names) unchanged.
-func ShortName(dso string) string {
-	if strings.HasPrefix(dso, "/") {
-		return filepath.Base(dso)
+// ShortName returns perf's short name of a DSO, what its tables print:
+// "[JIT] tid N" for /tmp/perf-N.map (dso__set_basename); for a kernel DSO
+// (kernel true) named by a path, "[name]" for a module's .ko
+// (dso__set_module_info) and "[kernel.vmlinux]" for a vmlinux; else the
+// base name of a path; anything else ("[kernel.kallsyms]", "[vdso]",
+// "[unknown]", "[nf_tables]") unchanged.
+func ShortName(dso string, kernel bool) string {
+	if !strings.HasPrefix(dso, "/") {
+		return dso
 	}
-	return dso
+	var tid int
+	if n, _ := fmt.Sscanf(dso, "/tmp/perf-%d.map", &tid); n == 1 {
+		return fmt.Sprintf("[JIT] tid %d", tid)
+	}
+	if kernel {
+		name, kmod := index.KmodName(dso)
+		switch {
+		case kmod:
+			return name
+		case strings.Contains(dso, "vmlinux"):
+			return "[kernel.vmlinux]"
+		}
+	}
+	return filepath.Base(dso)
 }
 
 // level is perf's hist entry level marker: [k] for samples resolved with
@@ -89,7 +105,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		dsoWidth := len("Shared Object")
 		for _, k := range keys {
 			if k.Event == ev {
-				dsoWidth = max(dsoWidth, len(ShortName(k.DSO)))
+				dsoWidth = max(dsoWidth, len(ShortName(k.DSO, k.Kernel)))
 			}
 		}
 		b.WriteString("#\n")
@@ -103,7 +119,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 				continue
 			}
 			n := r.BySym[k]
-			fmt.Fprintf(&b, "  %7.2f%%  %12d  %-*s  %s %s\n", share(n, total), n.Samples, dsoWidth, ShortName(k.DSO), level(k), k.SymbolName())
+			fmt.Fprintf(&b, "  %7.2f%%  %12d  %-*s  %s %s\n", share(n, total), n.Samples, dsoWidth, ShortName(k.DSO, k.Kernel), level(k), k.SymbolName())
 			if b.Len() >= 64<<10 {
 				if err := flush(); err != nil {
 					return err
@@ -293,7 +309,7 @@ func (r *Result) Pprof() (*profile.Profile, error) {
 		for _, name := range names {
 			n := perName[mapName{mp, name}]
 			if name == symbols.Unknown {
-				name += " in " + ShortName(mp.DSO)
+				name += " in " + ShortName(mp.DSO, mp.Kind != index.KindUser && mp.Kind != index.KindAnon)
 			}
 			addSample(m, function(name, mp.DSO), n)
 		}

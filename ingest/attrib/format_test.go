@@ -45,15 +45,22 @@ func runFormat(t *testing.T, name string) *Result {
 }
 
 func TestShortName(t *testing.T) {
-	for _, tc := range []struct{ dso, want string }{
-		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6"},
-		{"/tmp/perf-42.map", "perf-42.map"},
-		{"[kernel.kallsyms]", "[kernel.kallsyms]"},
-		{"[vdso]", "[vdso]"},
-		{"[unknown]", "[unknown]"},
-		{"[nf_tables]", "[nf_tables]"},
+	for _, tc := range []struct {
+		dso    string
+		kernel bool
+		want   string
+	}{
+		{"/usr/lib/x86_64-linux-gnu/libc.so.6", false, "libc.so.6"},
+		{"/tmp/perf-42.map", false, "[JIT] tid 42"},
+		{"[kernel.kallsyms]", true, "[kernel.kallsyms]"},
+		{"[vdso]", false, "[vdso]"},
+		{"[unknown]", false, "[unknown]"},
+		{"[nf_tables]", true, "[nf_tables]"},
+		{"/lib/modules/3.8.11/kernel/drivers/net/wireless/ath/ath9k/ath9k.ko", true, "[ath9k]"},
+		{"/lib/modules/3.8.11/build/vmlinux", true, "[kernel.vmlinux]"},
+		{"/lib/modules/3.8.11/kernel/x.ko", false, "x.ko"},
 	} {
-		if got := ShortName(tc.dso); got != tc.want {
+		if got := ShortName(tc.dso, tc.kernel); got != tc.want {
 			t.Errorf("ShortName(%q) = %q, want %q", tc.dso, got, tc.want)
 		}
 	}

@@ -69,7 +69,8 @@ func sortedKeys(m map[Key]Counts) []Key {
 // (hists__output_resort with perf 6.1's sort functions): by period,
 // descending; then by the DSO's short name, ascending (sort__dso_cmp),
 // rows without a map last; then by symbol name, ascending, rows without
-// a symbol last (sort__sym_sort); rows still equal (unresolved addresses
+// a symbol last (sort__sym_sort); then by sample count, descending; rows
+// still equal (unresolved addresses
 // of one DSO, or of none) by address as a signed number, the order of
 // perf's collapsed tree (_sort__addr_cmp), so kernel addresses come
 // first.
@@ -85,7 +86,7 @@ func tableOrder(keys []Key, m map[Key]Counts) {
 			}
 			return -1
 		}
-		if c := cmp.Compare(ShortName(a.DSO), ShortName(b.DSO)); c != 0 {
+		if c := cmp.Compare(ShortName(a.DSO, a.Kernel), ShortName(b.DSO, b.Kernel)); c != 0 {
 			return c
 		}
 		an, bn = a.Sym == symbolsUnknown, b.Sym == symbolsUnknown
@@ -96,6 +97,11 @@ func tableOrder(keys []Key, m map[Key]Counts) {
 			return -1
 		}
 		if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
+			return c
+		}
+		// The output fields follow the sort keys (perf_hpp__append_sort_keys):
+		// -n's sample count, descending.
+		if c := cmp.Compare(m[b].Samples, m[a].Samples); c != 0 {
 			return c
 		}
 		return cmp.Compare(int64(a.Addr), int64(b.Addr))

@@ -241,10 +241,16 @@ func (s *symbolizer) file(dso string) *symbols.Table {
 			break
 		}
 	}
+	if t == nil && dso == vdsoName {
+		t = vdsoTable(id)
+	}
 	s.files[dso] = t
 	s.lastFile.dso, s.lastFile.t = dso, t
 	return t
 }
+
+// vdsoName is the DSO of the vdso map.
+const vdsoName = "[vdso]"
 
 // perfMapPrefix names JIT symbol files: perf gives executable anonymous
 // memory the DSO /tmp/perf-PID.map and reads any DSO so named as one
