@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# foreign.sh DIR [KBENCH] compares kbench report with perf 6.1 on every
+# recording in DIR (for example google/perf_data_converter's
+# src/quipper/testdata, perf.data.* files: recordings from other machines
+# and perf versions). For each file and each kernel-symbol setting it
+# prints how many lines of perf script -F ip,sym,dso kbench -format script
+# equals, and how many rows of perf report --stdio --sort dso,sym
+# --no-children -g none -n the table equals, in order. Settings: an empty
+# kallsyms file, this machine's /proc/kallsyms (another boot: relocation),
+# and each tool's default. Needs perf.
+set -uo pipefail
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+	echo "usage: $0 DIR [KBENCH]" >&2
+	exit 2
+fi
+dir=$1
+kb=${2:-}
+if [ -z "$kb" ]; then
+	kb=$(mktemp -d)/kbench
+	go build -o "$kb" "$(dirname "$0")/../cmd/kbench" || exit 1
+fi
+empty=$(mktemp)
+rows() { grep -v '^#' | grep -v '^[[:space:]]*$' | sed 's/[[:space:]]*$//' | tr -s ' '; }
+equal() { # equal A B: lines of A equal in B at the same position, and the count of A
+	local a=$1 b=$2
+	echo "$(( $(printf '%s' "$a" | grep -c .) - $(diff <(printf '%s\n' "$a") <(printf '%s\n' "$b") | grep -c '^<') ))/$(printf '%s' "$a" | grep -c .)"
+}
+printf '%-48s %-16s %-16s %-16s %s\n' file script:empty script:proc script:default table:proc
+for f in "$dir"/perf.data.* "$dir"/*.perf.data; do
+	[ -f "$f" ] || continue
+	case $f in *.pb_data | *.pb_text | *.buildids) continue ;; esac
+	out=()
+	for ks in "$empty" /proc/kallsyms ""; do
+		popt=() kopt=()
+		[ -n "$ks" ] && popt=(--kallsyms "$ks") kopt=(-kallsyms "$ks")
+		a=$(perf script -F ip,sym,dso -i "$f" "${popt[@]}" 2>/dev/null)
+		b=$("$kb" report -progress never -format script "${kopt[@]}" "$f" 2>/dev/null)
+		out+=("$(equal "$a" "$b")")
+	done
+	a=$(perf report -i "$f" --kallsyms /proc/kallsyms --stdio --sort dso,sym --no-children -g none -n 2>/dev/null | rows)
+	b=$("$kb" report -progress never -format table -kallsyms /proc/kallsyms "$f" 2>/dev/null | rows)
+	printf '%-48s %-16s %-16s %-16s %s\n' "$(basename "$f")" "${out[@]}" "$(equal "$a" "$b")"
+done
+rm -f "$empty"
