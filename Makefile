@@ -3,7 +3,7 @@ GO      ?= go
 FUZZTIME ?= 30s
 PKGS    := ./...
 
-.PHONY: all test vet fmt-check fuzz bench bench-ci bench-full
+.PHONY: all test vet fmt-check fuzz fuzz-long bench bench-ci bench-full
 
 all: test
 
@@ -23,6 +23,11 @@ fuzz:
 	    echo "== $$pkg $$t"; $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s $$pkg; \
 	  done; \
 	done
+
+# fuzz-long runs every fuzz target for FUZZLONG each (default 10m).
+FUZZLONG ?= 10m
+fuzz-long:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZLONG)
 
 # bench runs the suite (n up to MAXN, 6 samples of BENCHTIME each) into
 # BENCHOUT, then shows it twice: benchstat with one column per implementation
