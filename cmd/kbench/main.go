@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 )
 
 const usage = `usage: kbench <command> [arguments]
@@ -48,6 +49,8 @@ commands:
         as columns and the list/btree speedups; fail below -min-speedup
   plot -in FILE... [-run run.json] -o DIR
         SVG plots (ns/op against n, log-log) from benchmark output
+  version
+        print the build's version (also -version)
 `
 
 // errMismatch means the implementations disagreed; the exit status is 1.
@@ -83,6 +86,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, version())
+		return 0
 	default:
 		fmt.Fprintf(stderr, "kbench: unknown command %q\n%s", args[0], usage)
 		return 2
@@ -100,3 +106,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // errUsage means a flag set already printed its complaint.
 var errUsage = errors.New("usage")
+
+// version describes this build from its build info: the module version
+// ("(devel)" for a build of a checkout) and the VCS revision, if known.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "kbench (no build info)"
+	}
+	v := "kbench " + bi.Main.Version
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v += " " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				v += "+modified"
+			}
+		}
+	}
+	return v + " " + bi.GoVersion
+}

@@ -118,3 +118,10 @@ func TestMapsSpecialFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"-version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "kbench ") {
+		t.Errorf("exit %d, %q %q", code, out.String(), errb.String())
+	}
+}
