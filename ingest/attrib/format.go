@@ -28,9 +28,11 @@ func ShortName(dso string, kernel bool) string {
 	if !strings.HasPrefix(dso, "/") {
 		return dso
 	}
-	var tid int
-	if n, _ := fmt.Sscanf(dso, "/tmp/perf-%d.map", &tid); n == 1 {
-		return fmt.Sprintf("[JIT] tid %d", tid)
+	if strings.HasPrefix(dso, "/tmp/perf-") {
+		var tid int
+		if n, _ := fmt.Sscanf(dso, "/tmp/perf-%d.map", &tid); n == 1 {
+			return fmt.Sprintf("[JIT] tid %d", tid)
+		}
 	}
 	if kernel {
 		name, kmod := index.KmodName(dso)

@@ -75,6 +75,16 @@ func sortedKeys(m map[Key]Counts) []Key {
 // perf's collapsed tree (_sort__addr_cmp), so kernel addresses come
 // first.
 func tableOrder(keys []Key, m map[Key]Counts) {
+	type dsoMode struct {
+		dso    string
+		kernel bool
+	}
+	short := make(map[dsoMode]string)
+	for _, k := range keys {
+		if _, ok := short[dsoMode{k.DSO, k.Kernel}]; !ok {
+			short[dsoMode{k.DSO, k.Kernel}] = ShortName(k.DSO, k.Kernel)
+		}
+	}
 	slices.SortStableFunc(keys, func(a, b Key) int {
 		if c := cmp.Compare(m[b].Period, m[a].Period); c != 0 {
 			return c
@@ -86,7 +96,7 @@ func tableOrder(keys []Key, m map[Key]Counts) {
 			}
 			return -1
 		}
-		if c := cmp.Compare(ShortName(a.DSO, a.Kernel), ShortName(b.DSO, b.Kernel)); c != 0 {
+		if c := cmp.Compare(short[dsoMode{a.DSO, a.Kernel}], short[dsoMode{b.DSO, b.Kernel}]); c != 0 {
 			return c
 		}
 		an, bn = a.Sym == symbolsUnknown, b.Sym == symbolsUnknown
