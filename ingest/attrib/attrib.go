@@ -611,9 +611,12 @@ type lostCounts struct{ chunks, events, samples uint64 }
 
 // LostWarnings returns what perf prints on stderr about lost data
 // (perf_session__warn_about_errors): LOST chunks, and a sample drop
-// rate above 5 %.
+// rate above 5 %; and that AUX area traces were not decoded.
 func (r *Result) LostWarnings() []string {
 	var w []string
+	if n := r.Stats.ByType[perfdata.RecordAuxtrace]; n != 0 {
+		w = append(w, fmt.Sprintf("%d AUX area trace records (e.g. Intel PT) were not decoded: the samples perf synthesizes from them are missing", n))
+	}
 	if r.LostChunks != 0 {
 		w = append(w, fmt.Sprintf("Processed %d events and lost %d chunks! Check IO/CPU overload!", r.Stats.Records, r.LostChunks))
 	}

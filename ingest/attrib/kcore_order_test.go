@@ -348,3 +348,24 @@ func TestPerfMapJIT(t *testing.T) {
 		}
 	}
 }
+
+// AUX area traces are not decoded; the run says so rather than printing
+// a different sample set silently.
+func TestAuxtraceReported(t *testing.T) {
+	le := binary.LittleEndian
+	rec := le.AppendUint32(nil, uint32(perfdata.RecordAuxtrace))
+	rec = le.AppendUint16(rec, 0)
+	rec = le.AppendUint16(rec, 8+40)
+	rec = le.AppendUint64(rec, 16)         // size of the trace data after the record
+	rec = append(rec, make([]byte, 32)...) // offset, reference, idx, tid, cpu, reserved
+	rec = append(rec, make([]byte, 16)...) // the trace data
+	file := userRecording(t, 2, func(w *perfdata.Writer) {
+		if err := w.WriteRaw(rec); err != nil {
+			t.Fatal(err)
+		}
+	})
+	res := runFile(t, file, mapset.BTree)
+	if w := strings.Join(res.LostWarnings(), "\n"); res.Samples != 2 || !strings.Contains(w, "1 AUX area trace records") {
+		t.Errorf("%d samples, warnings %q", res.Samples, w)
+	}
+}

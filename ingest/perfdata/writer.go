@@ -335,13 +335,26 @@ func (w *Writer) WriteSample(s *Sample) error {
 // WriteRaw writes an already encoded record of a type the writer has no
 // method for (a tool record such as the proposed KMOD_SEC_MAP). rec must
 // be little-endian, hold its own header, and have header.size equal to
-// len(rec), a multiple of 8.
+// len(rec), a multiple of 8; an AUXTRACE record is followed by the trace
+// data its size field counts.
 func (w *Writer) WriteRaw(rec []byte) error {
-	if len(rec) < 8 || len(rec)%8 != 0 || int(wle.Uint16(rec[6:])) != len(rec) {
+	size := len(rec)
+	if len(rec) >= 16 && RecordType(wle.Uint32(rec)) == RecordAuxtrace {
+		// AUXTRACE is followed by its trace data, outside the record.
+		size = int(wle.Uint16(rec[6:]))
+		if n := wle.Uint64(rec[8:]); n != uint64(len(rec)-size) {
+			return fmt.Errorf("perfdata: writer: AUXTRACE record of %d bytes with header.size %d and %d bytes of data", len(rec), size, n)
+		}
+	}
+	if len(rec) < 8 || len(rec)%8 != 0 || int(wle.Uint16(rec[6:])) != size {
 		return fmt.Errorf("perfdata: writer: raw record of %d bytes with header.size %d", len(rec), wle.Uint16(rec[6:min(len(rec), 8)]))
 	}
-	b := append(w.buf[:0], rec...)
-	return w.end(b, RecordType(wle.Uint32(rec)))
+	b := append(w.buf[:0], rec[:size]...)
+	if err := w.end(b, RecordType(wle.Uint32(rec))); err != nil || size == len(rec) {
+		return err
+	}
+	w.write(rec[size:])
+	return w.err
 }
 
 // WriteFinishedRound writes PERF_RECORD_FINISHED_ROUND: the records
