@@ -46,8 +46,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(fs.Output(), "usage: kbench bench [-count N] [-benchtime D] [-maxn N] [-bench REGEXP] [-o FILE] [-min-speedup X]\n       kbench bench [-min-speedup X] -in FILE [FILE...]\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	usageErr := func(format string, a ...any) error {
 		fmt.Fprintf(stderr, "kbench bench: "+format+"\n", a...)

@@ -27,8 +27,8 @@ func runCapture(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "write the corpus to `DIR` (new, or an empty directory)")
 	root := fs.String("root", "/", "read the kernel's files below `ROOT` (proc/, sys/, lib/modules/)")
 	fs.Usage = func() { fmt.Fprint(stderr, captureUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if *out == "" || fs.NArg() != 0 {
 		fs.Usage()

@@ -28,8 +28,8 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&p.NoSysfs, "no-sysfs", false, "leave out sys/module and ko/ (kmodsec.data keeps the sections)")
 	fs.StringVar(&p.Name, "name", "", "corpus name (default gen-ARCH-SEED)")
 	out := fs.String("o", "", "output directory (must not exist or be empty)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if *out == "" || fs.NArg() != 0 {
 		fmt.Fprintln(stderr, "usage: kbench gen [-arch A] [-modules M] [-bpf B] [-procs P] [-samples S] [-seed X] [-callchains] -o DIR")

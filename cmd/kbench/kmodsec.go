@@ -102,8 +102,8 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errors.New("missing subcommand (dump or write)")
+		fmt.Fprint(stderr, "kbench kmodsec: missing subcommand (dump or write)\n", usage)
+		return errUsage
 	}
 	typeFlag := func(set *flag.FlagSet) *uint {
 		return set.Uint("type", kmodsec.DefaultType, "record type number (the RFC's 83 is PERF_RECORD_COMPRESSED2 in current perf)")
@@ -120,7 +120,7 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 		set.SetOutput(stderr)
 		typ := typeFlag(set)
 		set.Usage = func() { fmt.Fprint(stderr, usage); set.PrintDefaults() }
-		if err := set.Parse(args[1:]); err != nil {
+		if err := parseFlags(set, args[1:]); err != nil {
 			return err
 		}
 		if set.NArg() != 1 {
@@ -141,7 +141,7 @@ func runKmodsec(args []string, stdout, stderr io.Writer) error {
 		be := set.Bool("be", false, "write big-endian records (default little-endian)")
 		prefix := set.String("prefix", "ko/", "path recorded for module NAME.ko is `P`+NAME.ko; it must contain a '/'")
 		set.Usage = func() { fmt.Fprint(stderr, usage); set.PrintDefaults() }
-		if err := set.Parse(args[1:]); err != nil {
+		if err := parseFlags(set, args[1:]); err != nil {
 			return err
 		}
 		if *corpus == "" || *out == "" || set.NArg() != 0 {

@@ -17,10 +17,12 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 )
 
 const usage = `usage: kbench <command> [arguments]
@@ -84,6 +86,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "plot":
 		err = runPlot(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[1] != "help" && !strings.HasPrefix(args[1], "-") {
+			// kbench help CMD: the command's own usage.
+			return run([]string{args[1], "-h"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "version", "-version", "--version":
@@ -94,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errHelp):
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
@@ -104,8 +110,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// errUsage means a flag set already printed its complaint.
-var errUsage = errors.New("usage")
+// errUsage means a flag set already printed its complaint (exit 2);
+// errHelp that it printed the usage asked for with -h (exit 0).
+var (
+	errUsage = errors.New("usage")
+	errHelp  = errors.New("help")
+)
+
+// parseFlags parses args into fs: -h and -help print the command's usage
+// and end it with exit status 0; any other flag error is a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	switch err := fs.Parse(args); {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		return errHelp
+	default:
+		return errUsage
+	}
+}
 
 // version describes this build from its build info: the module version
 // ("(devel)" for a build of a checkout) and the VCS revision, if known.

@@ -125,3 +125,22 @@ func TestVersion(t *testing.T) {
 		t.Errorf("exit %d, %q %q", code, out.String(), errb.String())
 	}
 }
+
+// Every command's -h, and kbench help CMD, print that command's usage and
+// exit 0; usage errors exit 2.
+func TestHelpExitsZero(t *testing.T) {
+	for _, cmd := range []string{"run", "maps", "report", "gen", "capture", "bench", "plot"} {
+		for _, args := range [][]string{{cmd, "-h"}, {"help", cmd}} {
+			var out, errb bytes.Buffer
+			if code := run(args, &out, &errb); code != 0 || !strings.Contains(out.String()+errb.String(), cmd) {
+				t.Errorf("%q: exit %d, output %q", args, code, out.String()+errb.String())
+			}
+		}
+	}
+	for _, args := range [][]string{{"kmodsec"}, {"report", "-nosuchflag"}} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+}

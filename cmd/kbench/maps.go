@@ -21,8 +21,8 @@ func runMaps(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("maps", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	impl := fs.String("impl", "btree", "implementation to print: btree, list or both (compared; the list is quadratic: slow on corpora of 10k+ maps)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: kbench maps [-impl btree|list|both] DIR")

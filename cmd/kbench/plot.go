@@ -28,8 +28,8 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(fs.Output(), "usage: kbench plot [-o DIR] [-run RUN.json] [-in FILE [FILE...]]\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if len(inputs) == 0 && fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "kbench plot: unexpected arguments %q (use -in FILE)\n", fs.Args())

@@ -29,8 +29,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	nSamples := fs.Int("samples", 1_000_000, "synthetic samples to resolve per corpus without a perf.data")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic samples")
 	withGen := fs.Bool("gen", true, "with no CORPUS, also generate and run a host-sized x86_64 corpus")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if *nSamples < 0 {
 		fmt.Fprintln(stderr, "kbench run: -samples must be >= 0")
