@@ -159,9 +159,10 @@ func TestKmodsecErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := kmodsecRun(t, tt.args...)
-			if err == nil || !strings.Contains(err.Error(), tt.msg) {
-				t.Errorf("error %v, want one containing %q", err, tt.msg)
+			_, stderr, err := kmodsecRun(t, tt.args...)
+			// Usage errors print their complaint and return errUsage.
+			if err == nil || !strings.Contains(err.Error()+" "+stderr, tt.msg) {
+				t.Errorf("error %v (stderr %q), want one containing %q", err, stderr, tt.msg)
 			}
 		})
 	}
