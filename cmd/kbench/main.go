@@ -105,7 +105,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		return 2
 	default:
-		fmt.Fprintf(stderr, "kbench %s: %v\n", args[0], err)
+		// Errors from a package of the same name ("gen: …") are not
+		// prefixed twice.
+		fmt.Fprintf(stderr, "kbench %s: %s\n", args[0], strings.TrimPrefix(err.Error(), args[0]+": "))
 		return 1
 	}
 }

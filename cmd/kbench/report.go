@@ -28,7 +28,7 @@ import (
 
 const reportUsage = `usage: kbench report [-format table|script|json|pprof] [-kallsyms FILE] [-G]
                     [-impl btree|list] [-debugdir DIR] [-o FILE]
-                    [-progress auto|always|never] FILE
+                    [-progress auto|always|never] FILE | -i FILE
 
 Attribute every sample of the perf.data FILE ("-": standard input, e.g. a
 pipe-mode recording) to a map and a symbol as perf does, and print:
@@ -61,6 +61,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
+	input := fs.String("i", "", "the perf.data `file` (as perf's -i), instead of the FILE argument")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -69,8 +70,12 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	if fs.NArg() != 1 {
-		return usageErr("want one perf.data file, got %d arguments", fs.NArg())
+	files := fs.Args()
+	if *input != "" {
+		files = append([]string{*input}, files...) // perf's -i FILE
+	}
+	if len(files) != 1 {
+		return usageErr("want one perf.data file, got %d", len(files))
 	}
 	switch *format {
 	case "table", "script", "json":
@@ -90,7 +95,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usageErr("unknown -progress %q", *progress)
 	}
-	name := fs.Arg(0)
+	name := files[0]
 	cacheDir := *debugDir
 	if cacheDir == "" {
 		if home, err := os.UserHomeDir(); err == nil {

@@ -519,3 +519,14 @@ func TestReportEmptyKallsyms(t *testing.T) {
 		t.Errorf("err %v, stderr %q", err, stderr)
 	}
 }
+
+// -i FILE names the input as perf's -i does.
+func TestReportDashI(t *testing.T) {
+	want := mustReport(t, nil, "-format", "script", "-kallsyms", kallsymsSubset, testdataDir+"sleep.data")
+	if got := mustReport(t, nil, "-format", "script", "-kallsyms", kallsymsSubset, "-i", testdataDir+"sleep.data"); got != want {
+		t.Errorf("-i FILE:\n%s\nwant\n%s", got, want)
+	}
+	if _, _, err := report(t, nil, "-i", testdataDir+"sleep.data", testdataDir+"busy.data"); err == nil {
+		t.Error("-i FILE and a FILE argument accepted")
+	}
+}
