@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -202,5 +203,24 @@ func TestBenchRun(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "go test -run=^$ -bench=KcoreOrder") {
 		t.Errorf("stderr does not show the command:\n%s", errb.String())
+	}
+}
+
+// kbench bench's default gate is make bench-ci's: the index operations.
+func TestBenchDefaultGate(t *testing.T) {
+	for _, fam := range []string{"KcoreOrder", "MergeIn", "FixupInsert", "LoadKcore", "Lookup", "LookupClustered"} {
+		if !regexp.MustCompile(defaultGate).MatchString(fam) {
+			t.Errorf("%s not gated", fam)
+		}
+	}
+	if regexp.MustCompile(defaultGate).MatchString("Ingest") {
+		t.Error("Ingest gated by default")
+	}
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "GATE        ?= "+strings.ReplaceAll(defaultGate, "$", "$$")) {
+		t.Error("the Makefile's GATE differs from kbench bench's default")
 	}
 }
