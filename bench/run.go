@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,13 +20,20 @@ import (
 
 // ImplResult is one implementation's run over a corpus.
 type ImplResult struct {
-	Impl          string
-	MapsDigest    string        // SHA-256 of the canonical kernel maps
-	AttribDigest  string        // SHA-256 of the canonical attribution
-	Build         time.Duration // building the kernel maps
-	Resolve       time.Duration // resolving every sample
-	SamplesPerSec float64
+	Impl         string
+	MapsDigest   string // SHA-256 of the canonical kernel maps
+	AttribDigest string // SHA-256 of the canonical attribution
+	// Build and Resolve are the medians of BuildRuns and ResolveRuns:
+	// building the kernel maps, resolving every sample, timed Rounds
+	// times with the implementations alternating.
+	Build, Resolve         time.Duration
+	BuildRuns, ResolveRuns []time.Duration
+	SamplesPerSec          float64 // at the median resolve time
 }
+
+// Rounds is how many times Run times each phase of each implementation,
+// alternating which goes first: one timing on a shared machine is noise.
+const Rounds = 5
 
 // RunResult is the outcome of Run on one corpus.
 type RunResult struct {
@@ -113,18 +121,58 @@ func runImpls(c *corpus.Corpus, source string, attribute func(im mapset.Impl, ms
 	if err != nil {
 		return res, err
 	}
-	for _, im := range mapset.All {
-		r, ms, err := buildMaps(in, im)
-		if err != nil {
-			return res, err
+	impls := mapset.All
+	results := make([]ImplResult, len(impls))
+	for round := range Rounds {
+		for j := range impls {
+			i := j
+			if round%2 == 1 {
+				i = len(impls) - 1 - j // alternate which implementation goes first
+			}
+			im := impls[i]
+			r, ms, err := buildMaps(in, im)
+			if err != nil {
+				return res, err
+			}
+			res.Maps = ms.Len()
+			if err := attribute(im, ms, &r, &res); err != nil {
+				return res, err
+			}
+			prev := &results[i]
+			if round > 0 && (r.MapsDigest != prev.MapsDigest || r.AttribDigest != prev.AttribDigest) {
+				return res, fmt.Errorf("run %s: %s gave other digests in round %d", res.Corpus, im.Name, round+1)
+			}
+			prev.Impl, prev.MapsDigest, prev.AttribDigest = r.Impl, r.MapsDigest, r.AttribDigest
+			prev.BuildRuns = append(prev.BuildRuns, r.Build)
+			prev.ResolveRuns = append(prev.ResolveRuns, r.Resolve)
 		}
-		res.Maps = ms.Len()
-		if err := attribute(im, ms, &r, &res); err != nil {
-			return res, err
+	}
+	for _, r := range results {
+		r.Build, r.Resolve = median(r.BuildRuns), median(r.ResolveRuns)
+		if s := r.Resolve.Seconds(); s > 0 {
+			r.SamplesPerSec = float64(res.Samples) / s
 		}
 		res.add(r)
 	}
 	return res, nil
+}
+
+// median returns the median of ds (the lower middle of an even count).
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+// Spread returns the fastest and slowest of ds.
+func Spread(ds []time.Duration) (lo, hi time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	return slices.Min(ds), slices.Max(ds)
 }
 
 // setResolve records the resolve time of n samples.

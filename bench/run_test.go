@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/corpus/gen"
@@ -32,6 +33,41 @@ func TestRunDefaultCorpus(t *testing.T) {
 	}
 	if r.Impls[0].AttribDigest != r.Impls[1].AttribDigest {
 		t.Error("attribution digests differ")
+	}
+	for i, im := range r.Impls {
+		if im.Impl != mapset.All[i].Name {
+			t.Errorf("impl %d is %s, want %s (the order of mapset.All)", i, im.Impl, mapset.All[i].Name)
+		}
+		if len(im.BuildRuns) != Rounds || len(im.ResolveRuns) != Rounds {
+			t.Errorf("%s: %d build and %d resolve timings, want %d each", im.Impl, len(im.BuildRuns), len(im.ResolveRuns), Rounds)
+		}
+		if lo, hi := Spread(im.ResolveRuns); im.Resolve < lo || im.Resolve > hi {
+			t.Errorf("%s: median resolve %v outside its range %v–%v", im.Impl, im.Resolve, lo, hi)
+		}
+	}
+}
+
+func TestMedianAndSpread(t *testing.T) {
+	for _, tc := range []struct {
+		in             []time.Duration
+		median, lo, hi time.Duration
+	}{
+		{nil, 0, 0, 0},
+		{[]time.Duration{4}, 4, 4, 4},
+		{[]time.Duration{9, 1, 5}, 5, 1, 9},
+		{[]time.Duration{8, 2, 6, 4}, 4, 2, 8},
+		{[]time.Duration{3, 3, 1, 7, 3}, 3, 1, 7},
+	} {
+		in := slices.Clone(tc.in)
+		if got := median(tc.in); got != tc.median {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.median)
+		}
+		if lo, hi := Spread(tc.in); lo != tc.lo || hi != tc.hi {
+			t.Errorf("Spread(%v) = %v, %v, want %v, %v", tc.in, lo, hi, tc.lo, tc.hi)
+		}
+		if !slices.Equal(in, tc.in) {
+			t.Errorf("median reordered its input: %v", tc.in)
+		}
 	}
 }
 

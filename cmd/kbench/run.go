@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 
@@ -112,14 +113,33 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 func printRun(w io.Writer, r bench.RunResult) {
 	fmt.Fprintf(w, "corpus %s: %d kernel maps, %d samples (%s), %d [unknown]\n", r.Corpus, r.Maps, r.Samples, r.Source, r.Unknown)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "impl\tbuild\tresolve\tsamples/s\tmaps sha256\tattribution sha256")
+	fmt.Fprintf(tw, "impl\tbuild (median of %d, range)\tresolve (median, range)\tsamples/s\tmaps sha256\tattribution sha256\n", bench.Rounds)
 	for _, im := range r.Impls {
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%.3g\t%s\t%s\n", im.Impl, im.Build, im.Resolve, im.SamplesPerSec, im.MapsDigest[:16], im.AttribDigest[:16])
+		blo, bhi := bench.Spread(im.BuildRuns)
+		rlo, rhi := bench.Spread(im.ResolveRuns)
+		fmt.Fprintf(tw, "%s\t%v (%v–%v)\t%v (%v–%v)\t%.3g\t%s\t%s\n", im.Impl, round(im.Build), round(blo), round(bhi),
+			round(im.Resolve), round(rlo), round(rhi), im.SamplesPerSec, im.MapsDigest[:16], im.AttribDigest[:16])
 	}
 	tw.Flush()
 	verdict := "identical"
 	if !r.Identical {
 		verdict = "DIFFERENT"
 	}
-	fmt.Fprintf(w, "verdict: %s; btree over list: %.1fx resolving, %.1fx building the kernel maps\n\n", verdict, r.Speedup, r.BuildSpeedup)
+	fmt.Fprintf(w, "verdict: %s; btree over list (medians, implementations alternating): %.1fx resolving, %.1fx building the kernel maps\n", verdict, r.Speedup, r.BuildSpeedup)
+	if r.BuildSpeedup < 1 || r.Speedup < 1 {
+		fmt.Fprintf(w, "note: with %d maps the list reference is as fast or faster: a few pointer hops per step beat a B-tree search; the B-tree pays off from about a thousand maps (see BENCHMARKS.md)\n", r.Maps)
+	}
+	fmt.Fprintln(w)
+}
+
+// round shortens a duration for the table.
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	default:
+		return d.Round(100 * time.Nanosecond)
+	}
 }
