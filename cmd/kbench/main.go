@@ -5,8 +5,9 @@
 //
 //	kbench run [CORPUS...]     build each corpus's kernel maps with both
 //	                           implementations, resolve its samples, and
-//	                           compare digests and speed (default: the
-//	                           embedded arm64 corpus)
+//	                           compare digests and speed (default: a
+//	                           generated corpus of ~20,000 kernel maps,
+//	                           then the embedded arm64 corpus)
 //	kbench maps [-impl I] DIR  print a corpus's final kernel maps
 //	kbench report FILE         perf script / perf report attribution of a perf.data file
 //	kbench gen -o DIR ...      generate a corpus
@@ -28,10 +29,11 @@ import (
 const usage = `usage: kbench <command> [arguments]
 
 commands:
-  run [-json] [-samples N] [CORPUS...]
+  run [-json] [-samples N] [-gen=false] [CORPUS...]
         build each corpus's kernel maps with the B-tree and the list
-        reference, attribute its samples through both, and compare
-        (default: the embedded arm64 corpus and a generated x86_64 one)
+        reference, attribute its samples through both, and compare, each
+        phase timed 5 times (default: a generated x86_64 corpus of ~20,000
+        kernel maps, then the embedded 7-map arm64 one)
   maps [-impl btree|list|both] DIR
         print a corpus directory's final kernel maps in canonical form
   report [-format table|script|json|pprof] [-kallsyms FILE] [-G] [-impl I] FILE|-
