@@ -60,11 +60,11 @@ func ELF(path string) (*Table, error) {
 //     file, when it has .dynsym, a .rela.plt or .rel.plt linked to it, and
 //     a .plt: for each relocation in order, a global function
 //     "NAME@plt" (NAME from the relocation's .dynsym entry, "" for index
-//     0, demangled first) of plt_entry_size bytes at .plt's sh_offset + plt_header_size + i
-//   - plt_entry_size, where both sizes are .plt's sh_entsize except on
-//     ARM (20, 12), AArch64 (32, 16), SPARC (48, 12) and SPARCv9 (128,
-//     32). These are inserted after the fix-ups and may overlap other
-//     symbols; lookups then follow perf's tree exactly.
+//     0, demangled first) of plt_entry_size bytes at .plt's sh_offset +
+//     plt_header_size + i × plt_entry_size, where both sizes are .plt's
+//     sh_entsize except on ARM (20, 12), AArch64 (32, 16), SPARC (48, 12)
+//     and SPARCv9 (128, 32). These are inserted after the fix-ups and may
+//     overlap other symbols; lookups then follow perf's tree exactly.
 //
 // Errors name the file. A malformed file is an error, never a panic.
 func ELFWithDebug(path, debug string) (t *Table, err error) {
