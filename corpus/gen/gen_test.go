@@ -21,6 +21,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // small are the parameters of the unit-test corpora.
@@ -321,8 +322,7 @@ func fields(line string) (ip, sym, dso string) {
 // for kernel samples (perf gets the corpus kallsyms, alone in a directory
 // so that it does not pick up the kcore beside it).
 func TestPerfScript(t *testing.T) {
-	perf, err := exec.LookPath("perf")
-	if err != nil {
+	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf not installed")
 	}
 	for _, arch := range gen.Arches() {
@@ -337,15 +337,11 @@ func TestPerfScript(t *testing.T) {
 			}
 			ksFile := filepath.Join(ksDir, "kallsyms")
 			os.WriteFile(ksFile, ks, 0o644)
-			cmd := exec.Command(perf, "script", "-i", filepath.Join(dir, "perf.data"), "-F", "ip,sym,dso", "-G", "--kallsyms", ksFile)
-			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			want, err := cmd.Output()
+			want, stderr, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, "script", "-i", filepath.Join(dir, "perf.data"), "-F", "ip,sym,dso", "-G", "--kallsyms", ksFile)
 			if err != nil {
-				t.Fatalf("%s: perf script: %v: %s", arch, err, stderr.String())
+				t.Fatalf("%s: %v", arch, err)
 			}
-			if s := strings.TrimSpace(stderr.String()); s != "" {
+			if s := strings.TrimSpace(stderr); s != "" {
 				t.Logf("%s: perf script stderr: %s", arch, s)
 			}
 			c, err := corpus.Load(dir)
@@ -362,7 +358,7 @@ func TestPerfScript(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gl, wl := lines(got.Bytes()), lines(want)
+			gl, wl := lines(got.Bytes()), lines([]byte(want))
 			if int64(len(wl)) != sum.Samples || len(gl) != len(wl) {
 				t.Fatalf("%s: perf script printed %d samples, attrib %d, generated %d", arch, len(wl), len(gl), sum.Samples)
 			}

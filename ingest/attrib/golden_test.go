@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/perfdata/perfswap"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/kallsyms and the perf script goldens (needs perf and /proc/kallsyms)")
@@ -62,11 +62,11 @@ func TestUpdateGoldens(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range recordings(t) {
-		out, err := exec.Command("perf", "script", "-i", f, "-F", "ip,sym,dso", "--kallsyms", kallsymsSubset).Output()
+		out, err := perftest.Script(f, "--kallsyms", kallsymsSubset)
 		if err != nil {
-			t.Fatalf("perf script %s: %v", f, err)
+			t.Fatal(err)
 		}
-		if err := os.WriteFile(golden(f), out, 0o644); err != nil {
+		if err := os.WriteFile(golden(f), []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/modules"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // kernelSamples describes a perf.data writeKernelSamples makes.
@@ -327,7 +327,7 @@ func TestPerfMapJIT(t *testing.T) {
 	f.Close()
 	dso := "(" + mapFile + ")"
 	want := fmt.Sprintf(" %16x jit_hot %s\n %16x Interpreter::run %s\n %16x [unknown] %s\n", ips[0], dso, ips[1], dso, ips[2], dso)
-	if out, err := exec.Command("perf", "script", "-F", "ip,sym,dso", "-i", path).Output(); err == nil && string(out) != want {
+	if out, err := perftest.Script(path); err == nil && out != want {
 		t.Errorf("perf script no longer prints what this test pins:\n%s\nwant\n%s", out, want)
 	} else if err == nil {
 		t.Logf("perf script agrees:\n%s", out)

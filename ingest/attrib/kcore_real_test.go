@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/kcore"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // x86_64Kcore are the program headers of an x86_64 /proc/kcore (4-level
@@ -67,11 +67,8 @@ func TestKcoreRealRecordings(t *testing.T) {
 	for _, file := range files {
 		base := filepath.Base(file)
 		t.Run(base, func(t *testing.T) {
-			want, havePerf := "", false
-			if perf, err := exec.LookPath("perf"); err == nil {
-				out, err := exec.Command(perf, "script", "-F", "ip,sym,dso", "-i", file, "--kallsyms", ksPath).Output()
-				want, havePerf = string(out), err == nil
-			}
+			want, err := perftest.Script(file, "--kallsyms", ksPath)
+			havePerf := err == nil
 			golden.record(t, base, want, havePerf)
 			for _, impl := range mapset.All {
 				r, err := perfdata.Open(file)

@@ -5,10 +5,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +18,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/internal/linediff"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 var updateKcore = flag.Bool("update-kcore", false, "rewrite testdata/kcore.golden from perf script (needs perf)")
@@ -87,29 +88,25 @@ func perfScript(t testing.TB, dir string) (string, bool) {
 // perfReportTable runs perf report --stdio --sort dso,sym --no-children
 // -n -g none --kallsyms DIR/kallsyms on dir/perf.data ("" on failure).
 func perfReportTable(t testing.TB, dir string) string {
-	out, err := exec.Command("perf", "report", "-i", filepath.Join(dir, "perf.data"), "--stdio", "--sort", "dso,sym",
-		"--no-children", "-n", "-g", "none", "--kallsyms", filepath.Join(dir, "kallsyms")).Output()
+	out, err := perftest.ReportTable(filepath.Join(dir, "perf.data"), "--kallsyms", filepath.Join(dir, "kallsyms"))
 	if err != nil {
-		t.Logf("perf report: %v", err)
+		t.Log(err)
 		return ""
 	}
-	return string(out)
+	return out
 }
 
 // perfScriptKallsyms runs perf script -F ip,sym,dso --kallsyms ks on
 // dir/perf.data; false when perf is not installed or fails.
 func perfScriptKallsyms(t testing.TB, dir, ks string) (string, bool) {
-	perf, err := exec.LookPath("perf")
+	out, err := perftest.Script(filepath.Join(dir, "perf.data"), "--kallsyms", ks)
 	if err != nil {
+		if !errors.Is(err, perftest.ErrNotInstalled) {
+			t.Log(err)
+		}
 		return "", false
 	}
-	cmd := exec.Command(perf, "script", "-F", "ip,sym,dso", "-i", filepath.Join(dir, "perf.data"), "--kallsyms", ks)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Logf("perf script: %v", err)
-		return "", false
-	}
-	return string(out), true
+	return out, true
 }
 
 func digest(s string) string {

@@ -10,23 +10,17 @@ import (
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // perfScript runs perf script -F ip,sym,dso on file.
 func perfScript(t *testing.T, file string, args ...string) []byte {
 	t.Helper()
-	perf, err := exec.LookPath("perf")
+	out, err := perftest.Script(file, args...)
 	if err != nil {
-		t.Skip("perf not installed")
+		t.Skip(err)
 	}
-	cmd := exec.Command(perf, append([]string{"script", "-i", file, "-F", "ip,sym,dso"}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Skipf("perf script: %v: %s", err, stderr.String())
-	}
-	return out
+	return []byte(out)
 }
 
 func ourScript(t *testing.T, file string, ks []kallsyms.Symbol, impl mapset.Impl, hide bool) ([]byte, *Result) {

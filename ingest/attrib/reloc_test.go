@@ -13,6 +13,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/internal/linediff"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // TestRelocatedKallsyms attributes the committed recordings with a
@@ -50,11 +51,11 @@ func TestRelocatedKallsyms(t *testing.T) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			want := ""
 			if perfErr == nil {
-				out, err := exec.Command("perf", "script", "-F", "ip,sym,dso", "-i", file, "--kallsyms", shifted).Output()
+				out, err := perftest.Script(file, "--kallsyms", shifted)
 				if err != nil {
-					t.Skipf("perf script: %v", err)
+					t.Skip(err)
 				}
-				want = string(out)
+				want = out
 			} else {
 				want = script(t, file, "testdata/kallsyms", mapset.BTree)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/internal/linediff"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // TestTableAgainstPerfReport compares WriteTable's rows with perf report
@@ -17,8 +18,7 @@ import (
 // unresolved addresses included; a table per event where there are
 // several.
 func TestTableAgainstPerfReport(t *testing.T) {
-	perf, err := exec.LookPath("perf")
-	if err != nil {
+	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf not installed")
 	}
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
@@ -28,10 +28,9 @@ func TestTableAgainstPerfReport(t *testing.T) {
 	total, matched := 0, 0
 	for _, f := range recordings(t) {
 		name := filepath.Base(f)
-		cmd := exec.Command(perf, "report", "-i", f, "--stdio", "--sort", "dso,sym", "--no-children", "-n", "-g", "none", "--kallsyms", kallsymsSubset)
-		out, err := cmd.Output()
+		out, err := perftest.ReportTable(f, "--kallsyms", kallsymsSubset)
 		if err != nil {
-			t.Skipf("perf report: %v", err)
+			t.Skip(err)
 		}
 		_, res := ourScript(t, f, ks, mapset.BTree, true)
 		var b bytes.Buffer

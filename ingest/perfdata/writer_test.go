@@ -3,10 +3,10 @@ package perfdata_test
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -16,6 +16,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // seekBuffer is an in-memory io.WriteSeeker.
@@ -269,19 +270,14 @@ func TestWriterErrors(t *testing.T) {
 // perfScriptLines runs perf script -F ip,sym,dso with args, or skips.
 func perfScriptLines(t *testing.T, file string, args ...string) (string, string) {
 	t.Helper()
-	perf, err := exec.LookPath("perf")
-	if err != nil {
-		t.Skip("perf not installed")
+	out, stderr, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append([]string{"script", "-i", file, "-F", "ip,sym,dso"}, args...)...)
+	if errors.Is(err, perftest.ErrNotInstalled) {
+		t.Skip(err)
 	}
-	cmd := exec.Command(perf, append([]string{"script", "-i", file, "-F", "ip,sym,dso"}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir()) // no build-id cache
-	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("perf script: %v: %s", err, stderr.String())
+		t.Fatal(err)
 	}
-	return string(out), stderr.String()
+	return out, stderr
 }
 
 // TestWriterPerfScript checks that perf script reads a written file
