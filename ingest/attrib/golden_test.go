@@ -15,7 +15,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
-	"github.com/kmapindex/kmapindex/ingest/perfdata/perfswap"
+	"github.com/kmapindex/kmapindex/internal/perfswap"
 	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 

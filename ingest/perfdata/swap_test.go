@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
-	"github.com/kmapindex/kmapindex/ingest/perfdata/perfswap"
+	"github.com/kmapindex/kmapindex/internal/perfswap"
 )
 
 // canon is a text form of a record without pointers and raw bytes (the

@@ -5,13 +5,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kmapindex/kmapindex/ingest/perfdata/perfswap"
+	"github.com/kmapindex/kmapindex/internal/perfswap"
 )
 
 // The full check (every record decodes the same from both byte orders)
 // is perfdata's TestByteSwapped; this one checks the header flip.
 func TestHeader(t *testing.T) {
-	le, err := os.ReadFile("../testdata/sleep.data")
+	le, err := os.ReadFile("../../ingest/perfdata/testdata/sleep.data")
 	if err != nil {
 		t.Fatal(err)
 	}
