@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kmapindex/kmapindex/corpus"
+	"github.com/kmapindex/kmapindex/corpus/capture"
 	"github.com/kmapindex/kmapindex/index/mapset"
 )
 
@@ -34,7 +35,7 @@ func runCapture(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	rep, err := corpus.Capture(corpus.CaptureOptions{Root: *root, Out: *out})
+	rep, err := capture.Run(capture.Options{Root: *root, Out: *out})
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func runCapture(args []string, stdout, stderr io.Writer) error {
 
 // printCapture prints a capture report: the files (sys/module and ko
 // summed up), then the notes.
-func printCapture(w io.Writer, rep *corpus.CaptureReport) {
+func printCapture(w io.Writer, rep *capture.Report) {
 	fmt.Fprintf(w, "captured %s (kernel %s, %s) into %s\n", rep.Host, rep.Release, rep.Arch, rep.Out)
 	type group struct {
 		name         string

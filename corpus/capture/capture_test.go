@@ -1,4 +1,4 @@
-package corpus
+package capture
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kcore"
@@ -80,7 +81,7 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 func fakeRoot(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	ko, err := os.ReadFile(filepath.Join("..", "ingest", "modsec", "testdata", "my-mod.ko"))
+	ko, err := os.ReadFile(filepath.Join("..", "..", "ingest", "modsec", "testdata", "my-mod.ko"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func fakeRoot(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(MaxCaptureKo + 1); err != nil {
+	if err := f.Truncate(MaxKo + 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -146,7 +147,7 @@ func TestCaptureFakeTree(t *testing.T) {
 	root := fakeRoot(t)
 	out := filepath.Join(t.TempDir(), "corpus")
 	at := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
-	rep, err := Capture(CaptureOptions{Root: root, Out: out, Now: func() time.Time { return at }})
+	rep, err := Run(Options{Root: root, Out: out, Now: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,14 +169,14 @@ func TestCaptureFakeTree(t *testing.T) {
 			t.Errorf("%s: reported %d bytes, on disk %v %v", f.Name, f.Size, info, err)
 		}
 	}
-	for _, want := range []string{KallsymsFile, ModulesFile, KcoreFile, "kmodsec.data", MetaFile,
+	for _, want := range []string{corpus.KallsymsFile, corpus.ModulesFile, corpus.KcoreFile, "kmodsec.data", corpus.MetaFile,
 		"ko/my-mod.ko", "sys/module/my_mod/sections/.noinstr.text", "sys/module/other/sections/.text"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s not written; files %q", want, names)
 		}
 	}
-	if names[len(names)-1] != MetaFile {
-		t.Errorf("last file %s, want %s", names[len(names)-1], MetaFile)
+	if names[len(names)-1] != corpus.MetaFile {
+		t.Errorf("last file %s, want %s", names[len(names)-1], corpus.MetaFile)
 	}
 	for _, not := range []string{"ko/big.ko", "ko/zz.ko", "sys/module/my_mod/sections/.bad"} {
 		if slices.Contains(names, not) {
@@ -199,7 +200,7 @@ func TestCaptureFakeTree(t *testing.T) {
 	}
 
 	// The files round-trip through Load.
-	c, err := Load(out)
+	c, err := corpus.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestCaptureFakeTree(t *testing.T) {
 	}
 
 	// corpus.json carries the notes.
-	raw, err := os.ReadFile(filepath.Join(out, MetaFile))
+	raw, err := os.ReadFile(filepath.Join(out, corpus.MetaFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,8 +242,8 @@ func TestCaptureFakeTree(t *testing.T) {
 	for src, dst := range map[string]string{
 		"lib/modules/" + fakeRelease + "/kernel/drivers/misc/my-mod.ko": "ko/my-mod.ko",
 		"sys/module/my_mod/sections/.data":                              "sys/module/my_mod/sections/.data",
-		"proc/kallsyms":                                                 KallsymsFile,
-		"proc/modules":                                                  ModulesFile,
+		"proc/kallsyms":                                                 corpus.KallsymsFile,
+		"proc/modules":                                                  corpus.ModulesFile,
 	} {
 		a, err1 := os.ReadFile(filepath.Join(root, src))
 		b, err2 := os.ReadFile(filepath.Join(out, dst))
@@ -303,7 +304,7 @@ func TestCaptureRestricted(t *testing.T) {
 		"sys/module/my_mod/sections/.text": "0x0000000000000000\n",
 	})
 	out := t.TempDir() // exists, empty: accepted
-	rep, err := Capture(CaptureOptions{Root: root, Out: out})
+	rep, err := Run(Options{Root: root, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestCaptureRestricted(t *testing.T) {
 	if rep.Meta.Arch == "" || rep.Meta.Name == "" {
 		t.Errorf("meta %+v", rep.Meta)
 	}
-	if _, err := Load(out); err == nil || !strings.Contains(err.Error(), "kptr_restrict") {
+	if _, err := corpus.Load(out); err == nil || !strings.Contains(err.Error(), "kptr_restrict") {
 		t.Errorf("Load of a restricted capture: %v", err)
 	}
 }
@@ -332,16 +333,16 @@ func TestCaptureRefuses(t *testing.T) {
 	file := filepath.Join(full, "x")
 	for _, tc := range []struct {
 		name string
-		opts CaptureOptions
+		opts Options
 		want string
 	}{
-		{"non-empty out", CaptureOptions{Root: root, Out: full}, full},
-		{"out is a file", CaptureOptions{Root: root, Out: file}, file},
-		{"no out", CaptureOptions{Root: root}, "no output directory"},
-		{"missing root", CaptureOptions{Root: filepath.Join(root, "none"), Out: filepath.Join(root, "o")}, "none"},
-		{"root is a file", CaptureOptions{Root: file, Out: filepath.Join(root, "o")}, file},
+		{"non-empty out", Options{Root: root, Out: full}, full},
+		{"out is a file", Options{Root: root, Out: file}, file},
+		{"no out", Options{Root: root}, "no output directory"},
+		{"missing root", Options{Root: filepath.Join(root, "none"), Out: filepath.Join(root, "o")}, "none"},
+		{"root is a file", Options{Root: file, Out: filepath.Join(root, "o")}, file},
 	} {
-		if _, err := Capture(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Run(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want one naming %q", tc.name, err, tc.want)
 		}
 	}
@@ -359,11 +360,11 @@ func TestCaptureMachine(t *testing.T) {
 		t.Skip(err)
 	}
 	out := filepath.Join(t.TempDir(), "c")
-	rep, err := Capture(CaptureOptions{Out: out})
+	rep, err := Run(Options{Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(rep.Files, func(f CapturedFile) bool { return f.Name == KallsymsFile && f.Size > 0 }) {
+	if !slices.ContainsFunc(rep.Files, func(f File) bool { return f.Name == corpus.KallsymsFile && f.Size > 0 }) {
 		t.Errorf("no kallsyms in %v", rep.Files)
 	}
 	if rep.Symbols == 0 || rep.Release == "" || rep.Arch == "" {
@@ -374,7 +375,7 @@ func TestCaptureMachine(t *testing.T) {
 			t.Errorf("/proc/%s is missing and no note says so:\n%s", file, strings.Join(rep.Notes, "\n"))
 		}
 	}
-	if _, err := Load(out); err != nil && !hasNote(rep.Notes, "Load will refuse") {
+	if _, err := corpus.Load(out); err != nil && !hasNote(rep.Notes, "Load will refuse") {
 		t.Errorf("Load: %v, and no note foresaw it", err)
 	}
 }

@@ -1,4 +1,7 @@
-package corpus
+// Package capture snapshots the running machine's kernel address space
+// (kallsyms, modules, module sections, module files, kcore headers) into a
+// corpus directory that package corpus loads.
+package capture
 
 import (
 	"bufio"
@@ -18,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/kcore"
@@ -26,54 +30,47 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/modules"
 )
 
-// MaxCaptureKo is the largest module file Capture copies into a corpus;
+// MaxKo is the largest module file Run copies into a corpus;
 // larger ones are left out with a note, and their modules get no
 // KMOD_SEC_MAP records.
-const MaxCaptureKo = 4 << 20
+const MaxKo = 4 << 20
 
-// Names of the capture's outputs that corpus.go has no constant for.
-const (
-	captureSysModule = "sys/module"
-	captureKoDir     = "ko"
-	captureKmodsec   = "kmodsec.data"
-)
-
-// Bounds on what Capture reads from one source file.
+// Bounds on what Run reads from one source file.
 const (
 	maxCaptureText  = 1 << 30 // kallsyms, modules
 	maxCaptureSysfs = 4096    // one sysfs attribute (a page)
 )
 
-// CaptureOptions says what Capture snapshots and where it writes.
-type CaptureOptions struct {
+// Options says what Run snapshots and where it writes.
+type Options struct {
 	// Root is the file system root the kernel files are read below: "/"
 	// (the default) for the running machine; tests point it at a fake
 	// tree holding proc/, sys/ and lib/modules/.
 	Root string
-	// Out is the corpus directory to write. Capture creates it; an
+	// Out is the corpus directory to write. Run creates it; an
 	// existing directory must be empty.
 	Out string
 	// Now gives the capture time for corpus.json; time.Now by default.
 	Now func() time.Time
 }
 
-// CapturedFile is one file Capture wrote.
-type CapturedFile struct {
+// File is one file Run wrote.
+type File struct {
 	Name string // slash-separated, relative to the corpus directory
 	Size int64  // bytes
 }
 
-// CaptureReport says what Capture wrote and what it could not capture.
-type CaptureReport struct {
-	Out     string // the corpus directory
-	Host    string // host name
-	Release string // kernel release (uname -r)
-	Arch    string // machine (uname -m)
-	Meta    Meta   // what corpus.json holds besides the notes
+// Report says what Run wrote and what it could not capture.
+type Report struct {
+	Out     string      // the corpus directory
+	Host    string      // host name
+	Release string      // kernel release (uname -r)
+	Arch    string      // machine (uname -m)
+	Meta    corpus.Meta // what corpus.json holds besides the notes
 
 	// Files lists every file written, in the order written; corpus.json
 	// is last.
-	Files []CapturedFile
+	Files []File
 	// Notes name every piece that is missing or unusable, and why. They
 	// are also corpus.json's "notes".
 	Notes []string
@@ -86,14 +83,14 @@ type CaptureReport struct {
 	Records  int // KMOD_SEC_MAP records written to kmodsec.data
 }
 
-// captureMeta is corpus.json as Capture writes it: Meta and the notes.
+// captureMeta is corpus.json as Run writes it: Meta and the notes.
 // Load reads it as a Meta and ignores the notes.
 type captureMeta struct {
-	Meta
+	corpus.Meta
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Capture snapshots the kernel address space of the machine whose files
+// Run snapshots the kernel address space of the machine whose files
 // lie below opts.Root into the corpus directory opts.Out:
 //
 //	kallsyms                     ROOT/proc/kallsyms
@@ -101,7 +98,7 @@ type captureMeta struct {
 //	sys/module/NAME/sections/S   ROOT/sys/module/NAME/sections/S
 //	ko/BASE.ko                   the loaded modules' files, found below
 //	                             ROOT/lib/modules/RELEASE/ (uncompressed,
-//	                             smaller than MaxCaptureKo)
+//	                             smaller than MaxKo)
 //	kcore                        the ELF header and readable PT_LOAD
 //	                             program headers of ROOT/proc/kcore
 //	kmodsec.data                 KMOD_SEC_MAP records (kmodsec.DefaultType,
@@ -114,32 +111,32 @@ type captureMeta struct {
 // os.Hostname and runtime.GOARCH.
 //
 // A source that is missing, unreadable or unusable (kptr_restrict zeros,
-// a compressed module file) is not an error: Capture writes what it can
+// a compressed module file) is not an error: Run writes what it can
 // and records a note. The error result is for what prevents a capture at
 // all: a bad Root or Out, or a failure writing Out, in which case Out may
 // hold a partial corpus.
-func Capture(opts CaptureOptions) (*CaptureReport, error) {
+func Run(opts Options) (*Report, error) {
 	root := opts.Root
 	if root == "" {
 		root = "/"
 	}
 	if opts.Out == "" {
-		return nil, errors.New("corpus capture: no output directory")
+		return nil, errors.New("capture: no output directory")
 	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
 	if info, err := os.Stat(root); err != nil {
-		return nil, fmt.Errorf("corpus capture: root: %w", err)
+		return nil, fmt.Errorf("capture: root: %w", err)
 	} else if !info.IsDir() {
-		return nil, fmt.Errorf("corpus capture: root %s: not a directory", root)
+		return nil, fmt.Errorf("capture: root %s: not a directory", root)
 	}
 	if err := prepareCaptureDir(opts.Out); err != nil {
 		return nil, err
 	}
 
-	c := &capturer{root: root, rep: &CaptureReport{Out: opts.Out}}
+	c := &capturer{root: root, rep: &Report{Out: opts.Out}}
 	c.identify()
 	if err := c.kallsyms(); err != nil {
 		return nil, err
@@ -171,30 +168,30 @@ func prepareCaptureDir(dir string) error {
 	info, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("corpus capture: %w", err)
+			return fmt.Errorf("capture: %w", err)
 		}
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("corpus capture: %w", err)
+		return fmt.Errorf("capture: %w", err)
 	}
 	if !info.IsDir() {
-		return fmt.Errorf("corpus capture: %s: not a directory", dir)
+		return fmt.Errorf("capture: %s: not a directory", dir)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("corpus capture: %w", err)
+		return fmt.Errorf("capture: %w", err)
 	}
 	if len(ents) > 0 {
-		return fmt.Errorf("corpus capture: %s is not empty (%d entries); give a new or empty directory", dir, len(ents))
+		return fmt.Errorf("capture: %s is not empty (%d entries); give a new or empty directory", dir, len(ents))
 	}
 	return nil
 }
 
-// capturer holds the state of one Capture.
+// capturer holds the state of one Run.
 type capturer struct {
 	root string
-	rep  *CaptureReport
+	rep  *Report
 }
 
 // src returns the path of the kernel file rel (slash-separated) below root.
@@ -209,12 +206,12 @@ func (c *capturer) note(format string, args ...any) {
 func (c *capturer) write(rel string, data []byte) error {
 	dst := filepath.Join(c.rep.Out, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("corpus capture: %w", err)
+		return fmt.Errorf("capture: %w", err)
 	}
 	if err := os.WriteFile(dst, data, 0o644); err != nil {
-		return fmt.Errorf("corpus capture: %w", err)
+		return fmt.Errorf("capture: %w", err)
 	}
-	c.rep.Files = append(c.rep.Files, CapturedFile{Name: rel, Size: int64(len(data))})
+	c.rep.Files = append(c.rep.Files, File{Name: rel, Size: int64(len(data))})
 	return nil
 }
 
@@ -299,7 +296,7 @@ func (c *capturer) kallsyms() error {
 		c.note("kallsyms: not captured: %v", err)
 		return nil
 	}
-	if err := c.write(KallsymsFile, data); err != nil {
+	if err := c.write(corpus.KallsymsFile, data); err != nil {
 		return err
 	}
 	syms, err := kallsyms.ReadAll(bytes.NewReader(data))
@@ -325,7 +322,7 @@ func (c *capturer) modules() ([]index.Module, error) {
 		c.note("modules: not captured: %v", err)
 		return nil, nil
 	}
-	if err := c.write(ModulesFile, data); err != nil {
+	if err := c.write(corpus.ModulesFile, data); err != nil {
 		return nil, err
 	}
 	mods, err := modules.Parse(bytes.NewReader(data))
@@ -344,7 +341,7 @@ func (c *capturer) modules() ([]index.Module, error) {
 
 // sections copies every readable file of sys/module/*/sections.
 func (c *capturer) sections(mods []index.Module) error {
-	dir := c.src(captureSysModule)
+	dir := c.src(corpus.SysModuleDir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		if len(mods) > 0 || !errors.Is(err, fs.ErrNotExist) {
@@ -384,7 +381,7 @@ func (c *capturer) sections(mods []index.Module) error {
 				}
 				continue
 			}
-			if err := c.write(path.Join(captureSysModule, mod, "sections", s.Name()), data); err != nil {
+			if err := c.write(path.Join(corpus.SysModuleDir, mod, "sections", s.Name()), data); err != nil {
 				return err
 			}
 			copied[mod] = true
@@ -431,7 +428,7 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// compressedKo lists the compressed module file suffixes Capture knows of
+// compressedKo lists the compressed module file suffixes Run knows of
 // and does not read.
 var compressedKo = []string{".ko.xz", ".ko.zst", ".ko.gz"}
 
@@ -490,17 +487,17 @@ func (c *capturer) koFiles(mods []index.Module) error {
 			c.note("ko: module %s: %v", m.Name, err)
 			continue
 		}
-		if info.Size() > MaxCaptureKo {
+		if info.Size() > MaxKo {
 			c.note("ko: module %s: %s is %d bytes, more than the %d-byte limit: not copied, and no section records made",
-				m.Name, name, info.Size(), MaxCaptureKo)
+				m.Name, name, info.Size(), MaxKo)
 			continue
 		}
-		data, err := readSource(name, MaxCaptureKo)
+		data, err := readSource(name, MaxKo)
 		if err != nil {
 			c.note("ko: module %s: %v", m.Name, err)
 			continue
 		}
-		dst := path.Join(captureKoDir, path.Base(rel))
+		dst := path.Join(corpus.KoDir, path.Base(rel))
 		if err := c.write(dst, data); err != nil {
 			return err
 		}
@@ -617,7 +614,7 @@ func (c *capturer) kcore() error {
 		c.note("kcore: not captured: %s: %v", name, err)
 		return nil
 	}
-	if err := c.write(KcoreFile, buf.Bytes()); err != nil {
+	if err := c.write(corpus.KcoreFile, buf.Bytes()); err != nil {
 		return err
 	}
 	c.rep.Segments = len(segs)
@@ -633,8 +630,8 @@ func (c *capturer) kcore() error {
 // copied section addresses and a copied module file, read back from the
 // corpus being written (Corpus.ModuleSections).
 func (c *capturer) kmodsec(mods []index.Module) error {
-	written := &Corpus{FS: os.DirFS(c.rep.Out), Dir: ".", Modules: mods, HasModules: true}
-	ms, _, err := written.ModuleSections(KoDir + "/")
+	written := &corpus.Corpus{FS: os.DirFS(c.rep.Out), Dir: ".", Modules: mods, HasModules: true}
+	ms, _, err := written.ModuleSections(corpus.KoDir + "/")
 	if err != nil {
 		c.note("kmodsec: no KMOD_SEC_MAP records: %v", err)
 		return nil
@@ -651,9 +648,9 @@ func (c *capturer) kmodsec(mods []index.Module) error {
 	}
 	var buf bytes.Buffer
 	if err := kmodsec.WriteStream(&buf, recs, binary.NativeEndian, kmodsec.DefaultType); err != nil {
-		return fmt.Errorf("corpus capture: %s: %w", captureKmodsec, err)
+		return fmt.Errorf("capture: %s: %w", corpus.KmodsecFile, err)
 	}
-	if err := c.write(captureKmodsec, buf.Bytes()); err != nil {
+	if err := c.write(corpus.KmodsecFile, buf.Bytes()); err != nil {
 		return err
 	}
 	c.rep.Records = len(recs)
@@ -690,7 +687,7 @@ func (c *capturer) meta(at time.Time) error {
 	if len(parts) == 0 {
 		parts = append(parts, "nothing usable")
 	}
-	r.Meta = Meta{
+	r.Meta = corpus.Meta{
 		Name:        r.Host + "-" + at.Format("2006-01-02"),
 		Arch:        r.Arch,
 		Description: fmt.Sprintf("The kernel address space of %s (%s, %s): %s.", r.Host, release, r.Arch, strings.Join(parts, ", ")),
@@ -698,7 +695,7 @@ func (c *capturer) meta(at time.Time) error {
 	}
 	data, err := json.MarshalIndent(captureMeta{Meta: r.Meta, Notes: r.Notes}, "", "  ")
 	if err != nil {
-		return fmt.Errorf("corpus capture: %s: %w", MetaFile, err)
+		return fmt.Errorf("capture: %s: %w", corpus.MetaFile, err)
 	}
-	return c.write(MetaFile, append(data, '\n'))
+	return c.write(corpus.MetaFile, append(data, '\n'))
 }
