@@ -213,8 +213,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			continue // drain so the decoder ends
 		}
 		if a.sym == nil {
-			// Build ids come from the features: file mode has them before
-			// the first record; pipe mode, as HEADER_BUILD_ID records go by.
+			// Build ids come from the features, which file mode has
+			// before the first record. Pipe mode's HEADER_BUILD_ID
+			// records are decoded but not applied yet; perf applies each
+			// as it reads it (header.c, __event_process_build_id).
 			buildIDs = buildIDMap(r.Features())
 			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.moduleMaps)
 			a.sym.noFiles = opts.NoFiles
