@@ -2,103 +2,29 @@ package plot
 
 import (
 	"bytes"
-	"encoding/xml"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kmapindex/kmapindex/internal/svgtest"
 )
 
-// node is a generic XML element, for reading the SVG back.
-type node struct {
-	XMLName xml.Name
-	Attrs   []xml.Attr `xml:",any,attr"`
-	Nodes   []node     `xml:",any"`
-	Text    string     `xml:",chardata"`
-}
-
-func (n *node) attr(name string) string {
-	for _, a := range n.Attrs {
-		if a.Name.Local == name {
-			return a.Value
-		}
-	}
-	return ""
-}
-
-// walk calls fn for n and every element below it.
-func (n *node) walk(fn func(*node)) {
-	fn(n)
-	for i := range n.Nodes {
-		n.Nodes[i].walk(fn)
-	}
-}
-
-func (n *node) all(name string) []*node {
-	var out []*node
-	n.walk(func(m *node) {
-		if m.XMLName.Local == name {
-			out = append(out, m)
-		}
-	})
-	return out
-}
-
-func (n *node) texts() []string {
-	var out []string
-	for _, t := range n.all("text") {
-		out = append(out, t.Text)
-	}
-	return out
-}
-
-// parseSVG checks that data is one well-formed XML document whose root is
-// an SVG 1.1 <svg> with width, height and a matching viewBox.
-func parseSVG(t *testing.T, data []byte) *node {
-	t.Helper()
-	if !bytes.HasPrefix(data, []byte(`<?xml version="1.0"`)) {
-		t.Errorf("no XML declaration: %.40q", data)
-	}
-	// Well-formedness: the decoder's own token stream must end cleanly.
-	d := xml.NewDecoder(bytes.NewReader(data))
-	for {
-		_, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not well-formed XML: %v\n%s", err, data)
-		}
-	}
-	var root node
-	if err := xml.Unmarshal(data, &root); err != nil {
-		t.Fatalf("unmarshal: %v", err)
-	}
-	if root.XMLName.Local != "svg" || root.XMLName.Space != "http://www.w3.org/2000/svg" || root.attr("version") != "1.1" {
-		t.Errorf("root %v version %q, want SVG 1.1 <svg>", root.XMLName, root.attr("version"))
-	}
-	w, h := root.attr("width"), root.attr("height")
-	if w == "" || h == "" || root.attr("viewBox") != "0 0 "+w+" "+h {
-		t.Errorf("width %q height %q viewBox %q", w, h, root.attr("viewBox"))
-	}
-	return &root
-}
-
-func loglog(t *testing.T, p Plot) *node {
+func loglog(t *testing.T, p Plot) *svgtest.Node {
 	t.Helper()
 	var b bytes.Buffer
 	if err := LogLog(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	return parseSVG(t, b.Bytes())
+	return svgtest.Parse(t, b.Bytes())
 }
 
 // points returns the coordinates of a polyline.
-func points(t *testing.T, pl *node) [][2]float64 {
+func points(t *testing.T, pl *svgtest.Node) [][2]float64 {
 	t.Helper()
 	var out [][2]float64
-	for _, f := range strings.Fields(pl.attr("points")) {
+	for _, f := range strings.Fields(pl.Attr("points")) {
 		x, y, ok := strings.Cut(f, ",")
 		px, err1 := strconv.ParseFloat(x, 64)
 		py, err2 := strconv.ParseFloat(y, 64)
@@ -124,7 +50,7 @@ var lookup = Plot{
 
 func TestLogLog(t *testing.T) {
 	root := loglog(t, lookup)
-	lines := root.all("polyline")
+	lines := root.All("polyline")
 	if len(lines) != len(lookup.Series) {
 		t.Fatalf("%d polylines, want one per series (%d)", len(lines), len(lookup.Series))
 	}
@@ -139,7 +65,7 @@ func TestLogLog(t *testing.T) {
 				t.Errorf("series %d: x pixels not increasing: %v", i, pts)
 			}
 		}
-		colors[pl.attr("stroke")] = true
+		colors[pl.Attr("stroke")] = true
 	}
 	if len(colors) != len(lines) {
 		t.Errorf("series colours not distinct: %v", colors)
@@ -153,19 +79,19 @@ func TestLogLog(t *testing.T) {
 	if !(pts[0][1] > pts[1][1] && pts[1][1] > pts[2][1]) {
 		t.Errorf("increasing y not drawn upward: %v", pts)
 	}
-	texts := strings.Join(root.texts(), "|")
+	texts := strings.Join(root.Texts(), "|")
 	for _, want := range []string{"Lookup <time> & n", "n (maps)", "time per op (s)", "list", "btree", "snapshot", "|100|", "|1k|", "|10k|", "100n", "1µ", "10µ", "100µ"} {
 		if !strings.Contains("|"+texts+"|", want) {
 			t.Errorf("no text %q in %q", want, texts)
 		}
 	}
-	if n := len(root.all("path")); n != 1 {
+	if n := len(root.All("path")); n != 1 {
 		t.Errorf("%d error bars, want 1", n)
 	}
 	// Markers: distinct shapes for the first series.
 	shapes := map[string]int{}
-	root.walk(func(n *node) {
-		if n.attr("class") == "marker" {
+	root.Walk(func(n *svgtest.Node) {
+		if n.Attr("class") == "marker" {
 			shapes[n.XMLName.Local]++
 		}
 	})
@@ -208,15 +134,15 @@ func TestLogScale(t *testing.T) {
 
 func TestLogLogDegenerate(t *testing.T) {
 	one := loglog(t, Plot{Title: "one", Series: []Series{{Name: "only", Points: []Point{{X: 1000, Y: 2e-6}}}}})
-	if n := len(one.all("polyline")); n != 1 {
+	if n := len(one.All("polyline")); n != 1 {
 		t.Errorf("%d polylines for a one-point series", n)
 	}
-	if n := len(one.all("circle")); n != 2 { // the point and its legend key
+	if n := len(one.All("circle")); n != 2 { // the point and its legend key
 		t.Errorf("%d circles, want the marker and the legend's", n)
 	}
 	for _, want := range []string{"1k", "10k", "1µ", "10µ"} {
-		if !strings.Contains(strings.Join(one.texts(), "|"), want) {
-			t.Errorf("one point: no tick %q in %q", want, one.texts())
+		if !strings.Contains(strings.Join(one.Texts(), "|"), want) {
+			t.Errorf("one point: no tick %q in %q", want, one.Texts())
 		}
 	}
 
@@ -253,11 +179,11 @@ func TestLogLogManySeries(t *testing.T) {
 		p.Series = append(p.Series, Series{Name: "s" + strconv.Itoa(i), Points: []Point{{X: 1, Y: float64(i + 1)}, {X: 1e12, Y: 1e-9}}})
 	}
 	root := loglog(t, p)
-	if n := len(root.all("polyline")); n != 9 {
+	if n := len(root.All("polyline")); n != 9 {
 		t.Errorf("%d polylines, want 9", n)
 	}
 	// 12 decades on x: labels every other decade.
-	texts := strings.Join(root.texts(), "|")
+	texts := strings.Join(root.Texts(), "|")
 	if !strings.Contains(texts, "|1|100|10k|1M|100M|10G|1T|") || strings.Contains(texts, "|1k|") {
 		t.Errorf("x tick labels %q", texts)
 	}
@@ -297,18 +223,18 @@ func TestBars(t *testing.T) {
 	if err := Bars(&b, c); err != nil {
 		t.Fatal(err)
 	}
-	root := parseSVG(t, b.Bytes())
-	var bars []*node
-	root.walk(func(n *node) {
-		if n.attr("class") == "bar" {
+	root := svgtest.Parse(t, b.Bytes())
+	var bars []*svgtest.Node
+	root.Walk(func(n *svgtest.Node) {
+		if n.Attr("class") == "bar" {
 			bars = append(bars, n)
 		}
 	})
 	if len(bars) != 4 {
 		t.Fatalf("%d bars, want 4", len(bars))
 	}
-	h := func(n *node) float64 {
-		v, err := strconv.ParseFloat(n.attr("height"), 64)
+	h := func(n *svgtest.Node) float64 {
+		v, err := strconv.ParseFloat(n.Attr("height"), 64)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,10 +247,10 @@ func TestBars(t *testing.T) {
 	if h(bars[3]) != 0 {
 		t.Errorf("zero value drawn %g high", h(bars[3]))
 	}
-	if bars[0].attr("fill") == bars[1].attr("fill") || bars[0].attr("fill") != bars[2].attr("fill") {
-		t.Errorf("bar colours: %q %q %q", bars[0].attr("fill"), bars[1].attr("fill"), bars[2].attr("fill"))
+	if bars[0].Attr("fill") == bars[1].Attr("fill") || bars[0].Attr("fill") != bars[2].Attr("fill") {
+		t.Errorf("bar colours: %q %q %q", bars[0].Attr("fill"), bars[1].Attr("fill"), bars[2].Attr("fill"))
 	}
-	texts := strings.Join(root.texts(), "|")
+	texts := strings.Join(root.Texts(), "|")
 	for _, want := range []string{"resolve throughput", "samples/s", "arm64-default", "x86 & co", "btree", "list", "90M", "12M", "100M", "|0|"} {
 		if !strings.Contains("|"+texts+"|", want) {
 			t.Errorf("no text %q in %q", want, texts)
@@ -354,7 +280,7 @@ func TestBars(t *testing.T) {
 	if err := Bars(&b, BarChart{Groups: []string{"g"}, Series: []BarSeries{{Name: "a", Values: []float64{0}}}}); err != nil {
 		t.Fatal(err)
 	}
-	parseSVG(t, b.Bytes())
+	svgtest.Parse(t, b.Bytes())
 }
 
 func TestNiceAxis(t *testing.T) {

@@ -2,65 +2,32 @@ package main
 
 import (
 	"bytes"
-	"encoding/xml"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kmapindex/kmapindex/internal/svgtest"
 )
 
-// svgDoc is the part of an SVG file the tests look at.
-type svgDoc struct {
-	XMLName  xml.Name
-	Width    string  `xml:"width,attr"`
-	Height   string  `xml:"height,attr"`
-	ViewBox  string  `xml:"viewBox,attr"`
-	Elements []svgEl `xml:",any"`
-}
-
-type svgEl struct {
-	XMLName  xml.Name
-	Class    string  `xml:"class,attr"`
-	Text     string  `xml:",chardata"`
-	Elements []svgEl `xml:",any"`
-}
-
-func (e svgEl) count(name, class string, texts *[]string) int {
-	n := 0
-	if e.XMLName.Local == name && (class == "" || e.Class == class) {
-		n++
-	}
-	if e.XMLName.Local == "text" {
-		*texts = append(*texts, e.Text)
-	}
-	for _, c := range e.Elements {
-		n += c.count(name, class, texts)
-	}
-	return n
-}
-
-// readSVG parses an SVG file and counts its name/class elements.
+// readSVG parses an SVG file (checking its shape) and counts its
+// name/class elements; it returns the texts too.
 func readSVG(t *testing.T, path, name, class string) (int, []string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc svgDoc
-	if err := xml.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if doc.XMLName.Local != "svg" || doc.Width == "" || doc.Height == "" || doc.ViewBox == "" {
-		t.Errorf("%s: root %v width %q height %q viewBox %q", path, doc.XMLName, doc.Width, doc.Height, doc.ViewBox)
-	}
-	var texts []string
+	root := svgtest.Parse(t, data)
 	n := 0
-	for _, e := range doc.Elements {
-		n += e.count(name, class, &texts)
+	for _, e := range root.All(name) {
+		if class == "" || e.Attr("class") == class {
+			n++
+		}
 	}
-	return n, texts
+	return n, root.Texts()
 }
 
 func TestPlotBench(t *testing.T) {
