@@ -22,6 +22,10 @@
 //
 // [Validate] checks the linear rule kcore guarantees and the index relies
 // on, and [WriteHeaders] writes a header-only kcore for corpora and tests.
+//
+// ReadELF is hand-written rather than debug/elf because perf reads only
+// the program headers, and debug/elf refuses a header-only copy whose
+// section table was not copied (TestDivergesFromDebugELF).
 package kcore
 
 import (

@@ -277,6 +277,9 @@ const (
 )
 
 // rustIsMangled is perf's rust_is_mangled on an already demangled name.
+// It and rustDemangleSym are hand-written because they are perf's own
+// second pass over the C++ demangler's output (demangle-rust.c), which no
+// demangling library applies.
 func rustIsMangled(s string) bool {
 	if len(s) <= len(rustHashPrefix)+rustHashLen {
 		return false

@@ -8,7 +8,9 @@ package symbols
 // @plt symbol inside a zero-size symbol extended by symbols__fixup_end, a
 // hand-written assembly function nested in another) the answer depends on
 // the tree's shape, so the shape is rebuilt exactly: same insertions, same
-// erasures, same rebalancing.
+// erasures, same rebalancing. Hand-written because no Go library keeps
+// lib/rbtree.c's shape; an interval index answers differently
+// (TestRBTreeDivergesFromInterval).
 
 type rbNode struct {
 	parent, left, right *rbNode

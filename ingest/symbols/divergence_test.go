@@ -1,0 +1,49 @@
+package symbols
+
+import "testing"
+
+// The kernel red-black tree is reproduced, not replaced by an interval
+// index or a sorted search, because perf's answer for overlapping symbols
+// depends on the tree's shape (symbols__find stops at the first node on
+// its search path that holds the address). Inserting a, b, c in order
+// makes b the root; an address inside a but past b and c goes right from
+// b, then right from c, and finds nothing, though a holds it.
+func TestRBTreeDivergesFromInterval(t *testing.T) {
+	syms := []Symbol{
+		{Name: "a", Start: 0x1000, End: 0x3000}, // holds b and c
+		{Name: "b", Start: 0x1800, End: 0x1900},
+		{Name: "c", Start: 0x2000, End: 0x2100},
+	}
+	tab := Build(syms)
+	// containing returns what an interval index answers: the innermost
+	// symbol holding addr.
+	containing := func(addr uint64) string {
+		name := ""
+		for _, s := range syms {
+			if s.Start <= addr && addr < s.End {
+				name = s.Name
+			}
+		}
+		return name
+	}
+	for _, tc := range []struct {
+		addr uint64
+		want string // perf's tree; "" for none
+	}{
+		{0x1200, "a"}, // left of the root b, into a
+		{0x1850, "b"},
+		{0x2050, "c"},
+		{0x2500, ""}, // right of b, right of c: a is never visited
+	} {
+		got := ""
+		if s, ok := tab.Find(tc.addr); ok {
+			got = s.Name
+		}
+		if got != tc.want {
+			t.Errorf("Find(%#x) = %q, want %q (perf's tree)", tc.addr, got, tc.want)
+		}
+	}
+	if containing(0x2500) != "a" {
+		t.Fatal("the interval answer changed; the case no longer shows the divergence")
+	}
+}
