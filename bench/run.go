@@ -102,7 +102,7 @@ func runRecording(c *corpus.Corpus, progress func(impl string, offset, size int6
 		if err != nil {
 			return fmt.Errorf("run %s: %w", path.Join(c.Dir, PerfDataFile), err)
 		}
-		r.setResolve(time.Since(t0), int(ar.Samples))
+		r.Resolve = time.Since(t0)
 		r.AttribDigest = ar.Digest()
 		res.Samples, res.Unknown = int(ar.Samples), int(ar.Unknown)
 		return nil
@@ -173,14 +173,6 @@ func Spread(ds []time.Duration) (lo, hi time.Duration) {
 		return 0, 0
 	}
 	return slices.Min(ds), slices.Max(ds)
-}
-
-// setResolve records the resolve time of n samples.
-func (r *ImplResult) setResolve(d time.Duration, n int) {
-	r.Resolve = d
-	if s := d.Seconds(); s > 0 {
-		r.SamplesPerSec = float64(n) / s
-	}
 }
 
 // buildMaps times building the kernel maps with im from inputs read
@@ -261,7 +253,7 @@ func RunSynthetic(c *corpus.Corpus, samples []uint64) (RunResult, error) {
 				counts[last]++
 			}
 		}
-		r.setResolve(time.Since(t0), len(samples))
+		r.Resolve = time.Since(t0)
 		r.AttribDigest = index.Digest(Attribution(maps, counts))
 		res.Samples, res.Unknown = len(samples), counts[len(maps)]
 		return nil

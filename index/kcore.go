@@ -178,7 +178,7 @@ func KcoreKernelSegment(segs []Segment, lm Landmarks) (repl int, text uint64, er
 }
 
 // LoadKcoreAt is LoadKcore with the kernel ("replacement") segment given
-// as its index in segs, as KcoreReplacement picks it, and text an address
+// as its index in segs, as KcoreKernelSegment picks it, and text an address
 // in it (_stext, or the segment's start when it does not hold _stext): no
 // BPF program may cover text, and the piece of the kernel map holding it
 // is returned.

@@ -1,22 +1,21 @@
 package main
 
 import (
-	"runtime"
-	"runtime/pprof"
-
 	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -28,7 +27,7 @@ import (
 
 const reportUsage = `usage: kbench report [-format table|script|json|pprof] [-kallsyms FILE] [-G]
                     [-impl btree|list] [-debugdir DIR] [-o FILE]
-                    [-progress auto|always|never] FILE | -i FILE
+                    [-progress auto|always|never] [-cpuprofile FILE] FILE | -i FILE
 
 Attribute every sample of the perf.data FILE ("-": standard input, e.g. a
 pipe-mode recording) to a map and a symbol as perf does, and print:

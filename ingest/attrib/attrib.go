@@ -319,9 +319,6 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 	}
 }
 
-// protExec is PROT_EXEC.
-const protExec = 0x4
-
 // evRound marks a FINISHED_ROUND in a batch.
 const evRound eventKind = 255
 
@@ -360,7 +357,7 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 			if rec.Type == perfdata.RecordMmap && rec.Misc&perfdata.MiscMmapData == 0 {
 				// An MMAP record has no prot: perf takes it as executable
 				// unless it says data (machine__process_mmap_event).
-				prot = protExec
+				prot = machine.ProtExec
 			}
 			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.Mmap{
 				CPUMode: uint8(rec.CPUMode()), Pid: rec.Pid, Tid: rec.Tid, Addr: rec.Addr, Len: rec.Len,
@@ -420,12 +417,7 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 // is not there).
 func attrIndex(r *perfdata.Reader, a *perfdata.Attr) uint16 {
 	if as := r.Attrs(); a != nil && a.Index < len(as) && as[a.Index] == a {
-		return uint16(a.Index)
-	}
-	for i, x := range r.Attrs() {
-		if x == a {
-			return uint16(i)
-		}
+		return uint16(a.Index) // the reader sets Index as it adds the attr
 	}
 	return 0
 }

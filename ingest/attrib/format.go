@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
@@ -28,9 +29,9 @@ func ShortName(dso string, kernel bool) string {
 	if !strings.HasPrefix(dso, "/") {
 		return dso
 	}
-	if strings.HasPrefix(dso, "/tmp/perf-") {
+	if strings.HasPrefix(dso, machine.PerfMapPrefix) {
 		var tid int
-		if n, _ := fmt.Sscanf(dso, "/tmp/perf-%d.map", &tid); n == 1 {
+		if n, _ := fmt.Sscanf(dso, machine.PerfMapPrefix+"%d.map", &tid); n == 1 {
 			return fmt.Sprintf("[JIT] tid %d", tid)
 		}
 	}

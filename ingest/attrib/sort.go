@@ -8,8 +8,6 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
-const symbolsUnknown = symbols.Unknown
-
 func sortMaps(maps []index.Map) {
 	slices.SortFunc(maps, func(a, b index.Map) int {
 		if c := cmp.Compare(a.Start, b.Start); c != 0 {
@@ -70,10 +68,9 @@ func sortedKeys(m map[Key]Counts) []Key {
 // descending; then by the DSO's short name, ascending (sort__dso_cmp),
 // rows without a map last; then by symbol name, ascending, rows without
 // a symbol last (sort__sym_sort); then by sample count, descending; rows
-// still equal (unresolved addresses
-// of one DSO, or of none) by address as a signed number, the order of
-// perf's collapsed tree (_sort__addr_cmp), so kernel addresses come
-// first.
+// still equal (unresolved addresses of one DSO, or of none) by address as
+// a signed number, the order of perf's collapsed tree (_sort__addr_cmp),
+// so kernel addresses come first.
 func tableOrder(keys []Key, m map[Key]Counts) {
 	type dsoMode struct {
 		dso    string
@@ -89,22 +86,14 @@ func tableOrder(keys []Key, m map[Key]Counts) {
 		if c := cmp.Compare(m[b].Period, m[a].Period); c != 0 {
 			return c
 		}
-		an, bn := a.DSO == symbolsUnknown, b.DSO == symbolsUnknown
-		if an != bn {
-			if an {
-				return 1
-			}
-			return -1
+		if c := unknownLast(a.DSO, b.DSO); c != 0 {
+			return c
 		}
 		if c := cmp.Compare(short[dsoMode{a.DSO, a.Kernel}], short[dsoMode{b.DSO, b.Kernel}]); c != 0 {
 			return c
 		}
-		an, bn = a.Sym == symbolsUnknown, b.Sym == symbolsUnknown
-		if an != bn {
-			if an {
-				return 1
-			}
-			return -1
+		if c := unknownLast(a.Sym, b.Sym); c != 0 {
+			return c
 		}
 		if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
 			return c
@@ -116,4 +105,17 @@ func tableOrder(keys []Key, m map[Key]Counts) {
 		}
 		return cmp.Compare(int64(a.Addr), int64(b.Addr))
 	})
+}
+
+// unknownLast orders a name after another when only it is
+// symbols.Unknown (0 when both or neither are).
+func unknownLast(a, b string) int {
+	an, bn := a == symbols.Unknown, b == symbols.Unknown
+	switch {
+	case an && !bn:
+		return 1
+	case bn && !an:
+		return -1
+	}
+	return 0
 }

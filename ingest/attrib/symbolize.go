@@ -197,7 +197,7 @@ func (s *symbolizer) table(m index.Map) (t *symbols.Table, final bool) {
 	case index.KindUser, index.KindAnon:
 		switch {
 		case s.noFiles:
-		case strings.HasPrefix(m.DSO, perfMapPrefix):
+		case strings.HasPrefix(m.DSO, machine.PerfMapPrefix):
 			t = s.perfMap(m.DSO)
 		case m.Kind == index.KindUser:
 			t = s.file(m.DSO)
@@ -241,21 +241,13 @@ func (s *symbolizer) file(dso string) *symbols.Table {
 			break
 		}
 	}
-	if t == nil && dso == vdsoName {
+	if t == nil && dso == machine.VDSOName {
 		t = vdsoTable(id)
 	}
 	s.files[dso] = t
 	s.lastFile.dso, s.lastFile.t = dso, t
 	return t
 }
-
-// vdsoName is the DSO of the vdso map.
-const vdsoName = "[vdso]"
-
-// perfMapPrefix names JIT symbol files: perf gives executable anonymous
-// memory the DSO /tmp/perf-PID.map and reads any DSO so named as one
-// (dso__load's perfmap case).
-const perfMapPrefix = "/tmp/perf-"
 
 // perfMap returns the symbols of a /tmp/perf-PID.map file; none when it
 // cannot be read.

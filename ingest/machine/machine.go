@@ -43,7 +43,7 @@ type Mmap struct {
 	Addr, Len uint64
 	Pgoff     uint64
 	Filename  string
-	Prot      uint32 // MMAP2 only; 0 for MMAP
+	Prot      uint32 // MMAP2's; for MMAP, ProtExec unless it is data, as perf takes it
 	Flags     uint32 // MMAP2 only
 }
 
@@ -56,12 +56,21 @@ type Ksymbol struct {
 	Name       string
 }
 
+// ProtExec is PROT_EXEC in Mmap.Prot.
+const ProtExec = 0x4
+
+// VDSOName is the filename of the vdso's map.
+const VDSOName = "[vdso]"
+
+// PerfMapPrefix starts the DSO perf gives executable anonymous memory,
+// /tmp/perf-PID.map: the file where JIT symbols live, which perf reads
+// for any DSO so named (dso__load's perfmap case).
+const PerfMapPrefix = "/tmp/perf-"
+
 const (
-	ksymTypeOOL  = 2
-	protExec     = 0x4     // PROT_EXEC
-	mapHugeTLB   = 0x40000 // MAP_HUGETLB
-	unknownPid   = ^uint32(0)
-	vdsoFilename = "[vdso]"
+	ksymTypeOOL = 2
+	mapHugeTLB  = 0x40000 // MAP_HUGETLB
+	unknownPid  = ^uint32(0)
 )
 
 // Machine holds the kernel maps and the threads of one recorded host.
@@ -195,10 +204,10 @@ func UserMap(r Mmap) index.Map {
 	switch {
 	case anon || noDSO:
 		mp.Mapping, mp.Kind = index.MappingIdentity, index.KindAnon
-		if r.Prot&protExec != 0 {
-			mp.DSO = "/tmp/perf-" + itoa(r.Pid) + ".map"
+		if r.Prot&ProtExec != 0 {
+			mp.DSO = PerfMapPrefix + itoa(r.Pid) + ".map"
 		}
-	case r.Filename == vdsoFilename:
+	case r.Filename == VDSOName:
 		mp.Pgoff = 0
 	}
 	return mp
@@ -388,9 +397,6 @@ func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Ma
 	return index.Map{}, false
 }
 
-// KernelLoaded reports whether the kernel map's symbols were loaded.
-func (m *Machine) KernelLoaded() bool { return m.loaded }
-
 // LoadKernel loads the kernel map's symbols now if there is a kernel map
 // and they are not loaded yet (perf's machine__get_kernel_start, which
 // perf script runs at its first sample when it fetches instructions).
@@ -399,9 +405,6 @@ func (m *Machine) LoadKernel() {
 		m.load()
 	}
 }
-
-// UsesKcore reports whether the kernel maps were rebuilt from kcore.
-func (m *Machine) UsesKcore() bool { return m.usesKcore }
 
 // load runs OnKernelLoad once per kernel map.
 func (m *Machine) load() {

@@ -339,7 +339,6 @@ func (r *Reader) readAttrs() error {
 		if err != nil {
 			return err
 		}
-		a.Index = int(i)
 		ids := Section{r.bo.Uint64(buf[as-16:]), r.bo.Uint64(buf[as-8:])}
 		idsOff := int(off) + int(as) - 16
 		if err := r.checkSection(ids, "attr ids section", idsOff); err != nil {
