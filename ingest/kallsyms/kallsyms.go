@@ -24,10 +24,12 @@ package kallsyms
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"unsafe"
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/internal/regular"
@@ -238,6 +240,9 @@ func ReadFile(path string) ([]Symbol, error) {
 	return syms, nil
 }
 
+// readAllStart is ReadAll's first buffer: a typical /proc/kallsyms fits.
+const readAllStart = 8 << 20
+
 // MaxFileSize bounds the kallsyms input ReadAll and ReadFile accept
 // (/proc/kallsyms is a few MiB; this allows a hundred times that).
 const MaxFileSize = 1 << 30
@@ -246,14 +251,21 @@ const MaxFileSize = 1 << 30
 // does. It reads the input whole (at most MaxFileSize bytes) and slices
 // every name out of one string: no allocation per symbol.
 func ReadAll(r io.Reader) ([]Symbol, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
-	if err != nil {
+	// /proc/kallsyms reports size 0 and is several MiB: starting large
+	// saves io.ReadAll's dozen regrowths (about a quarter of the read).
+	var buf bytes.Buffer
+	buf.Grow(readAllStart)
+	if _, err := buf.ReadFrom(io.LimitReader(r, MaxFileSize+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("more than %d bytes: not a kallsyms file", MaxFileSize)
 	}
-	text := string(data)
+	if len(data) == 0 {
+		return nil, nil
+	}
+	text := unsafe.String(&data[0], len(data)) // data is never written again
 	syms := make([]Symbol, 0, strings.Count(text, "\n")+1)
 	intern := map[string]string{}
 	for line := 1; len(text) > 0; line++ {

@@ -180,7 +180,7 @@ func sortByStart(es []entry) []entry {
 // Kernel replays the tree.
 func kernelSorted(syms []kallsyms.Symbol, modules []index.Map, opts KernelOptions) (*KernelTables, bool) {
 	kept := fixedUp(syms)
-	var kernel builder
+	kernel := builder{syms: make([]entry, 0, len(kept))} // most are the kernel's
 	split := newSplitter(modules, opts.Loaded)
 	for _, e := range kept {
 		name, tag, isMod := strings.Cut(e.name, "\t")
