@@ -200,13 +200,6 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	go decode(r, batches, free, errc, opts.Progress, wantChains, kmodsecType, &lost)
 
 	var buildIDs map[string][]byte
-	o := &orderer{deliver: a.deliver}
-	o.onHalf = func() {
-		if !a.halfWarned {
-			a.halfWarned = true
-			a.warn("no FINISHED_ROUND for %d MiB of events: delivered the oldest half, as perf does at its ordered-events queue limit", maxQueueBytes>>20)
-		}
-	}
 	var runErr error
 	for batch := range batches {
 		if runErr != nil {
@@ -230,19 +223,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			m.OnKernelLoad = a.sym.loadKernel
 		}
 		for i := range batch {
-			e := &batch[i]
-			var err error
-			if e.kind == evRound {
-				err = o.round()
-			} else {
-				err = o.push(e)
-			}
-			if err != nil {
+			if err := a.deliver(&batch[i]); err != nil {
 				runErr = err
 				break
 			}
 		}
-		select { // the orderer copied what it keeps
+		select {
 		case free <- batch[:0]:
 		default:
 		}
@@ -256,9 +242,6 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if a.sym == nil {
 		a.sym = newSymbolizer(opts.Kallsyms, load, buildIDMap(r.Features()), opts.DebugDir, a.moduleMaps)
 		a.sym.noFiles = opts.NoFiles
-	}
-	if err := o.finish(); err != nil {
-		return nil, err
 	}
 	if a.sym.err != nil {
 		return nil, fmt.Errorf("attrib: kallsyms: %w", a.sym.err)
@@ -319,12 +302,11 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 	}
 }
 
-// evRound marks a FINISHED_ROUND in a batch.
-const evRound eventKind = 255
-
-// decode reads records and sends copies of what attribution needs, in
-// file order, in batches (reused from free when the resolver has returned
-// them). Callchains are copied only when wanted.
+// decode reads records, copies out what attribution needs (callchains
+// only when wanted), puts the events in perf's order with an orderer and
+// sends them in batches (reused from free when the attributor has
+// returned them). Ordering here, beside decoding, leaves the attributor
+// only the delivery.
 func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc chan<- error, progress func(int64), wantChains bool, kmodsecType uint32, lost *lostCounts) {
 	defer close(out)
 	newBatch := func() []event {
@@ -337,8 +319,20 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 	}
 	batch := newBatch()
 	n := 0
+	emit := func(e *event) {
+		batch = append(batch, *e)
+		if len(batch) == batchSize {
+			out <- batch
+			batch = newBatch()
+			if n++; progress != nil && n%16 == 0 {
+				progress(r.Raw().Offset)
+			}
+		}
+	}
+	o := &orderer{deliver: emit}
+	o.onHalf = func() { emit(&event{kind: evHalfFlush}) }
+	var e event // one for all records: the orderer copies it
 	for r.Next() {
-		var e event
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
 			period := rec.Period
@@ -379,7 +373,8 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 			lost.samples += rec.Lost
 			continue
 		case *perfdata.FinishedRound:
-			e = event{kind: evRound}
+			o.round()
+			continue
 		case *perfdata.Unknown:
 			if uint32(rec.Type) != kmodsecType {
 				continue
@@ -398,15 +393,9 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 		default:
 			continue
 		}
-		batch = append(batch, e)
-		if len(batch) == batchSize {
-			out <- batch
-			batch = newBatch()
-			if n++; progress != nil && n%16 == 0 {
-				progress(r.Raw().Offset)
-			}
-		}
+		o.push(&e)
 	}
+	o.finish()
 	if len(batch) > 0 {
 		out <- batch
 	}
@@ -534,6 +523,11 @@ func (a *attributor) deliver(e *event) error {
 	switch e.kind {
 	case evSample:
 		return a.sample(e)
+	case evHalfFlush:
+		if !a.halfWarned {
+			a.halfWarned = true
+			a.warn("no FINISHED_ROUND for %d MiB of events: delivered the oldest half, as perf does at its ordered-events queue limit", maxQueueBytes>>20)
+		}
 	case evMmap:
 		if err := a.m.Mmap(e.side.mmap); err != nil {
 			// perf warns about a record it cannot use and goes on.

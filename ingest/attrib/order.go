@@ -18,6 +18,7 @@ const (
 	evExit
 	evKsymbol
 	evSectionMap
+	evHalfFlush // the orderer delivered half its queue at the bound
 )
 
 // event is a record copied out of the reader (whose buffers are reused)
@@ -64,14 +65,15 @@ type orderer struct {
 	tmp       []orderKey // merge buffer
 	maxTime   uint64
 	nextFlush uint64
-	deliver   func(*event) error
+	deliver   func(*event)
 }
 
 // push queues a copy of *e (the caller's batch is reused), or delivers it
 // at once.
-func (o *orderer) push(e *event) error {
+func (o *orderer) push(e *event) {
 	if e.time == 0 || e.time == ^uint64(0) {
-		return o.deliver(e)
+		o.deliver(e)
+		return
 	}
 	o.queue = append(o.queue, *e)
 	o.maxTime = max(o.maxTime, e.time)
@@ -92,9 +94,8 @@ func (o *orderer) push(e *event) error {
 		if o.onHalf != nil {
 			o.onHalf()
 		}
-		return o.flush(limit)
+		o.flush(limit)
 	}
-	return nil
 }
 
 // eventSize is an event's size in the queue; maxQueueBytes bounds the
@@ -106,17 +107,16 @@ const (
 )
 
 // round handles FINISHED_ROUND.
-func (o *orderer) round() error {
-	err := o.flush(o.nextFlush)
+func (o *orderer) round() {
+	o.flush(o.nextFlush)
 	o.nextFlush = o.maxTime
-	return err
 }
 
 // flush delivers queued events with time <= limit, in time order. It
 // sorts small (time, position) keys rather than the events themselves.
-func (o *orderer) flush(limit uint64) error {
+func (o *orderer) flush(limit uint64) {
 	if len(o.queue) == 0 {
-		return nil
+		return
 	}
 	o.keys = o.keys[:0]
 	for i := range o.queue {
@@ -125,16 +125,14 @@ func (o *orderer) flush(limit uint64) error {
 	o.keys, o.tmp = sortKeys(o.keys, o.tmp)
 	n := 0
 	for n < len(o.keys) && o.keys[n].time <= limit {
-		if err := o.deliver(&o.queue[o.keys[n].pos]); err != nil {
-			return err
-		}
+		o.deliver(&o.queue[o.keys[n].pos])
 		n++
 	}
 	if n == len(o.queue) {
 		clear(o.queue)
 		o.queue = o.queue[:0]
 		o.bytes = 0
-		return nil
+		return
 	}
 	rest := o.spare[:0]
 	o.bytes = 0
@@ -144,7 +142,6 @@ func (o *orderer) flush(limit uint64) error {
 	}
 	clear(o.queue)
 	o.queue, o.spare = rest, o.queue[:0]
-	return nil
 }
 
 // orderKey is an event's timestamp and position in the queue.
@@ -206,4 +203,4 @@ func mergeKeys(dst, a, b []orderKey) {
 }
 
 // finish delivers everything left.
-func (o *orderer) finish() error { return o.flush(^uint64(0)) }
+func (o *orderer) finish() { o.flush(^uint64(0)) }

@@ -45,13 +45,12 @@ func TestSortKeys(t *testing.T) {
 func TestOrdererBounded(t *testing.T) {
 	n, delivered, halves := 3*maxQueueBytes/eventSize, 0, 0
 	var last uint64
-	o := &orderer{deliver: func(e *event) error {
+	o := &orderer{deliver: func(e *event) {
 		if e.time < last {
 			t.Fatalf("event at %d delivered after %d", e.time, last)
 		}
 		last = e.time
 		delivered++
-		return nil
 	}, onHalf: func() { halves++ }}
 	peak := 0
 	for i := range n {
@@ -60,14 +59,10 @@ func TestOrdererBounded(t *testing.T) {
 		if i%2 == 1 {
 			tm += 3
 		}
-		if err := o.push(&event{time: tm}); err != nil {
-			t.Fatal(err)
-		}
+		o.push(&event{time: tm})
 		peak = max(peak, o.bytes)
 	}
-	if err := o.finish(); err != nil {
-		t.Fatal(err)
-	}
+	o.finish()
 	if delivered != n || halves == 0 || peak > maxQueueBytes+eventSize {
 		t.Errorf("%d of %d delivered, %d half flushes, peak queue %d bytes (bound %d)", delivered, n, halves, peak, maxQueueBytes)
 	}
