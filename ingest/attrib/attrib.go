@@ -526,7 +526,7 @@ func (a *attributor) deliver(e *event) error {
 	case evHalfFlush:
 		if !a.halfWarned {
 			a.halfWarned = true
-			a.warn("no FINISHED_ROUND for %d MiB of events: delivered the oldest half, as perf does at its ordered-events queue limit", maxQueueBytes>>20)
+			a.warn("no FINISHED_ROUND for %d MiB of events: delivered the oldest half, as perf does at its ordered-events queue limit", queueBound>>20)
 		}
 	case evMmap:
 		if err := a.m.Mmap(e.side.mmap); err != nil {

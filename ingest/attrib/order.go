@@ -79,7 +79,7 @@ func (o *orderer) push(e *event) {
 	o.maxTime = max(o.maxTime, e.time)
 	o.last = e.time
 	o.bytes += eventSize + 8*len(e.callchain)
-	if o.bytes > maxQueueBytes {
+	if o.bytes > queueBound {
 		// perf's queue at its size limit (ordered_events__queue with
 		// OE_FLUSH__HALF): deliver up to the middle between the oldest
 		// queued time and the last one queued.
@@ -105,6 +105,9 @@ const (
 	eventSize     = int(unsafe.Sizeof(event{}))
 	maxQueueBytes = 48 << 20
 )
+
+// queueBound is the bound in force: maxQueueBytes, lowered by tests.
+var queueBound = maxQueueBytes
 
 // round handles FINISHED_ROUND.
 func (o *orderer) round() {
