@@ -60,6 +60,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
+	noBranchStack := fs.Bool("no-branch-stack", false, "table: count samples, not branch-stack entries, for a recording with branch stacks (perf report --no-branch-stack)")
 	input := fs.String("i", "", "the perf.data `file` (as perf's -i), instead of the FILE argument")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -140,6 +141,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	bw := bufio.NewWriterSize(out, 256<<10)
 	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, KallsymsFile: ksFrom, DebugDir: *debugDir}
+	if *format == "table" && !*noBranchStack {
+		opts.BranchMode = attrib.BranchModeDefault(in.r)
+	}
 	if *format == "script" {
 		opts.Script, opts.HideCallchain = bw, *hideCallchain
 		opts.FetchInsn = fetchesInsn(in.r.Features().Arch, name == "-" || in.r.Header().Size == pipeHeaderSize)

@@ -72,6 +72,27 @@ type Options struct {
 	// the kernel maps, so samples in a module's non-.text sections
 	// resolve to "[mod]section" and its symbols.
 	KmodSecType uint32
+	// BranchMode counts, besides the samples, every branch-stack entry
+	// by its target (Result.Branches), as perf report does by default for
+	// recordings with branch stacks (sort__mode SORT_MODE__BRANCH,
+	// hist_iter_branch); BranchModeDefault says when. Ignored with Script.
+	BranchMode bool
+}
+
+// BranchModeDefault reports whether perf report would use branch mode
+// for r: its header has the branch-stack feature and no event samples
+// the user stack (cmd_report's has_br_stack). A pipe has no features
+// when perf decides, so it never does.
+func BranchModeDefault(r *perfdata.Reader) bool {
+	if !r.Features().Has(perfdata.FeatBranchStack) {
+		return false
+	}
+	for _, a := range r.Attrs() {
+		if a.SampleType&perfdata.SampleFormatStackUser != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Key names what a sample was attributed to, as perf report's dso,sym
@@ -135,6 +156,14 @@ type Result struct {
 	// LostChunks counts PERF_RECORD_LOST records and LostEvents the events
 	// they say were lost; LostSamples sums PERF_RECORD_LOST_SAMPLES.
 	LostChunks, LostEvents, LostSamples uint64
+	// Branches is nil unless Options.BranchMode: it counts branch-stack
+	// entries by target, each with period 1, as perf report's branch mode
+	// does. A key's DSO is the target DSO's short name (perf's rows are
+	// told apart by it) and Kernel the level of the first sample that
+	// reached it; an unresolved target's address is the raw one.
+	// BranchEvents sums them per event.
+	Branches     map[Key]Counts
+	BranchEvents []Counts
 	// Warnings are records skipped as perf skips them (at most
 	// maxWarnings, then a count of the rest).
 	Warnings []string
@@ -192,12 +221,17 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	free := make(chan []event, 66)
 	errc := make(chan error, 1)
 	wantChains := opts.Script != nil && !opts.HideCallchain
+	branches := opts.BranchMode && opts.Script == nil
+	if branches {
+		a.branchKeys = make(map[Key]Key)
+		a.res.Branches = make(map[Key]Counts)
+	}
 	kmodsecType := opts.KmodSecType
 	if kmodsecType == 0 {
 		kmodsecType = kmodsec.DefaultType
 	}
 	var lost lostCounts // written by decode, read after errc
-	go decode(r, batches, free, errc, opts.Progress, wantChains, kmodsecType, &lost)
+	go decode(r, batches, free, errc, opts.Progress, wantChains, branches, kmodsecType, &lost)
 
 	var buildIDs map[string][]byte
 	var runErr error
@@ -262,6 +296,15 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		c.add(n)
 		a.res.BySym[ms.Key()] = c
 	}
+	if a.res.Branches != nil {
+		a.res.BranchEvents = make([]Counts, len(a.res.Events))
+		for k, c := range a.res.Branches {
+			for k.Event >= len(a.res.BranchEvents) {
+				a.res.BranchEvents = append(a.res.BranchEvents, Counts{})
+			}
+			a.res.BranchEvents[k.Event].add(c)
+		}
+	}
 	a.res.Stats = r.Stats()
 	a.res.LostChunks, a.res.LostEvents, a.res.LostSamples = lost.chunks, lost.events, lost.samples
 	switch {
@@ -307,7 +350,7 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 // sends them in batches (reused from free when the attributor has
 // returned them). Ordering here, beside decoding, leaves the attributor
 // only the delivery.
-func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc chan<- error, progress func(int64), wantChains bool, kmodsecType uint32, lost *lostCounts) {
+func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts) {
 	defer close(out)
 	newBatch := func() []event {
 		select {
@@ -344,7 +387,12 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
 				attr: attrIndex(r, rec.Attr)}
 			if wantChains && len(rec.Callchain) > 0 {
-				e.callchain = append([]uint64(nil), rec.Callchain...)
+				e.addrs = append([]uint64(nil), rec.Callchain...)
+			} else if branches && len(rec.Branches) > 0 {
+				e.addrs = make([]uint64, 0, 2*len(rec.Branches))
+				for _, b := range rec.Branches {
+					e.addrs = append(e.addrs, b.To, b.From)
+				}
 			}
 		case *perfdata.Mmap:
 			prot := rec.Prot
@@ -468,6 +516,9 @@ type attributor struct {
 	cnt        *counter
 	warnings   int
 	halfWarned bool
+	// branchKeys maps a branch target's key without its level to the
+	// key it is counted under (the first sample's level).
+	branchKeys map[Key]Key
 	// kstart is machine->kernel_start for FetchInsn, once the first
 	// fetch has set it; x86_64 says whether the recording's arch is
 	// x86_64 (its kernel start then stays 2^63).
@@ -584,6 +635,9 @@ func (a *attributor) sample(e *event) error {
 		n.add(c)
 		a.cnt.unknown[key] = n
 	}
+	if a.res.Branches != nil {
+		a.branches(e, kernel, event)
+	}
 	var err error
 	if a.opts.Script != nil {
 		err = a.script(e, key)
@@ -592,6 +646,52 @@ func (a *attributor) sample(e *event) error {
 		a.fetchInsn(e)
 	}
 	return err
+}
+
+// branches counts the sample's branch-stack entries by target, as perf
+// report's branch mode does (hist_iter_branch): sample__resolve_bstack
+// resolves each entry's target, then its source, trying the thread's
+// maps, then the kernel's (thread__find_cpumode_addr_location; resolving
+// may load symbols, so the source is resolved too), and each entry adds
+// period 1 under the target's (dso, symbol) with the sample's level.
+func (a *attributor) branches(e *event, kernel bool, event int) {
+	for i := 0; i+1 < len(e.addrs); i += 2 {
+		to := e.addrs[i]
+		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: to, Event: event}
+		if mp, inKernel, ok := a.resolveAnyMode(e, to); ok {
+			k.DSO = ShortName(mp.DSO, inKernel)
+			if t, _ := a.sym.table(mp); t != nil {
+				if j := t.FindIndex(mp.MapIP(to)); j >= 0 {
+					sym := t.Symbol(j)
+					k.Sym, k.Addr = sym.Name, sym.Start
+				}
+			}
+		}
+		a.resolveAnyMode(e, e.addrs[i+1])
+		// perf's rows are told apart by (dso, symbol) alone; the level
+		// shown is the first entry's.
+		id := k
+		stored, seen := a.branchKeys[id]
+		if !seen {
+			k.Kernel = kernel
+			stored = k
+			a.branchKeys[id] = stored
+		}
+		c := a.res.Branches[stored]
+		c.add(Counts{1, 1})
+		a.res.Branches[stored] = c
+	}
+}
+
+// resolveAnyMode finds the map of addr as perf does for a branch entry
+// (thread__find_cpumode_addr_location): in the sample's thread's maps,
+// else in the kernel's (inKernel).
+func (a *attributor) resolveAnyMode(e *event, addr uint64) (mp index.Map, inKernel, ok bool) {
+	if mp, ok := a.m.Resolve(machine.CPUModeUser, e.pid, e.tid, addr); ok {
+		return mp, false, true
+	}
+	mp, ok = a.m.Resolve(machine.CPUModeKernel, e.pid, e.tid, addr)
+	return mp, true, ok
 }
 
 // lostCounts are the LOST and LOST_SAMPLES records decode saw.
@@ -645,7 +745,7 @@ const (
 // script writes the sample as perf script -F ip,sym,dso does.
 func (a *attributor) script(e *event, key Key) error {
 	b := a.line[:0]
-	if len(e.callchain) == 0 || a.opts.HideCallchain {
+	if len(e.addrs) == 0 || a.opts.HideCallchain {
 		b = appendScriptLine(b, ' ', e.ip, key.Sym, key.DSO)
 	} else {
 		b = append(b, '\n')
@@ -662,7 +762,7 @@ func (a *attributor) script(e *event, key Key) error {
 func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 	cpumode := uint8(machine.CPUModeUser)
 	n, start := 0, len(b)
-	for _, ip := range e.callchain {
+	for _, ip := range e.addrs {
 		if ip >= contextMax {
 			switch ip {
 			case contextHV:

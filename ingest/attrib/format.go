@@ -77,6 +77,9 @@ func share(c, total Counts) float64 {
 // unresolved one the address, 0x and 16 hex digits.
 func (k Key) SymbolName() string {
 	if k.Sym == symbols.Unknown {
+		if k.Addr == 0 {
+			return "0000000000000000" // C's %#.16llx: no 0x for zero
+		}
 		return fmt.Sprintf("0x%016x", k.Addr)
 	}
 	return k.Sym
@@ -98,10 +101,17 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "# Unknown: %d of %d samples had no map\n", r.Unknown, r.Samples)
 	fmt.Fprintf(&b, "#\n# Total Lost Samples: %d\n", r.LostSamples)
-	keys := sortedKeys(r.BySym)
-	tableOrder(keys, r.BySym)
+	counts, byEvent := r.BySym, r.ByEvent
+	if r.Branches != nil {
+		counts, byEvent = r.Branches, r.BranchEvents
+	}
+	keys := sortedKeys(counts)
+	tableOrder(keys, counts)
 	for ev, name := range r.Events {
-		total := r.ByEvent[ev]
+		var total Counts
+		if ev < len(byEvent) {
+			total = byEvent[ev]
+		}
 		if total.Samples == 0 && len(r.Events) > 1 {
 			continue
 		}
@@ -121,7 +131,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 			if k.Event != ev {
 				continue
 			}
-			n := r.BySym[k]
+			n := counts[k]
 			fmt.Fprintf(&b, "  %7.2f%%  %12d  %-*s  %s %s\n", share(n, total), n.Samples, dsoWidth, ShortName(k.DSO, k.Kernel), level(k), k.SymbolName())
 			if b.Len() >= 64<<10 {
 				if err := flush(); err != nil {

@@ -246,11 +246,11 @@ func TestCanonical(t *testing.T) {
 // resets its callchain cursor; the sample still prints (empty).
 func TestInvalidContextDropsChain(t *testing.T) {
 	a := &attributor{m: machine.New(mapset.BTree), sym: newSymbolizer(nil, nil, nil, "", func() []index.Map { return nil })}
-	e := &event{callchain: []uint64{contextUser, 0x1000, 0x2000, ^uint64(0) - 0x12f}}
+	e := &event{addrs: []uint64{contextUser, 0x1000, 0x2000, ^uint64(0) - 0x12f}}
 	if got := string(a.appendCallchain([]byte("\n"), e)); got != "\n" {
 		t.Errorf("got %q, want the chain dropped", got)
 	}
-	e.callchain = e.callchain[:3]
+	e.addrs = e.addrs[:3]
 	if got := string(a.appendCallchain(nil, e)); strings.Count(got, "\n") != 2 {
 		t.Errorf("valid chain printed %q", got)
 	}

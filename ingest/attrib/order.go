@@ -25,18 +25,18 @@ const (
 // with only what attribution needs, kept small: samples are most of them,
 // and the orderer moves events around.
 type event struct {
-	time      uint64
-	ip        uint64
-	period    uint64
-	callchain []uint64
-	side      *sideband // MMAP, KSYMBOL
-	pid, tid  uint32
-	ppid      uint32 // FORK
-	ptid      uint32 // FORK
-	misc      uint16 // FORK: the record's misc (machine.MiscForkExec)
-	attr      uint16 // SAMPLE: the index of its event's attr
-	kind      eventKind
-	cpumode   uint8
+	time     uint64
+	ip       uint64
+	period   uint64
+	addrs    []uint64  // the callchain; in branch mode the branch stack, (to, from) per entry
+	side     *sideband // MMAP, KSYMBOL
+	pid, tid uint32
+	ppid     uint32 // FORK
+	ptid     uint32 // FORK
+	misc     uint16 // FORK: the record's misc (machine.MiscForkExec)
+	attr     uint16 // SAMPLE: the index of its event's attr
+	kind     eventKind
+	cpumode  uint8
 }
 
 // sideband holds the payload of the rarer records.
@@ -78,7 +78,7 @@ func (o *orderer) push(e *event) {
 	o.queue = append(o.queue, *e)
 	o.maxTime = max(o.maxTime, e.time)
 	o.last = e.time
-	o.bytes += eventSize + 8*len(e.callchain)
+	o.bytes += eventSize + 8*len(e.addrs)
 	if o.bytes > queueBound {
 		// perf's queue at its size limit (ordered_events__queue with
 		// OE_FLUSH__HALF): deliver up to the middle between the oldest
@@ -141,7 +141,7 @@ func (o *orderer) flush(limit uint64) {
 	o.bytes = 0
 	for _, k := range o.keys[n:] {
 		rest = append(rest, o.queue[k.pos])
-		o.bytes += eventSize + 8*len(o.queue[k.pos].callchain)
+		o.bytes += eventSize + 8*len(o.queue[k.pos].addrs)
 	}
 	clear(o.queue)
 	o.queue, o.spare = rest, o.queue[:0]
