@@ -164,6 +164,9 @@ type Result struct {
 	// BranchEvents sums them per event.
 	Branches     map[Key]Counts
 	BranchEvents []Counts
+	// Groups are the recording's event groups (GROUP_DESC), which the
+	// table shows as perf's group view.
+	Groups []perfdata.GroupDesc
 	// Warnings are records skipped as perf skips them (at most
 	// maxWarnings, then a count of the rest).
 	Warnings []string
@@ -305,6 +308,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			a.res.BranchEvents[k.Event].add(c)
 		}
 	}
+	a.res.Groups = r.Features().Groups
 	a.res.Stats = r.Stats()
 	a.res.LostChunks, a.res.LostEvents, a.res.LostSamples = lost.chunks, lost.events, lost.samples
 	switch {

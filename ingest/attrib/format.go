@@ -91,7 +91,9 @@ func (k Key) SymbolName() string {
 // share of the period), the sample count, the DSO's short name and the
 // symbol behind [k] or [.]; an unresolved symbol is one row per address,
 // as perf prints it. A recording with several events gets a table per
-// event, each with its own overhead, as in perf report.
+// event, each with its own overhead, as in perf report; an event group
+// (GROUP_DESC) gets one table with an overhead and a sample column per
+// member, as perf's default group view (symbol_conf.event_group) shows.
 func (r *Result) WriteTable(w io.Writer) error {
 	var b bytes.Buffer
 	flush := func() error {
@@ -105,34 +107,46 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if r.Branches != nil {
 		counts, byEvent = r.Branches, r.BranchEvents
 	}
-	keys := sortedKeys(counts)
-	tableOrder(keys, counts)
-	for ev, name := range r.Events {
-		var total Counts
-		if ev < len(byEvent) {
-			total = byEvent[ev]
+	for _, g := range r.eventGroups() {
+		totals := make([]Counts, g.n)
+		var sum Counts
+		for i := range totals {
+			if ev := g.first + i; ev < len(byEvent) {
+				totals[i] = byEvent[ev]
+				sum.add(totals[i])
+			}
 		}
-		if total.Samples == 0 && len(r.Events) > 1 {
+		if sum.Samples == 0 && len(r.Events) > 1 {
 			continue
 		}
+		rows := groupRows(counts, g.first, g.n)
+		tableOrder(rows)
 		dsoWidth := len("Shared Object")
-		for _, k := range keys {
-			if k.Event == ev {
-				dsoWidth = max(dsoWidth, len(ShortName(k.DSO, k.Kernel)))
-			}
+		for _, row := range rows {
+			dsoWidth = max(dsoWidth, len(ShortName(row.key.DSO, row.key.Kernel)))
 		}
 		b.WriteString("#\n")
-		fmt.Fprintf(&b, "# Samples: %d  of event '%s'\n", total.Samples, name)
+		if g.n == 1 {
+			fmt.Fprintf(&b, "# Samples: %d  of event '%s'\n", sum.Samples, r.Events[g.first])
+		} else {
+			fmt.Fprintf(&b, "# Samples: %d  of events '%s'\n", sum.Samples, r.groupName(g))
+		}
 		b.WriteString("#\n")
-		fmt.Fprintf(&b, "# Overhead  %12s  %-*s  %s\n", "Samples", dsoWidth, "Shared Object", "Symbol")
-		fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8), strings.Repeat(".", 12), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
+		fmt.Fprintf(&b, "# %*s  %*s  %-*s  %s\n", 8*g.n, "Overhead", 12*g.n, "Samples", dsoWidth, "Shared Object", "Symbol")
+		fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
 		b.WriteString("#\n")
-		for _, k := range keys {
-			if k.Event != ev {
-				continue
+		for _, row := range rows {
+			// perf's hpp__fmt: the first value "%*.2f%%" in its width,
+			// each member's after one space; counts "%*u" each.
+			fmt.Fprintf(&b, "  %7.2f%%", share(row.c[0], totals[0]))
+			for i := 1; i < g.n; i++ {
+				fmt.Fprintf(&b, " %6.2f%%", share(row.c[i], totals[i]))
 			}
-			n := counts[k]
-			fmt.Fprintf(&b, "  %7.2f%%  %12d  %-*s  %s %s\n", share(n, total), n.Samples, dsoWidth, ShortName(k.DSO, k.Kernel), level(k), k.SymbolName())
+			b.WriteString("  ")
+			for i := range g.n {
+				fmt.Fprintf(&b, "%12d", row.c[i].Samples)
+			}
+			fmt.Fprintf(&b, "  %-*s  %s %s\n", dsoWidth, ShortName(row.key.DSO, row.key.Kernel), level(row.key), row.key.SymbolName())
 			if b.Len() >= 64<<10 {
 				if err := flush(); err != nil {
 					return err
@@ -142,6 +156,57 @@ func (r *Result) WriteTable(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	return flush()
+}
+
+// eventGroup is a run of events shown as one table: a group leader and
+// its members, or a single event.
+type eventGroup struct{ first, n int }
+
+// eventGroups returns the tables perf report shows: the GROUP_DESC groups
+// as process_group_desc applies them (each leader in event order, its
+// members the events after it), every other event alone. Groups that do
+// not fit the events are ignored, as perf ignores an invalid GROUP_DESC.
+func (r *Result) eventGroups() []eventGroup {
+	size := make([]int, len(r.Events))
+	for i := range size {
+		size[i] = 1
+	}
+	next := 0 // the first event a group may start at
+	for _, g := range r.Groups {
+		first, n := int(g.Leader), int(g.Members)
+		if first < next || n < 1 || n > len(r.Events)-first {
+			size = size[:0]
+			break
+		}
+		size[first] = n
+		for i := first + 1; i < first+n; i++ {
+			size[i] = 0
+		}
+		next = first + n
+	}
+	var gs []eventGroup
+	for i := range r.Events {
+		n := 1
+		if len(size) > 0 {
+			n = size[i]
+		}
+		if n > 0 {
+			gs = append(gs, eventGroup{i, n})
+		}
+	}
+	return gs
+}
+
+// groupName is perf's evsel__group_desc: the group's name ("anon group"
+// for {anon_group}) and its events' names in braces.
+func (r *Result) groupName(g eventGroup) string {
+	name := "anon group"
+	for _, d := range r.Groups {
+		if int(d.Leader) == g.first && d.Name != "{anon_group}" {
+			name = d.Name
+		}
+	}
+	return name + " { " + strings.Join(r.Events[g.first:g.first+g.n], ", ") + " }"
 }
 
 // JSONReport is the JSON form of a Result (WriteJSON).

@@ -121,8 +121,8 @@ func TestWriteTableSynthetic(t *testing.T) {
 	}
 }
 
-// tableRow is one parsed data line of WriteTable.
-type tableRow struct {
+// parsedRow is one parsed data line of WriteTable.
+type parsedRow struct {
 	percent float64
 	samples uint64
 	dso     string
@@ -130,7 +130,7 @@ type tableRow struct {
 	sym     string
 }
 
-func parseTable(t *testing.T, text string) (samples uint64, rows []tableRow) {
+func parseTable(t *testing.T, text string) (samples uint64, rows []parsedRow) {
 	t.Helper()
 	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		if n, ok := strings.CutPrefix(line, "# Samples: "); ok {
@@ -154,7 +154,7 @@ func parseTable(t *testing.T, text string) (samples uint64, rows []tableRow) {
 		if err1 != nil || err2 != nil {
 			t.Fatalf("table line %q: %v %v", line, err1, err2)
 		}
-		rows = append(rows, tableRow{p, n, f[2], f[3], strings.Join(f[4:], " ")})
+		rows = append(rows, parsedRow{p, n, f[2], f[3], strings.Join(f[4:], " ")})
 	}
 	return samples, rows
 }

@@ -63,29 +63,63 @@ func sortedKeys(m map[Key]Counts) []Key {
 	return keys
 }
 
-// tableOrder sorts keys as perf report orders the rows of --sort dso,sym
+// tableRow is one row of a table: its key (Event is the table's first
+// event) and its counts for each event of the table.
+type tableRow struct {
+	key Key
+	c   []Counts
+}
+
+// groupRows returns the rows of the table for events first..first+n-1:
+// one per key any of them has, keys differing only in the event merged.
+func groupRows(m map[Key]Counts, first, n int) []tableRow {
+	byKey := make(map[Key]int)
+	var rows []tableRow
+	for _, k := range sortedKeys(m) {
+		if k.Event < first || k.Event >= first+n {
+			continue
+		}
+		ev := k.Event
+		k.Event = first
+		i, ok := byKey[k]
+		if !ok {
+			i = len(rows)
+			byKey[k] = i
+			rows = append(rows, tableRow{key: k, c: make([]Counts, n)})
+		}
+		rows[i].c[ev-first] = m[Key{k.DSO, k.Sym, k.Kernel, k.Addr, ev}]
+	}
+	return rows
+}
+
+// tableOrder sorts rows as perf report orders the rows of --sort dso,sym
 // (hists__output_resort with perf 6.1's sort functions): by period,
-// descending; then by the DSO's short name, ascending (sort__dso_cmp),
-// rows without a map last; then by symbol name, ascending, rows without
-// a symbol last (sort__sym_sort); then by sample count, descending; rows
+// descending, the group leader's first, then each member's (__hpp__sort);
+// then by the DSO's short name, ascending (sort__dso_cmp), rows without a
+// map last; then by symbol name, ascending, rows without a symbol last
+// (sort__sym_sort); then by sample count, descending, as the period; rows
 // still equal (unresolved addresses of one DSO, or of none) by address as
 // a signed number, the order of perf's collapsed tree (_sort__addr_cmp),
 // so kernel addresses come first.
-func tableOrder(keys []Key, m map[Key]Counts) {
+func tableOrder(rows []tableRow) {
 	type dsoMode struct {
 		dso    string
 		kernel bool
 	}
 	short := make(map[dsoMode]string)
-	for _, k := range keys {
+	for _, row := range rows {
+		k := row.key
 		if _, ok := short[dsoMode{k.DSO, k.Kernel}]; !ok {
 			short[dsoMode{k.DSO, k.Kernel}] = ShortName(k.DSO, k.Kernel)
 		}
 	}
-	slices.SortStableFunc(keys, func(a, b Key) int {
-		if c := cmp.Compare(m[b].Period, m[a].Period); c != 0 {
-			return c
+	slices.SortStableFunc(rows, func(x, y tableRow) int {
+		for i := range x.c {
+			if c := cmp.Compare(y.c[i].Period, x.c[i].Period); c != 0 {
+				return c
+			}
 		}
+		a, b := x.key, y.key
 		if c := unknownLast(a.DSO, b.DSO); c != 0 {
 			return c
 		}
@@ -100,8 +134,10 @@ func tableOrder(keys []Key, m map[Key]Counts) {
 		}
 		// The output fields follow the sort keys (perf_hpp__append_sort_keys):
 		// -n's sample count, descending.
-		if c := cmp.Compare(m[b].Samples, m[a].Samples); c != 0 {
-			return c
+		for i := range x.c {
+			if c := cmp.Compare(y.c[i].Samples, x.c[i].Samples); c != 0 {
+				return c
+			}
 		}
 		return cmp.Compare(int64(a.Addr), int64(b.Addr))
 	})

@@ -20,7 +20,10 @@ type Features struct {
 	BuildIDs                           []BuildID
 	// Events are the EVENT_DESC entries: each event's name and sample
 	// ids, in the recording's event order.
-	Events      []EventDesc
+	Events []EventDesc
+	// Groups are the GROUP_DESC entries: the event groups perf report
+	// shows as one table.
+	Groups      []GroupDesc
 	Compression *Compression
 	// Sections are the file-mode section locations of every feature set.
 	Sections map[Feature]Section
@@ -38,6 +41,15 @@ func (f *Features) Has(x Feature) bool {
 type EventDesc struct {
 	Name string
 	IDs  []uint64
+}
+
+// GroupDesc is one event group of the GROUP_DESC feature: the leader's
+// index in the recording's event order and the group's size (the leader
+// and the events right after it). Name is "{anon_group}" for a group
+// without a name.
+type GroupDesc struct {
+	Name            string
+	Leader, Members uint32
 }
 
 // EventName returns the name EVENT_DESC gives the event with sample id
@@ -128,7 +140,7 @@ func (r *Reader) readFeatureSections() error {
 func knownFeature(f Feature) bool {
 	switch f {
 	case FeatBuildID, FeatHostname, FeatOSRelease, FeatVersion, FeatArch, FeatNrCPUs,
-		FeatCPUDesc, FeatCPUID, FeatTotalMem, FeatCmdline, FeatCompressed, FeatEventDesc:
+		FeatCPUDesc, FeatCPUID, FeatTotalMem, FeatCmdline, FeatCompressed, FeatEventDesc, FeatGroupDesc:
 		return true
 	}
 	return false
@@ -186,6 +198,19 @@ func (f *Features) parse(x Feature, b []byte, bo binary.ByteOrder, off int64) er
 			}
 			e.IDs = c.u64s("event ids", int(nIDs), nil)
 			f.Events = append(f.Events, e)
+		}
+	case FeatGroupDesc:
+		// u32 nr_groups, then per group: name (u32 length + string),
+		// u32 leader_idx, u32 nr_members (header.c, write_group_desc).
+		nr := c.u32("group count")
+		if c.err == nil && uint64(nr) > uint64(len(b))/12 {
+			return fmt.Errorf("perfdata: feature %d section at file offset %#x: %d groups cannot fit in %d bytes", x, off, nr, len(b))
+		}
+		f.Groups = f.Groups[:0]
+		for i := uint32(0); i < nr && c.err == nil; i++ {
+			g := GroupDesc{Name: str("group name")}
+			g.Leader, g.Members = c.u32("group leader"), c.u32("group members")
+			f.Groups = append(f.Groups, g)
 		}
 	case FeatCompressed:
 		f.Compression = &Compression{

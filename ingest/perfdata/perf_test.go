@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -369,5 +370,31 @@ func TestEventDesc(t *testing.T) {
 	}
 	if f.EventName(^uint64(0)) != "" {
 		t.Error("an unknown id has a name")
+	}
+}
+
+// GROUP_DESC gives each group's name, leader index and size; a count
+// that cannot fit is an error naming the section's offset.
+func TestGroupDesc(t *testing.T) {
+	le := binary.LittleEndian
+	str := func(b []byte, s string) []byte {
+		n := (len(s) + 1 + 7) &^ 7 // perf pads strings to 8 bytes
+		b = le.AppendUint32(b, uint32(n))
+		return append(b, append([]byte(s), make([]byte, n-len(s))...)...)
+	}
+	b := le.AppendUint32(nil, 2)
+	b = le.AppendUint32(le.AppendUint32(str(b, "{anon_group}"), 0), 2)
+	b = le.AppendUint32(le.AppendUint32(str(b, "mine"), 3), 3)
+	var f Features
+	if err := f.parse(FeatGroupDesc, b, le, 0x100); err != nil {
+		t.Fatal(err)
+	}
+	want := []GroupDesc{{"{anon_group}", 0, 2}, {"mine", 3, 3}}
+	if !slices.Equal(f.Groups, want) {
+		t.Errorf("groups %+v, want %+v", f.Groups, want)
+	}
+	err := f.parse(FeatGroupDesc, le.AppendUint32(nil, 1000), le, 0x100)
+	if err == nil || !strings.Contains(err.Error(), "0x100") {
+		t.Errorf("1000 groups in 4 bytes: %v", err)
 	}
 }
