@@ -49,6 +49,11 @@ var ownVDSO = sync.OnceValue(func() []byte {
 	return nil
 })
 
+// OwnVDSO returns this process's vdso image, the one Run symbolizes a
+// recording's [vdso] map with (as perf uses its own); nil when there is
+// none.
+func OwnVDSO() []byte { return ownVDSO() }
+
 // vdsoTable returns the symbols of this process's vdso image when the
 // recording names no other vdso by build id (id, the recording's, may be
 // empty); nil otherwise.
