@@ -28,12 +28,13 @@ const foreignDir = "testdata/foreign"
 // another boot, which relocates every kernel symbol (kallsyms__delta).
 var foreignSettings = []string{"empty", "kallsyms"}
 
-// foreignModes are the outputs compared: the table and perf script with
-// and without callchains.
+// foreignModes are the outputs compared: the table, without and with
+// the Children column, and perf script with and without callchains.
 var foreignModes = map[string][]string{
-	"table":   {"-format", "table"},
-	"script":  {"-format", "script"},
-	"scriptG": {"-format", "script", "-G"},
+	"table":    {"-format", "table"},
+	"children": {"-format", "table", "-children"},
+	"script":   {"-format", "script"},
+	"scriptG":  {"-format", "script", "-G"},
 }
 
 // TestForeignRecordings compares kbench report with perf 6.1 on the
@@ -89,7 +90,7 @@ func TestForeignRecordings(t *testing.T) {
 						t.Fatal(err)
 					}
 					got = comparable(got)
-					if mode == "table" {
+					if mode == "table" || mode == "children" {
 						g, w := linediff.ReportRows(got), linediff.ReportRows(string(want))
 						if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
 							t.Errorf("table rows differ from perf report's: %s", d)
@@ -111,14 +112,17 @@ func TestForeignRecordings(t *testing.T) {
 func writeForeignGolden(t *testing.T, golden, file, ks, mode string) {
 	args := []string{"script", "-F", "ip,sym,dso", "-i", file, "--kallsyms", ks}
 	switch mode {
-	case "table":
-		args = []string{"report", "-i", file, "--kallsyms", ks, "--stdio", "--sort", "dso,sym", "--no-children", "-n", "-g", "none"}
+	case "table", "children":
+		args = []string{"report", "-i", file, "--kallsyms", ks, "--stdio", "--sort", "dso,sym", "--" + map[bool]string{true: "children", false: "no-children"}[mode == "children"], "-n", "-g", "none"}
 	case "scriptG":
 		args = append(args, "-G")
 	}
 	out, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, args...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if mode == "table" || mode == "children" {
+		out = strings.Join(linediff.ReportRows(out), "\n") + "\n" // perf's header has a random tip
 	}
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)

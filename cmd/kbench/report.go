@@ -26,12 +26,17 @@ import (
 )
 
 const reportUsage = `usage: kbench report [-format table|script|json|pprof] [-kallsyms FILE] [-G]
+                    [-children] [-no-branch-stack]
                     [-impl btree|list] [-debugdir DIR] [-o FILE]
                     [-progress auto|always|never] [-cpuprofile FILE] FILE | -i FILE
 
 Attribute every sample of the perf.data FILE ("-": standard input, e.g. a
 pipe-mode recording) to a map and a symbol as perf does, and print:
-  table   perf report --stdio --sort dso,sym --no-children -n, by sample count
+  table   perf report --stdio --sort dso,sym --no-children -n -g none, by
+          overhead; with -children, perf report --children's Children and
+          Self columns; branch-stack entries for a recording with branch
+          stacks (perf's branch mode) unless -no-branch-stack; one table
+          per event group (perf's group view)
   script  perf script -F ip,sym,dso, line for line
   json    counts per symbol, per map with sample-set digests, and the digest
   pprof   a profile.proto for go tool pprof (needs -o)
@@ -60,6 +65,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
+	children := fs.Bool("children", false, "table: add a Children column, each sample's period accumulated into its callchain's entries (perf report --children, perf's default for recordings with callchains)")
 	noBranchStack := fs.Bool("no-branch-stack", false, "table: count samples, not branch-stack entries, for a recording with branch stacks (perf report --no-branch-stack)")
 	input := fs.String("i", "", "the perf.data `file` (as perf's -i), instead of the FILE argument")
 	if err := parseFlags(fs, args); err != nil {
@@ -144,9 +150,11 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if *format == "table" && !*noBranchStack {
 		opts.BranchMode = attrib.BranchModeDefault(in.r)
 	}
+	pipe := name == "-" || in.r.PipeMode() // perf reads "-" as a pipe
+	opts.Children = *format == "table" && *children && attrib.ChildrenApply(in.r, pipe)
 	if *format == "script" {
 		opts.Script, opts.HideCallchain = bw, *hideCallchain
-		opts.FetchInsn = fetchesInsn(in.r.Features().Arch, name == "-" || in.r.Header().Size == pipeHeaderSize)
+		opts.FetchInsn = fetchesInsn(in.r.Features().Arch, pipe)
 	}
 	var bar *progressbar.ProgressBar
 	if *progress == "always" || *progress == "auto" && isTerminal(stderr) {
@@ -381,9 +389,6 @@ func newProgressBar(w io.Writer, name string, size int64) *progressbar.ProgressB
 		progressbar.OptionClearOnFinish(),
 	)
 }
-
-// pipeHeaderSize is the size field of a pipe-mode perf.data header.
-const pipeHeaderSize = 16
 
 // fetchesInsn reports whether perf script, run here, fetches each
 // sample's instruction (arch_fetch_insn, defined only in x86 builds of

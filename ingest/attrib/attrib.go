@@ -77,6 +77,29 @@ type Options struct {
 	// recordings with branch stacks (sort__mode SORT_MODE__BRANCH,
 	// hist_iter_branch); BranchModeDefault says when. Ignored with Script.
 	BranchMode bool
+	// Children also accumulates each sample's period into every (dso,
+	// symbol) of its callchain (Result.Children), as perf report
+	// --children does. Ignored with Script or BranchMode.
+	Children bool
+}
+
+// ChildrenApply reports whether perf report --children accumulates
+// callchains for r (report__setup_sample_type): only in file mode (a
+// pipe's attrs are not known when perf decides), and only when an event
+// samples callchains or the header has AUX area data.
+func ChildrenApply(r *perfdata.Reader, pipe bool) bool {
+	if pipe {
+		return false
+	}
+	if r.Features().Has(perfdata.FeatAuxtrace) {
+		return true
+	}
+	for _, a := range r.Attrs() {
+		if a.SampleType&perfdata.SampleFormatCallchain != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // BranchModeDefault reports whether perf report would use branch mode
@@ -164,6 +187,14 @@ type Result struct {
 	// BranchEvents sums them per event.
 	Branches     map[Key]Counts
 	BranchEvents []Counts
+	// Children is nil unless Options.Children: for each key, the samples
+	// whose self entry or callchain reached it (once per sample, however
+	// often) and their period, perf report's "Children" column
+	// (hist_iter_cumulative). A callchain frame without a symbol is keyed
+	// by its raw address, as perf keys it; an entry without a map carries
+	// the level of the first sample that reached it, and the self entry
+	// without a map that differs from it only in level shares its row.
+	Children map[Key]Counts
 	// Groups are the recording's event groups (GROUP_DESC), which the
 	// table shows as perf's group view.
 	Groups []perfdata.GroupDesc
@@ -223,12 +254,16 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	batches := make(chan []event, 64)
 	free := make(chan []event, 66)
 	errc := make(chan error, 1)
-	wantChains := opts.Script != nil && !opts.HideCallchain
 	branches := opts.BranchMode && opts.Script == nil
 	if branches {
 		a.branchKeys = make(map[Key]Key)
 		a.res.Branches = make(map[Key]Counts)
 	}
+	children := opts.Children && opts.Script == nil && !branches
+	if children {
+		a.acc = newAccumulator()
+	}
+	wantChains := opts.Script != nil && !opts.HideCallchain || children
 	kmodsecType := opts.KmodSecType
 	if kmodsecType == 0 {
 		kmodsecType = kmodsec.DefaultType
@@ -307,6 +342,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			}
 			a.res.BranchEvents[k.Event].add(c)
 		}
+	}
+	if a.acc != nil {
+		a.res.Children = a.acc.result()
 	}
 	a.res.Groups = r.Features().Groups
 	a.res.Stats = r.Stats()
@@ -523,6 +561,8 @@ type attributor struct {
 	// branchKeys maps a branch target's key without its level to the
 	// key it is counted under (the first sample's level).
 	branchKeys map[Key]Key
+	acc        *accumulator // with Options.Children
+	cumIDs     []int32      // cumulate's entries of one sample, reused
 	// kstart is machine->kernel_start for FetchInsn, once the first
 	// fetch has set it; x86_64 says whether the recording's arch is
 	// x86_64 (its kernel start then stays 2^63).
@@ -614,6 +654,7 @@ func (a *attributor) sample(e *event) error {
 	c := Counts{1, e.period}
 	mp, ok := a.m.Resolve(e.cpumode, e.pid, e.tid, e.ip)
 	var key Key
+	var self int32 // the Children entry of the sample itself
 	if ok {
 		st := a.cnt.state(mp, kernel)
 		st.bm.Add(ord)
@@ -625,6 +666,13 @@ func (a *attributor) sample(e *event) error {
 		addr := mp.MapIP(e.ip)
 		i := t.FindIndex(addr)
 		st.add(t, i, addr, event, c)
+		if a.acc != nil {
+			if i >= 0 {
+				self = a.acc.symEntry(st, t, i, event)
+			} else {
+				self = a.acc.addrEntry(st, addr, event)
+			}
+		}
 		if a.opts.Script != nil {
 			key = Key{DSO: mp.DSO, Sym: symbols.Unknown, Kernel: kernel, Addr: addr, Event: event}
 			if i >= 0 {
@@ -635,12 +683,18 @@ func (a *attributor) sample(e *event) error {
 	} else {
 		a.res.Unknown++
 		key = Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: e.ip, Event: event}
+		if a.acc != nil {
+			self = a.acc.noMapEntry(e.ip, kernel, event)
+		}
 		n := a.cnt.unknown[key]
 		n.add(c)
 		a.cnt.unknown[key] = n
 	}
 	if a.res.Branches != nil {
 		a.branches(e, kernel, event)
+	}
+	if a.acc != nil {
+		a.cumulate(e, self, kernel, event, c)
 	}
 	var err error
 	if a.opts.Script != nil {

@@ -26,6 +26,7 @@ type mapState struct {
 	final  bool
 	tables []*tableCounts
 	unsym  []map[uint64]Counts // [event][address]
+	acc    accState            // with Options.Children
 }
 
 type tableCounts struct {

@@ -107,7 +107,14 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if r.Branches != nil {
 		counts, byEvent = r.Branches, r.BranchEvents
 	}
-	for _, g := range r.eventGroups() {
+	groups := r.eventGroups()
+	if r.Children != nil { // perf's group view of children is not reproduced: one table per event
+		groups = groups[:0]
+		for i := range r.Events {
+			groups = append(groups, eventGroup{i, 1})
+		}
+	}
+	for _, g := range groups {
 		totals := make([]Counts, g.n)
 		var sum Counts
 		for i := range totals {
@@ -119,7 +126,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if sum.Samples == 0 && len(r.Events) > 1 {
 			continue
 		}
-		rows := groupRows(counts, g.first, g.n)
+		rows := groupRows(counts, r.Children, g.first, g.n)
 		tableOrder(rows)
 		dsoWidth := len("Shared Object")
 		for _, row := range rows {
@@ -132,12 +139,20 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, "# Samples: %d  of events '%s'\n", sum.Samples, r.groupName(g))
 		}
 		b.WriteString("#\n")
-		fmt.Fprintf(&b, "# %*s  %*s  %-*s  %s\n", 8*g.n, "Overhead", 12*g.n, "Samples", dsoWidth, "Shared Object", "Symbol")
-		fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
+		if r.Children != nil {
+			fmt.Fprintf(&b, "# Children      Self  %12s  %-*s  %s\n", "Samples", dsoWidth, "Shared Object", "Symbol")
+			fmt.Fprintf(&b, "# %s  %s  %s  %s  %s\n", strings.Repeat(".", 8), strings.Repeat(".", 8), strings.Repeat(".", 12), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
+		} else {
+			fmt.Fprintf(&b, "# %*s  %*s  %-*s  %s\n", 8*g.n, "Overhead", 12*g.n, "Samples", dsoWidth, "Shared Object", "Symbol")
+			fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
+		}
 		b.WriteString("#\n")
 		for _, row := range rows {
 			// perf's hpp__fmt: the first value "%*.2f%%" in its width,
 			// each member's after one space; counts "%*u" each.
+			if r.Children != nil {
+				fmt.Fprintf(&b, "  %7.2f%%", share(row.acc, totals[0]))
+			}
 			fmt.Fprintf(&b, "  %7.2f%%", share(row.c[0], totals[0]))
 			for i := 1; i < g.n; i++ {
 				fmt.Fprintf(&b, " %6.2f%%", share(row.c[i], totals[i]))

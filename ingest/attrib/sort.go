@@ -68,33 +68,47 @@ func sortedKeys(m map[Key]Counts) []Key {
 type tableRow struct {
 	key Key
 	c   []Counts
+	acc Counts // the Children column, in a children table
 }
 
 // groupRows returns the rows of the table for events first..first+n-1:
 // one per key any of them has, keys differing only in the event merged.
-func groupRows(m map[Key]Counts, first, n int) []tableRow {
+// With acc (a children table, n is 1), the keys only acc has get rows
+// too, and every row its acc counts.
+func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 	byKey := make(map[Key]int)
 	var rows []tableRow
-	for _, k := range sortedKeys(m) {
-		if k.Event < first || k.Event >= first+n {
-			continue
-		}
-		ev := k.Event
+	row := func(k Key) *tableRow {
 		k.Event = first
+		if acc != nil && k.DSO == symbols.Unknown {
+			k.Kernel = false // as Result.Children keys them
+		}
 		i, ok := byKey[k]
 		if !ok {
 			i = len(rows)
 			byKey[k] = i
 			rows = append(rows, tableRow{key: k, c: make([]Counts, n)})
 		}
-		rows[i].c[ev-first] = m[Key{k.DSO, k.Sym, k.Kernel, k.Addr, ev}]
+		return &rows[i]
+	}
+	for _, k := range sortedKeys(m) {
+		if k.Event >= first && k.Event < first+n {
+			row(k).c[k.Event-first].add(m[k])
+		}
+	}
+	for _, k := range sortedKeys(acc) {
+		if k.Event == first {
+			r := row(k)
+			r.acc, r.key.Kernel = acc[k], k.Kernel
+		}
 	}
 	return rows
 }
 
 // tableOrder sorts rows as perf report orders the rows of --sort dso,sym
-// (hists__output_resort with perf 6.1's sort functions): by period,
-// descending, the group leader's first, then each member's (__hpp__sort);
+// (hists__output_resort with perf 6.1's sort functions): by the Children
+// period in a children table, descending; by period, descending, the
+// group leader's first, then each member's (__hpp__sort);
 // then by the DSO's short name, ascending (sort__dso_cmp), rows without a
 // map last; then by symbol name, ascending, rows without a symbol last
 // (sort__sym_sort); then by sample count, descending, as the period; rows
@@ -114,6 +128,11 @@ func tableOrder(rows []tableRow) {
 		}
 	}
 	slices.SortStableFunc(rows, func(x, y tableRow) int {
+		// perf prefixes the sort keys with overhead_children (in a
+		// children table) and overhead (setup_overhead).
+		if c := cmp.Compare(y.acc.Period, x.acc.Period); c != 0 {
+			return c
+		}
 		for i := range x.c {
 			if c := cmp.Compare(y.c[i].Period, x.c[i].Period); c != 0 {
 				return c

@@ -402,6 +402,10 @@ func (r *Reader) startData(off, end int64) {
 	r.end = end
 }
 
+// PipeMode reports whether the recording is in pipe mode (perf record
+// -o -): its attrs and features arrive as records.
+func (r *Reader) PipeMode() bool { return r.hdr.Size == pipeHeaderSize }
+
 // Header returns the file header.
 func (r *Reader) Header() *FileHeader { return &r.hdr }
 

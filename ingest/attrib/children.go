@@ -1,0 +1,207 @@
+package attrib
+
+import (
+	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+)
+
+// accumulator holds perf report --children's "Children" counts: one entry
+// per (dso, symbol) row, found per frame through dense caches rather than
+// by hashing keys (a callchain has tens of frames a sample).
+type accumulator struct {
+	entries []accEntry
+	byKey   map[Key]int32 // the entry of each key; a key without a map has no level
+	noMap   map[noMapKey]int32
+	stamp   uint32 // the current sample's stamp (its ordinal + 1)
+}
+
+// accEntry is one row: its key (with the level of the first frame that
+// reached it, which perf shows) and its counts.
+type accEntry struct {
+	key   Key
+	c     Counts
+	stamp uint32 // the last sample counted: each counts once per row
+}
+
+// noMapKey is a frame outside every map: perf keys it by address alone.
+type noMapKey struct {
+	addr  uint64
+	event int
+}
+
+// symIDs caches the entries of a table's symbols for one event (id+1; 0:
+// not yet looked up).
+type symIDs struct {
+	t     *symbols.Table
+	event int
+	ids   []int32
+}
+
+// accState is what a map state keeps for the accumulator.
+type accState struct {
+	syms   []*symIDs
+	last   *symIDs
+	byAddr map[noMapKey]int32 // frames in the map without a symbol, by address
+}
+
+func newAccumulator() *accumulator {
+	return &accumulator{byKey: make(map[Key]int32), noMap: make(map[noMapKey]int32)}
+}
+
+// entry returns the entry of k, made on first use.
+func (ac *accumulator) entry(k Key) int32 {
+	id := k
+	if id.DSO == symbols.Unknown {
+		id.Kernel = false
+	}
+	if i, ok := ac.byKey[id]; ok {
+		return i
+	}
+	i := int32(len(ac.entries))
+	ac.entries = append(ac.entries, accEntry{key: k})
+	ac.byKey[id] = i
+	return i
+}
+
+// add counts c into entry i once per sample.
+func (ac *accumulator) add(i int32, c Counts) {
+	e := &ac.entries[i]
+	if e.stamp != ac.stamp {
+		e.stamp = ac.stamp
+		e.c.add(c)
+	}
+}
+
+// symEntry returns the entry of symbol i of table t in st's map.
+func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int) int32 {
+	as := &st.acc
+	s := as.last
+	if s == nil || s.t != t || s.event != event {
+		s = nil
+		for _, x := range as.syms {
+			if x.t == t && x.event == event {
+				s = x
+			}
+		}
+		if s == nil {
+			s = &symIDs{t: t, event: event, ids: make([]int32, t.Len())}
+			as.syms = append(as.syms, s)
+		}
+		as.last = s
+	}
+	if id := s.ids[i]; id != 0 {
+		return id - 1
+	}
+	sym := t.Symbol(i)
+	id := ac.entry(Key{DSO: st.key.m.DSO, Sym: sym.Name, Kernel: st.key.kernel, Addr: sym.Start, Event: event})
+	s.ids[i] = id + 1
+	return id
+}
+
+// addrEntry returns the entry of an address without a symbol in st's map.
+func (ac *accumulator) addrEntry(st *mapState, addr uint64, event int) int32 {
+	as := &st.acc
+	if as.byAddr == nil {
+		as.byAddr = make(map[noMapKey]int32)
+	}
+	k := noMapKey{addr, event}
+	if id, ok := as.byAddr[k]; ok {
+		return id
+	}
+	id := ac.entry(Key{DSO: st.key.m.DSO, Sym: symbols.Unknown, Kernel: st.key.kernel, Addr: addr, Event: event})
+	as.byAddr[k] = id
+	return id
+}
+
+// noMapEntry returns the entry of an address outside every map.
+func (ac *accumulator) noMapEntry(addr uint64, kernel bool, event int) int32 {
+	k := noMapKey{addr, event}
+	if id, ok := ac.noMap[k]; ok {
+		return id
+	}
+	id := ac.entry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: addr, Event: event})
+	ac.noMap[k] = id
+	return id
+}
+
+// result returns the Children counts by key.
+func (ac *accumulator) result() map[Key]Counts {
+	m := make(map[Key]Counts, len(ac.entries))
+	for _, e := range ac.entries {
+		m[e.key] = e.c
+	}
+	return m
+}
+
+// cumulate adds the sample (period c; self, its self entry) to the
+// Children column of its self entry and of every distinct entry of its
+// callchain, as perf report --children does. perf resolves the callchain
+// whole first (thread__resolve_callchain_sample) in caller order, which
+// --children implies unless an order is given: from the outermost frame
+// in, each frame with the cpumode of the nearest context marker before it
+// (find_prev_cpumode), at most maxStack frames; an unknown marker empties
+// the chain. Each frame is an entry (fill_callchain_info: its raw
+// address, the level of the maps its map came from, else the level left
+// by the frame before, starting from the sample's), counted once per
+// sample (iter_add_next_cumulative_entry's duplicate check).
+func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Counts) {
+	ac := a.acc
+	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
+	ids := append(a.cumIDs[:0], self)
+	chain := e.addrs
+	cpumode := uint8(machine.CPUModeUser)
+	// prevMarker applies the context marker nearest before index ent
+	// (none: the cpumode stays); false for an unknown one.
+	prevMarker := func(ent int) bool {
+		for ent--; ent >= 0; ent-- {
+			switch chain[ent] {
+			case contextHV:
+				cpumode = machine.CPUModeHypervisor
+			case contextKernel:
+				cpumode = machine.CPUModeKernel
+			case contextUser:
+				cpumode = machine.CPUModeUser
+			default:
+				if chain[ent] >= contextMax {
+					return false
+				}
+				continue
+			}
+			return true
+		}
+		return true
+	}
+	ok := prevMarker(len(chain))
+	for j, n := len(chain)-1, 0; ok && j >= 0 && n < maxStack; j-- {
+		ip := chain[j]
+		if ip >= contextMax {
+			ok = prevMarker(j)
+			continue
+		}
+		n++
+		mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip)
+		if !found {
+			ids = append(ids, ac.noMapEntry(ip, kernel, event))
+			continue
+		}
+		kernel = cpumode == machine.CPUModeKernel
+		st := a.cnt.state(mp, kernel)
+		t := st.table
+		if !st.final {
+			t, st.final = a.sym.table(mp)
+			st.table = t
+		}
+		if i := t.FindIndex(mp.MapIP(ip)); i >= 0 {
+			ids = append(ids, ac.symEntry(st, t, i, event))
+		} else {
+			ids = append(ids, ac.addrEntry(st, ip, event))
+		}
+	}
+	if !ok {
+		ids = ids[:1] // perf resets the cursor
+	}
+	for _, id := range ids {
+		ac.add(id, c)
+	}
+	a.cumIDs = ids
+}
