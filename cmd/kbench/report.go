@@ -25,7 +25,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
-const reportUsage = `usage: kbench report [-format table|script|json|pprof] [-kallsyms FILE] [-G]
+const reportUsage = `usage: kbench report [-format table|script|json|folded|pprof] [-kallsyms FILE] [-G]
                     [-children] [-no-branch-stack]
                     [-impl btree|list] [-debugdir DIR] [-o FILE]
                     [-progress auto|always|never] [-cpuprofile FILE] FILE | -i FILE
@@ -39,7 +39,10 @@ pipe-mode recording) to a map and a symbol as perf does, and print:
           per event group (perf's group view)
   script  perf script -F ip,sym,dso, line for line
   json    counts per symbol, per map with sample-set digests, and the digest
-  pprof   a profile.proto for go tool pprof (needs -o)
+  folded  one line per distinct stack, "comm;outer;...;leaf count", as
+          FlameGraph's stackcollapse-perf.pl folds perf script's output
+  pprof   a profile.proto for go tool pprof (needs -o): stacks, real
+          addresses, mappings with build ids, labels pid, tid, comm, cpu
 `
 
 // Places the report reads; variables for the tests.
@@ -57,7 +60,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, reportUsage, "\nflags:\n")
 		fs.PrintDefaults()
 	}
-	format := fs.String("format", "table", "output: table, script, json or pprof")
+	format := fs.String("format", "table", "output: table, script, json, folded or pprof")
 	ksFile := fs.String("kallsyms", "", "kernel symbols `file`; \"none\" for none (default /proc/kallsyms when the recording's kernel build id is the running kernel's, else the build-id cache's copy)")
 	hideCallchain := fs.Bool("G", false, "script: hide callchains (perf script -G)")
 	implName := fs.String("impl", "btree", "map implementation: btree or list")
@@ -84,7 +87,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return usageErr("want one perf.data file, got %d", len(files))
 	}
 	switch *format {
-	case "table", "script", "json":
+	case "table", "script", "json", "folded":
 	case "pprof":
 		if *outFile == "" {
 			return usageErr("-format pprof needs -o FILE")
@@ -152,8 +155,10 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	pipe := name == "-" || in.r.PipeMode() // perf reads "-" as a pipe
 	opts.Children = *format == "table" && *children && attrib.ChildrenApply(in.r, pipe)
+	opts.Stacks = *format == "pprof" || *format == "folded"
+	opts.HideCallchain = *hideCallchain
 	if *format == "script" {
-		opts.Script, opts.HideCallchain = bw, *hideCallchain
+		opts.Script = bw
 		opts.FetchInsn = fetchesInsn(in.r.Features().Arch, pipe)
 	}
 	var bar *progressbar.ProgressBar
@@ -202,6 +207,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		err = res.WriteJSON(bw)
 	case "pprof":
 		err = res.WritePprof(bw)
+	case "folded":
+		err = res.WriteFolded(bw)
 	}
 	if err == nil {
 		err = bw.Flush()

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/internal/linediff"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 const (
@@ -213,6 +215,83 @@ func TestReportPprof(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// The pprof profile's stacks are perf script's: per (comm, tid, frame
+// symbols leaf first), the same number of samples.
+func TestReportPprofStacksAgainstPerf(t *testing.T) {
+	for _, name := range reportRecordings {
+		t.Run(name, func(t *testing.T) {
+			file := testdataDir + name
+			out, err := perftest.Script(file, "--kallsyms", kallsymsSubset, "-F", "comm,tid,ip,sym,dso")
+			if errors.Is(err, perftest.ErrNotInstalled) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A sample is a header line "comm tid", then its frames, one
+			// per tab-indented line; without a callchain, "comm tid ip sym
+			// (dso)" on one line.
+			want := make(map[string]int64)
+			var head []string
+			var syms []string
+			flush := func() {
+				if head != nil {
+					want[head[0]+"|"+head[1]+"|"+strings.Join(syms, ";")]++
+				}
+				head, syms = nil, nil
+			}
+			for _, line := range strings.Split(out, "\n") {
+				switch {
+				case strings.HasPrefix(line, "\t"):
+					syms = append(syms, strings.Fields(line)[1])
+				case strings.TrimSpace(line) == "":
+					flush()
+				default:
+					flush()
+					head = strings.Fields(line)
+					if len(head) > 3 {
+						syms = append(syms, head[3])
+					}
+				}
+			}
+			flush()
+			prof := filepath.Join(t.TempDir(), "prof.pb.gz")
+			mustReport(t, nil, "-format", "pprof", "-o", prof, "-kallsyms", kallsymsSubset, "-debugdir", "-", file)
+			f, err := os.Open(prof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			p, err := profile.Parse(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(map[string]int64)
+			for _, s := range p.Sample {
+				var syms []string
+				for _, loc := range s.Location {
+					name := "[unknown]"
+					if len(loc.Line) > 0 {
+						name = loc.Line[0].Function.Name
+					}
+					syms = append(syms, name)
+				}
+				got[s.Label["comm"][0]+"|"+s.Label["tid"][0]+"|"+strings.Join(syms, ";")] += s.Value[0]
+			}
+			if !maps.Equal(got, want) {
+				n := 0
+				for k, v := range want {
+					if got[k] != v && n < 5 {
+						t.Errorf("%s: pprof %d samples, perf script %d", k, got[k], v)
+						n++
+					}
+				}
+				t.Errorf("%d stacks in pprof, %d in perf script", len(got), len(want))
+			}
+		})
 	}
 }
 

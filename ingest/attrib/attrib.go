@@ -11,6 +11,7 @@
 package attrib
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -81,6 +82,9 @@ type Options struct {
 	// symbol) of its callchain (Result.Children), as perf report
 	// --children does. Ignored with Script or BranchMode.
 	Children bool
+	// Stacks collects every distinct stack (Result.Stacks) with its
+	// thread, command name and CPU, for pprof and folded output.
+	Stacks bool
 }
 
 // ChildrenApply reports whether perf report --children accumulates
@@ -195,6 +199,14 @@ type Result struct {
 	// the level of the first sample that reached it, and the self entry
 	// without a map that differs from it only in level shares its row.
 	Children map[Key]Counts
+	// Stacks are the distinct stacks of the samples (Options.Stacks),
+	// in first-seen order.
+	Stacks []Stack
+	// SampleTypes are the events' sample types (what their samples
+	// record), in event order.
+	SampleTypes []perfdata.SampleFormat
+	// BuildIDs are the recording's build ids by DSO, in hex.
+	BuildIDs map[string]string
 	// Groups are the recording's event groups (GROUP_DESC), which the
 	// table shows as perf's group view.
 	Groups []perfdata.GroupDesc
@@ -263,7 +275,11 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if children {
 		a.acc = newAccumulator()
 	}
-	wantChains := opts.Script != nil && !opts.HideCallchain || children
+	if opts.Stacks {
+		a.stacks = newStacker()
+	}
+	m.RegisterIdle() // perf_session__process_events
+	wantChains := (opts.Script != nil || opts.Stacks) && !opts.HideCallchain || children
 	kmodsecType := opts.KmodSecType
 	if kmodsecType == 0 {
 		kmodsecType = kmodsec.DefaultType
@@ -346,6 +362,16 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if a.acc != nil {
 		a.res.Children = a.acc.result()
 	}
+	if a.stacks != nil {
+		a.res.Stacks = a.stacks.stacks
+	}
+	for _, at := range r.Attrs() {
+		a.res.SampleTypes = append(a.res.SampleTypes, at.SampleType)
+	}
+	a.res.BuildIDs = make(map[string]string, len(buildIDs))
+	for dso, id := range buildIDs {
+		a.res.BuildIDs[dso] = hex.EncodeToString(id)
+	}
 	a.res.Groups = r.Features().Groups
 	a.res.Stats = r.Stats()
 	a.res.LostChunks, a.res.LostEvents, a.res.LostSamples = lost.chunks, lost.events, lost.samples
@@ -427,7 +453,7 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 				period = rec.Attr.SamplePeriod
 			}
 			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
-				attr: attrIndex(r, rec.Attr)}
+				attr: attrIndex(r, rec.Attr), ppid: rec.CPU} // ppid holds the CPU (event.cpu)
 			if wantChains && len(rec.Callchain) > 0 {
 				e.addrs = append([]uint64(nil), rec.Callchain...)
 			} else if branches && len(rec.Branches) > 0 {
@@ -449,6 +475,8 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 			}}}
 		case *perfdata.Fork:
 			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid, misc: rec.Misc}
+		case *perfdata.Comm:
+			e = event{kind: evComm, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid, side: &sideband{comm: rec.Comm}}
 		case *perfdata.Exit:
 			e = event{kind: evExit, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid}
 		case *perfdata.Ksymbol:
@@ -562,6 +590,8 @@ type attributor struct {
 	// key it is counted under (the first sample's level).
 	branchKeys map[Key]Key
 	acc        *accumulator // with Options.Children
+	stacks     *stacker     // with Options.Stacks
+	chain      []chainFrame // callchainFrames's, reused
 	cumIDs     []int32      // cumulate's entries of one sample, reused
 	// kstart is machine->kernel_start for FetchInsn, once the first
 	// fetch has set it; x86_64 says whether the recording's arch is
@@ -632,6 +662,8 @@ func (a *attributor) deliver(e *event) error {
 		a.m.Fork(e.pid, e.ppid, e.tid, e.ptid, e.misc)
 	case evExit:
 		a.m.Exit(e.pid, e.tid)
+	case evComm:
+		a.m.Comm(e.pid, e.tid, e.side.comm)
 	case evKsymbol:
 		if err := a.m.Ksymbol(e.side.ksym); err != nil {
 			return fmt.Errorf("attrib: ksymbol %s: %w", e.side.ksym.Name, err)
@@ -673,7 +705,7 @@ func (a *attributor) sample(e *event) error {
 				self = a.acc.addrEntry(st, addr, event)
 			}
 		}
-		if a.opts.Script != nil {
+		if a.opts.Script != nil || a.stacks != nil {
 			key = Key{DSO: mp.DSO, Sym: symbols.Unknown, Kernel: kernel, Addr: addr, Event: event}
 			if i >= 0 {
 				sym := t.Symbol(i)
@@ -695,6 +727,13 @@ func (a *attributor) sample(e *event) error {
 	}
 	if a.acc != nil {
 		a.cumulate(e, self, kernel, event, c)
+	}
+	if a.stacks != nil {
+		sym := symbols.Unknown
+		if ok && key.Sym != "" {
+			sym = key.Sym
+		}
+		a.stack(e, mp, ok, sym, c)
 	}
 	var err error
 	if a.opts.Script != nil {
@@ -818,8 +857,36 @@ func (a *attributor) script(e *event, key Key) error {
 // appendCallchain prints each callchain entry: the address (the offset
 // within its map for a user-space DSO), symbol and DSO.
 func (a *attributor) appendCallchain(b []byte, e *event) []byte {
+	for _, f := range a.callchainFrames(e) {
+		addr, sym, dso := f.ip, symbols.Unknown, symbols.Unknown
+		if f.ok {
+			sym, dso = a.sym.name(f.m, f.ip), f.m.DSO
+			if f.m.Kind == index.KindUser || f.m.Kind == index.KindAnon {
+				// sample__fprintf_callchain shows the binary offset for
+				// user-space DSOs only, the address for kernel ones.
+				addr = f.m.MapIP(f.ip)
+			}
+		}
+		b = appendScriptLine(b, '\t', addr, sym, dso)
+	}
+	return b
+}
+
+// chainFrame is a callchain frame: its address and map, if found.
+type chainFrame struct {
+	ip uint64
+	m  index.Map
+	ok bool
+}
+
+// callchainFrames resolves e's callchain as perf script does
+// (thread__resolve_callchain_sample, callee order): context markers set
+// the cpumode of the frames after them, at most maxStack frames; an
+// unknown marker drops the whole chain (nil), as perf resets its cursor.
+// The slice is reused by the next call.
+func (a *attributor) callchainFrames(e *event) []chainFrame {
 	cpumode := uint8(machine.CPUModeUser)
-	n, start := 0, len(b)
+	frames := a.chain[:0]
 	for _, ip := range e.addrs {
 		if ip >= contextMax {
 			switch ip {
@@ -834,26 +901,19 @@ func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 			case contextGuestUser:
 				cpumode = machine.CPUModeGuestUser
 			default:
-				// perf resets the cursor: the whole chain is dropped.
-				return b[:start]
+				a.chain = frames
+				return nil
 			}
 			continue
 		}
-		if n++; n > maxStack {
+		if len(frames) == maxStack {
 			break
 		}
-		addr, sym, dso := ip, symbols.Unknown, symbols.Unknown
-		if mp, ok := a.m.Resolve(cpumode, e.pid, e.tid, ip); ok {
-			sym, dso = a.sym.name(mp, ip), mp.DSO
-			if mp.Kind == index.KindUser || mp.Kind == index.KindAnon {
-				// sample__fprintf_callchain shows the binary offset for
-				// user-space DSOs only, the address for kernel ones.
-				addr = mp.MapIP(ip)
-			}
-		}
-		b = appendScriptLine(b, '\t', addr, sym, dso)
+		mp, ok := a.m.Resolve(cpumode, e.pid, e.tid, ip)
+		frames = append(frames, chainFrame{ip, mp, ok})
 	}
-	return b
+	a.chain = frames
+	return frames
 }
 
 // Canonical returns the canonical text of a result: per map, its sample

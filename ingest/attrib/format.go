@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/google/pprof/profile"
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/machine"
@@ -333,85 +330,12 @@ func (r *Result) sortedMaps() []index.Map {
 	return maps
 }
 
-// WritePprof writes r as a gzipped profile.proto (package
-// github.com/google/pprof/profile) with one sample type, samples/count: a
-// Mapping per map (Start, Limit, Offset = pgoff, File = dso), a Location
-// per (map, symbol) with one Function named after the symbol (an
-// unresolved symbol reads "[unknown] in DSO", DSO's short name, so that
-// different DSOs' stay apart), and one Sample per Location carrying its
-// count. Samples with no map share one Location without a Mapping,
-// function "[unknown]".
+// WritePprof writes the profile Pprof returns, gzipped (profile.proto
+// of github.com/google/pprof/profile). It needs Options.Stacks.
 func (r *Result) WritePprof(w io.Writer) error {
 	p, err := r.Pprof()
 	if err != nil {
 		return err
 	}
 	return p.Write(w)
-}
-
-// Pprof returns the profile WritePprof writes, checked with CheckValid.
-func (r *Result) Pprof() (*profile.Profile, error) {
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
-		PeriodType: &profile.ValueType{Type: "samples", Unit: "count"},
-		Period:     1,
-	}
-	type symDSO struct{ sym, dso string }
-	funcs := make(map[symDSO]*profile.Function)
-	function := func(name, file string) *profile.Function {
-		k := symDSO{name, file}
-		f := funcs[k]
-		if f == nil {
-			f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name, Filename: file}
-			p.Function = append(p.Function, f)
-			funcs[k] = f
-		}
-		return f
-	}
-	addSample := func(m *profile.Mapping, f *profile.Function, n uint64) {
-		loc := &profile.Location{ID: uint64(len(p.Location) + 1), Mapping: m, Line: []profile.Line{{Function: f}}}
-		if m != nil {
-			loc.Address = m.Start
-		}
-		p.Location = append(p.Location, loc)
-		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{int64(n)}})
-	}
-	type mapName struct {
-		m    index.Map
-		name string
-	}
-	syms := make(map[index.Map][]string) // symbols seen per map
-	perName := make(map[mapName]uint64)  // samples per (map, symbol), addresses and modes merged
-	for ms, c := range r.ByMapSym {
-		if ms.Map != (index.Map{}) {
-			syms[ms.Map] = append(syms[ms.Map], ms.Sym)
-			perName[mapName{ms.Map, ms.Sym}] += c.Samples
-		}
-	}
-	for _, mp := range r.sortedMaps() {
-		m := &profile.Mapping{
-			ID:           uint64(len(p.Mapping) + 1),
-			Start:        mp.Start,
-			Limit:        mp.End,
-			Offset:       mp.Pgoff,
-			File:         mp.DSO,
-			HasFunctions: true,
-		}
-		p.Mapping = append(p.Mapping, m)
-		names := slices.Compact(slices.Sorted(slices.Values(syms[mp])))
-		for _, name := range names {
-			n := perName[mapName{mp, name}]
-			if name == symbols.Unknown {
-				name += " in " + ShortName(mp.DSO, mp.Kind != index.KindUser && mp.Kind != index.KindAnon)
-			}
-			addSample(m, function(name, mp.DSO), n)
-		}
-	}
-	if r.Unknown > 0 {
-		addSample(nil, function(symbols.Unknown, ""), r.Unknown)
-	}
-	if err := p.CheckValid(); err != nil {
-		return nil, fmt.Errorf("attrib: pprof: %w", err)
-	}
-	return p, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
 // formatRecordings are the recordings the format tests run on.
@@ -27,6 +29,13 @@ var formatRecordings = []string{"callchain.data", "system.data", "pipe.data"}
 // runFormat attributes a recording of ../perfdata/testdata with the
 // kallsyms subset.
 func runFormat(t *testing.T, name string) *Result {
+	t.Helper()
+	return runFormatOpts(t, name, Options{})
+}
+
+// runFormatOpts attributes the recording name of ingest/perfdata with the
+// committed kallsyms subset, no DSO cache and opts.
+func runFormatOpts(t *testing.T, name string, opts Options) *Result {
 	t.Helper()
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
 	if err != nil {
@@ -37,7 +46,8 @@ func runFormat(t *testing.T, name string) *Result {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	res, err := Run(r, Options{Impl: mapset.BTree, Kallsyms: ks, DebugDir: "-"})
+	opts.Impl, opts.Kallsyms, opts.DebugDir = mapset.BTree, ks, "-"
+	res, err := Run(r, opts)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -250,10 +260,13 @@ func TestWriteJSON(t *testing.T) {
 	}
 }
 
+// The profile holds every sample once, valued by count and period; its
+// leaf functions count what the table's self column does; every frame
+// is a Location at its real address in its map.
 func TestPprof(t *testing.T) {
 	for _, name := range formatRecordings {
 		t.Run(name, func(t *testing.T) {
-			res := runFormat(t, name)
+			res := runFormatOpts(t, name, Options{Stacks: true})
 			var b bytes.Buffer
 			if err := res.WritePprof(&b); err != nil {
 				t.Fatal(err)
@@ -265,61 +278,139 @@ func TestPprof(t *testing.T) {
 			if err := p.CheckValid(); err != nil {
 				t.Fatal(err)
 			}
-			if len(p.SampleType) != 1 || p.SampleType[0].Type != "samples" || p.SampleType[0].Unit != "count" {
+			if len(p.SampleType) != 2 || p.SampleType[0].Type != "samples" || p.SampleType[1].Type != res.Events[0] {
 				t.Errorf("sample types %v", p.SampleType)
 			}
-			if len(p.Mapping) != len(res.ByMap) {
-				t.Errorf("%d mappings, %d maps", len(p.Mapping), len(res.ByMap))
-			}
-			// Per function name and DSO, the counts must be the table's.
-			bySym := make(map[[2]string]int64)
-			var total int64
+			var total, period int64
+			leaf := make(map[[2]string]int64)
 			for _, s := range p.Sample {
 				total += s.Value[0]
-				loc := s.Location[0]
-				dso := "[unknown]"
-				if loc.Mapping != nil {
+				period += s.Value[1]
+				ev := 0
+				if names := s.Label["event"]; len(names) == 1 {
+					ev = slices.Index(res.Events, names[0])
+				}
+				wantCPU := 0
+				if res.SampleTypes[ev]&perfdata.SampleFormatCPU != 0 {
+					wantCPU = 1
+				}
+				if len(s.Label["comm"]) != 1 || len(s.Label["pid"]) != 1 || len(s.Label["tid"]) != 1 || len(s.Label["cpu"]) != wantCPU {
+					t.Fatalf("labels %v %v", s.Label, s.NumLabel)
+				}
+				for _, loc := range s.Location {
+					if loc.Mapping != nil && (loc.Address < loc.Mapping.Start || loc.Address >= loc.Mapping.Limit) {
+						t.Fatalf("location at %#x outside its mapping %#x-%#x", loc.Address, loc.Mapping.Start, loc.Mapping.Limit)
+					}
+				}
+				dso, fn := symbols.Unknown, symbols.Unknown
+				if loc := s.Location[0]; loc.Mapping != nil {
 					dso = loc.Mapping.File
 				}
-				fn := loc.Line[0].Function.Name
-				if before, _, ok := strings.Cut(fn, " in "); ok {
-					fn = before
+				if l := s.Location[0].Line; len(l) > 0 {
+					fn = l[0].Function.Name
 				}
-				bySym[[2]string{dso, fn}] += s.Value[0]
+				leaf[[2]string{dso, fn}] += s.Value[0]
 			}
-			if uint64(total) != res.Samples {
-				t.Errorf("profile total %d, samples %d", total, res.Samples)
+			if uint64(total) != res.Samples || uint64(period) != res.Period {
+				t.Errorf("profile: %d samples, period %d; result %d, %d", total, period, res.Samples, res.Period)
 			}
 			want := make(map[[2]string]int64)
 			for k, n := range res.BySym {
 				want[[2]string{k.DSO, k.Sym}] += int64(n.Samples)
 			}
 			for k, n := range want {
-				if bySym[k] != n {
-					t.Errorf("%v: profile %d, result %d", k, bySym[k], n)
+				if leaf[k] != n {
+					t.Errorf("%v: profile leaves %d, table %d", k, leaf[k], n)
 				}
 			}
 		})
 	}
 }
 
+// A hand-made stack set becomes the profile expected, frame for frame.
 func TestPprofSynthetic(t *testing.T) {
-	p, err := synthetic().Pprof()
+	r := synthetic()
+	prog := index.Map{Start: 0x1000, End: 0x2000, Pgoff: 0x1000, Kind: index.KindUser, DSO: "/usr/bin/prog"}
+	r.BuildIDs = map[string]string{"/usr/bin/prog": "00112233"}
+	r.SampleTypes = []perfdata.SampleFormat{perfdata.SampleFormatCPU}
+	r.Stacks = []Stack{
+		{Pid: 7, Tid: 8, Comm: "prog", CPU: 1, Frames: []Frame{{0x1010, prog, "leaf"}, {0x1500, prog, "main"}}, Counts: Counts{2, 200}},
+		{Pid: 7, Tid: 7, Comm: "prog", Frames: []Frame{{0x1234, prog, symbols.Unknown}, {0x99, index.Map{}, symbols.Unknown}}, Counts: Counts{1, 100}},
+	}
+	p, err := r.Pprof()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(map[string]int64)
-	for _, s := range p.Sample {
-		got[s.Location[0].Line[0].Function.Name] = s.Value[0]
+	if len(p.Sample) != 2 || len(p.Mapping) != 1 || len(p.Location) != 4 || len(p.Function) != 2 {
+		t.Fatalf("%d samples, %d mappings, %d locations, %d functions", len(p.Sample), len(p.Mapping), len(p.Location), len(p.Function))
 	}
-	want := map[string]int64{"main": 3, "[unknown] in prog": 1, "do_syscall_64": 3, "[unknown]": 1}
-	if len(got) != len(want) {
-		t.Errorf("samples %v, want %v", got, want)
+	m := p.Mapping[0]
+	if m.Start != 0x1000 || m.Limit != 0x2000 || m.Offset != 0x1000 || m.File != "/usr/bin/prog" || m.BuildID != "00112233" {
+		t.Errorf("mapping %+v", m)
 	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: %d samples, want %d", k, got[k], v)
-		}
+	s := p.Sample[0]
+	if s.Value[0] != 2 || s.Value[1] != 200 || s.Label["comm"][0] != "prog" || s.Label["tid"][0] != "8" || s.Label["cpu"][0] != "1" {
+		t.Errorf("sample %v %v %v", s.Value, s.Label, s.NumLabel)
+	}
+	if s.Location[0].Address != 0x1010 || s.Location[0].Line[0].Function.Name != "leaf" || s.Location[1].Line[0].Function.Name != "main" {
+		t.Errorf("stack %v", s.Location)
+	}
+	if u := p.Sample[1].Location; len(u[0].Line) != 0 || u[1].Mapping != nil || u[1].Address != 0x99 {
+		t.Errorf("unresolved frames %v", u)
+	}
+	if p.SampleType[1].Type != "cpu-clock" || p.SampleType[1].Unit != "nanoseconds" {
+		t.Errorf("sample types %v", p.SampleType)
+	}
+}
+
+// Folding follows stackcollapse-perf.pl: outermost first, the comm's
+// spaces as underscores, unresolved frames by DSO base name, names tidied,
+// lines in byte order, counts by period.
+func TestWriteFoldedSynthetic(t *testing.T) {
+	prog := index.Map{Start: 0x1000, End: 0x2000, Kind: index.KindUser, DSO: "/usr/bin/prog"}
+	r := &Result{Events: []string{"cycles"}, SampleTypes: []perfdata.SampleFormat{perfdata.SampleFormatPeriod}, Stacks: []Stack{
+		{Comm: "my prog", Frames: []Frame{{0x1010, prog, "f(int)"}, {0x1500, prog, "main"}}, Counts: Counts{2, 200}},
+		{Comm: "my prog", Frames: []Frame{{0x1234, prog, symbols.Unknown}, {0x99, index.Map{}, symbols.Unknown}}, Counts: Counts{1, 100}},
+		{Comm: "my prog", Tid: 9, Frames: []Frame{{0x1010, prog, "f(int)"}, {0x1500, prog, "main"}}, Counts: Counts{1, 50}},
+		{Comm: "java", Frames: []Frame{{0x1, prog, "Lorg/x/Y;.run(I)V"}, {0x2, prog, "(anonymous)"}, {0x3, prog, `a;b"c'`}}, Counts: Counts{1, 7}},
+	}}
+	var b bytes.Buffer
+	if err := r.WriteFolded(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "java;a:bc;org/x/Y:.run 7\nmy_prog;[unknown];[prog] 100\nmy_prog;main;f 250\n"
+	if b.String() != want {
+		t.Errorf("folded:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// The folded stacks of a recording total its period, and their leaves
+// the table's self counts.
+func TestWriteFoldedTotals(t *testing.T) {
+	for _, name := range formatRecordings {
+		t.Run(name, func(t *testing.T) {
+			res := runFormatOpts(t, name, Options{Stacks: true})
+			var b bytes.Buffer
+			if err := res.WriteFolded(&b); err != nil {
+				t.Fatal(err)
+			}
+			var total uint64
+			for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+				i := strings.LastIndexByte(line, ' ')
+				n, err := strconv.ParseUint(line[i+1:], 10, 64)
+				if err != nil {
+					t.Fatalf("line %q: %v", line, err)
+				}
+				total += n
+			}
+			want := res.ByEvent[res.Stacks[0].Event]
+			if res.SampleTypes[res.Stacks[0].Event]&perfdata.SampleFormatPeriod == 0 {
+				want.Period = want.Samples
+			}
+			if n := want.Period; total != n {
+				t.Errorf("folded total %d, event period %d", total, n)
+			}
+		})
 	}
 }
 
@@ -333,5 +424,22 @@ func TestAppendScriptLine(t *testing.T) {
 		if got := string(appendScriptLine(nil, tc.lead, tc.addr, tc.sym, tc.dso)); got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
+	}
+}
+
+// Folded stacks equal FlameGraph's stackcollapse-perf.pl on perf
+// script's output (testdata/README.md says how the golden was made).
+func TestWriteFoldedGolden(t *testing.T) {
+	res := runFormatOpts(t, "callchain.data", Options{Stacks: true})
+	var b bytes.Buffer
+	if err := res.WriteFolded(&b); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/callchain.folded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("folded differs from stackcollapse-perf.pl's:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

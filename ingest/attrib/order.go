@@ -19,6 +19,7 @@ const (
 	evKsymbol
 	evSectionMap
 	evHalfFlush // the orderer delivered half its queue at the bound
+	evComm
 )
 
 // event is a record copied out of the reader (whose buffers are reused)
@@ -29,9 +30,9 @@ type event struct {
 	ip       uint64
 	period   uint64
 	addrs    []uint64  // the callchain; in branch mode the branch stack, (to, from) per entry
-	side     *sideband // MMAP, KSYMBOL
+	side     *sideband // MMAP, KSYMBOL, COMM, KMOD_SEC_MAP
 	pid, tid uint32
-	ppid     uint32 // FORK
+	ppid     uint32 // FORK; a SAMPLE's CPU (cpu), sharing the space
 	ptid     uint32 // FORK
 	misc     uint16 // FORK: the record's misc (machine.MiscForkExec)
 	attr     uint16 // SAMPLE: the index of its event's attr
@@ -44,6 +45,7 @@ type sideband struct {
 	off     int64 // the record's file offset, for warnings
 	mmap    machine.Mmap
 	ksym    machine.Ksymbol
+	comm    string    // COMM
 	sec     index.Map // KMOD_SEC_MAP
 	secPath string    // its module file
 }
@@ -207,3 +209,6 @@ func mergeKeys(dst, a, b []orderKey) {
 
 // finish delivers everything left.
 func (o *orderer) finish() { o.flush(^uint64(0)) }
+
+// cpu returns a SAMPLE's CPU, kept in ppid: the event stays 80 bytes.
+func (e *event) cpu() uint32 { return e.ppid }

@@ -13,6 +13,7 @@ package machine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -109,7 +110,12 @@ type Machine struct {
 type Thread struct {
 	Pid, Tid uint32
 	Dead     bool
-	maps     *procMaps
+	// Comm is the thread's current command name: ":TID" until a COMM
+	// record, a FORK from a named parent or RegisterIdle sets one
+	// (thread__new, __thread__set_comm).
+	Comm    string
+	commSet bool
+	maps    *procMaps
 }
 
 type procMaps struct{ set mapset.Set }
@@ -149,7 +155,7 @@ func (m *Machine) findnewThread(pid, tid uint32) *Thread {
 		m.updateThreadPid(t, pid)
 		return t
 	}
-	t := &Thread{Pid: pid, Tid: tid}
+	t := &Thread{Pid: pid, Tid: tid, Comm: ":" + strconv.Itoa(int(int32(tid)))}
 	if pid != tid && pid != unknownPid {
 		t.maps = m.findnewThread(pid, pid).maps
 	} else {
@@ -358,11 +364,31 @@ func (m *Machine) Fork(pid, ppid, tid, ptid uint32, misc uint16) {
 	delete(m.threads, tid)
 	m.last = nil
 	child := m.findnewThread(pid, tid)
+	if parent.commSet { // thread__fork
+		child.Comm, child.commSet = parent.Comm, true
+	}
 	if misc&MiscForkExec != 0 || child.Pid == parent.Pid || child.maps == parent.maps {
 		return
 	}
 	child.maps.set = m.impl.Clone(parent.maps.set)
 }
+
+// Comm applies a COMM record: the thread (made if need be) takes the
+// name (machine__process_comm_event).
+func (m *Machine) Comm(pid, tid uint32, comm string) {
+	t := m.findnewThread(pid, tid)
+	t.Comm, t.commSet = comm, true
+}
+
+// ThreadComm returns the current command name of thread (pid, tid),
+// making the thread as perf's machine__resolve does for every sample.
+func (m *Machine) ThreadComm(pid, tid uint32) string {
+	return m.findnewThread(pid, tid).Comm
+}
+
+// RegisterIdle makes the idle thread, (0, 0) named "swapper", as perf
+// does before it processes any event (perf_session__register_idle_thread).
+func (m *Machine) RegisterIdle() { m.Comm(0, 0, "swapper") }
 
 // Exit applies an EXIT record. perf 6.1 only marks the thread dead
 // (thread__exited); it keeps resolving samples against its maps until a
