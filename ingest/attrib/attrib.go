@@ -833,11 +833,25 @@ const (
 	contextHV          = ^uint64(0) - 32 + 1
 	contextKernel      = ^uint64(0) - 128 + 1
 	contextUser        = ^uint64(0) - 512 + 1
-	contextGuest       = ^uint64(0) - 2048 + 1
-	contextGuestKernel = ^uint64(0) - 2176 + 1
-	contextGuestUser   = ^uint64(0) - 2560 + 1
-	maxStack           = 127 // PERF_MAX_STACK_DEPTH, perf script's default
+	contextGuestKernel = ^uint64(0) - 2176 + 1 // PERF_CONTEXT_GUEST_KERNEL: invalid to perf 6.1
+	maxStack           = 127                   // PERF_MAX_STACK_DEPTH, perf script's default
 )
+
+// contextMode returns the cpumode a callchain context marker sets, as
+// perf 6.1's add_callchain_ip knows them (hypervisor, kernel, user);
+// false for any other (the guest markers too): perf then resets its
+// callchain cursor, dropping the chain.
+func contextMode(marker uint64) (uint8, bool) {
+	switch marker {
+	case contextHV:
+		return machine.CPUModeHypervisor, true
+	case contextKernel:
+		return machine.CPUModeKernel, true
+	case contextUser:
+		return machine.CPUModeUser, true
+	}
+	return 0, false
+}
 
 // script writes the sample as perf script -F ip,sym,dso does.
 func (a *attributor) script(e *event, key Key) error {
@@ -889,21 +903,12 @@ func (a *attributor) callchainFrames(e *event) []chainFrame {
 	frames := a.chain[:0]
 	for _, ip := range e.addrs {
 		if ip >= contextMax {
-			switch ip {
-			case contextHV:
-				cpumode = machine.CPUModeHypervisor
-			case contextKernel:
-				cpumode = machine.CPUModeKernel
-			case contextUser:
-				cpumode = machine.CPUModeUser
-			case contextGuest, contextGuestKernel:
-				cpumode = machine.CPUModeGuestKernel
-			case contextGuestUser:
-				cpumode = machine.CPUModeGuestUser
-			default:
+			mode, ok := contextMode(ip)
+			if !ok {
 				a.chain = frames
 				return nil
 			}
+			cpumode = mode
 			continue
 		}
 		if len(frames) == maxStack {

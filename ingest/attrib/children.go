@@ -154,20 +154,11 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 	// (none: the cpumode stays); false for an unknown one.
 	prevMarker := func(ent int) bool {
 		for ent--; ent >= 0; ent-- {
-			switch chain[ent] {
-			case contextHV:
-				cpumode = machine.CPUModeHypervisor
-			case contextKernel:
-				cpumode = machine.CPUModeKernel
-			case contextUser:
-				cpumode = machine.CPUModeUser
-			default:
-				if chain[ent] >= contextMax {
-					return false
-				}
-				continue
+			if chain[ent] >= contextMax {
+				mode, ok := contextMode(chain[ent])
+				cpumode = mode
+				return ok
 			}
-			return true
 		}
 		return true
 	}

@@ -246,10 +246,13 @@ func TestCanonical(t *testing.T) {
 // resets its callchain cursor; the sample still prints (empty).
 func TestInvalidContextDropsChain(t *testing.T) {
 	a := &attributor{m: machine.New(mapset.BTree), sym: newSymbolizer(nil, nil, nil, "", func() []index.Map { return nil })}
-	e := &event{addrs: []uint64{contextUser, 0x1000, 0x2000, ^uint64(0) - 0x12f}}
-	if got := string(a.appendCallchain([]byte("\n"), e)); got != "\n" {
-		t.Errorf("got %q, want the chain dropped", got)
+	for _, marker := range []uint64{^uint64(0) - 0x12f, contextGuestKernel} {
+		e := &event{addrs: []uint64{contextUser, 0x1000, 0x2000, marker}}
+		if got := string(a.appendCallchain([]byte("\n"), e)); got != "\n" {
+			t.Errorf("marker %#x: got %q, want the chain dropped", marker, got)
+		}
 	}
+	e := &event{addrs: []uint64{contextUser, 0x1000, 0x2000, contextKernel}}
 	e.addrs = e.addrs[:3]
 	if got := string(a.appendCallchain(nil, e)); strings.Count(got, "\n") != 2 {
 		t.Errorf("valid chain printed %q", got)
