@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -607,5 +608,32 @@ func TestReportDashI(t *testing.T) {
 	}
 	if _, _, err := report(t, nil, "-i", testdataDir+"sleep.data", testdataDir+"busy.data"); err == nil {
 		t.Error("-i FILE and a FILE argument accepted")
+	}
+}
+
+// A pipe-mode recording with junk after its last record is reported up
+// to the junk, with a warning, and exits 0: perf script prints the same
+// lines ("unexpected end of event stream").
+func TestReportPipeJunk(t *testing.T) {
+	data := append(mustRead(t, testdataDir+"pipe.data"), 1, 2, 3, 4, 5, 6, 7, 8, 'j', 'u', 'n', 'k')
+	file := filepath.Join(t.TempDir(), "junk.data")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := report(t, nil, "-format", "script", "-kallsyms", kallsymsSubset, file)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "unexpected end of event stream") || !strings.Contains(stderr, fmt.Sprintf("%#x", len(data)-12)) {
+		t.Errorf("stderr %q", stderr)
+	}
+	want, err := perftest.Script(file, "--kallsyms", kallsymsSubset)
+	if errors.Is(err, perftest.ErrNotInstalled) {
+		want, _, _ = report(t, nil, "-format", "script", "-kallsyms", kallsymsSubset, testdataDir+"pipe.data")
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if d := linediff.First(out, want); d != "" {
+		t.Errorf("differs from perf script: %s", d)
 	}
 }

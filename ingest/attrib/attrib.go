@@ -374,6 +374,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	a.res.Groups = r.Features().Groups
 	a.res.Stats = r.Stats()
+	if st := a.res.Stats; st.CutShort != 0 {
+		a.warn("unexpected end of event stream: the %d-byte record at file offset %#x is cut short; the samples before it are reported, as perf does", st.CutShort, st.CutShortAt)
+	}
 	a.res.LostChunks, a.res.LostEvents, a.res.LostSamples = lost.chunks, lost.events, lost.samples
 	switch {
 	case a.sym.kcoreTable != nil:

@@ -47,13 +47,19 @@ func (h *FileHeader) HasFeature(f Feature) bool {
 
 // Stats counts what a Reader has seen so far.
 type Stats struct {
-	Records      uint64                // records delivered by Next
-	Samples      uint64                // SAMPLE records
-	Unknown      uint64                // records delivered as *Unknown
-	Compressed   uint64                // COMPRESSED/COMPRESSED2 records consumed
-	Decompressed uint64                // bytes of records produced by decompression
-	SkippedBytes uint64                // out-of-record payload of TRACING_DATA and AUXTRACE skipped
-	ByType       map[RecordType]uint64 // records delivered, by type
+	Records      uint64 // records delivered by Next
+	Samples      uint64 // SAMPLE records
+	Unknown      uint64 // records delivered as *Unknown
+	Compressed   uint64 // COMPRESSED/COMPRESSED2 records consumed
+	Decompressed uint64 // bytes of records produced by decompression
+	SkippedBytes uint64 // out-of-record payload of TRACING_DATA and AUXTRACE skipped
+	// CutShort is how many bytes of a last record a pipe-mode stream
+	// ends inside of (0: none) holds, from file offset CutShortAt: perf
+	// stops there as at the end ("unexpected end of event stream" when
+	// the header was whole) and reports what came before.
+	CutShort   uint64
+	CutShortAt int64
+	ByType     map[RecordType]uint64 // records delivered, by type
 }
 
 // RawRecord is the undecoded current record.
@@ -481,6 +487,10 @@ func (r *Reader) readRaw() ([]byte, int64, error) {
 		if len(hdr) == 0 && err == io.EOF {
 			return nil, off, errEnd
 		}
+		if r.hdr.Pipe && err == io.EOF { // perf's readn returns 0: done
+			r.stats.CutShort, r.stats.CutShortAt = uint64(len(hdr)), off
+			return nil, off, errEnd
+		}
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -492,6 +502,10 @@ func (r *Reader) readRaw() ([]byte, int64, error) {
 	}
 	typ := RecordType(r.bo.Uint32(hdr))
 	rec, err := r.in.Peek(size)
+	if len(rec) < size && r.hdr.Pipe && err == io.EOF {
+		r.stats.CutShort, r.stats.CutShortAt = uint64(len(rec)), off
+		return nil, off, errEnd
+	}
 	if len(rec) < size {
 		r.pos += int64(len(rec))
 		r.in.Discard(len(rec))

@@ -3,11 +3,10 @@ package perfdata
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -380,20 +379,50 @@ func TestMalformed(t *testing.T) {
 	}
 }
 
-// TestStreamTooSmall checks the stream reader on a truncated stream.
-func TestStreamTooSmall(t *testing.T) {
+// A pipe-mode stream that ends inside a record ends there, as perf's
+// pipe reader does (a cut body: "unexpected end of event stream"; a cut
+// header: silently), with every record before it read and the cut
+// record's offset and size in Stats.
+func TestStreamCutShort(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "pipe.data"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewReader(io.LimitReader(bytes.NewReader(b), int64(len(b)-3)))
+	r, err := NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := 0
 	for r.Next() {
+		n++
 	}
-	if err := r.Err(); err == nil || !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Errorf("err = %v", err)
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	// A 64-byte COMM record cut after 18 bytes: its header and 10 more.
+	cut := append(slices.Clone(b), rec(RecordComm, 0, make([]byte, 56))[:18]...)
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		records int
+		cut, at uint64
+	}{
+		{"body", cut, n, 18, uint64(len(b))},
+		{"header", append(slices.Clone(b), 1, 2, 3), n, 3, uint64(len(b))},
+		{"whole", b, n, 0, 0},
+	} {
+		r, err := NewReader(bytes.NewReader(tc.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for r.Next() {
+			got++
+		}
+		st := r.Stats()
+		if r.Err() != nil || got != tc.records || st.CutShort != tc.cut || (tc.cut != 0 && uint64(st.CutShortAt) != tc.at) {
+			t.Errorf("%s: %d records (want %d), err %v, cut short %d at %#x (want %d at %#x)", tc.name, got, tc.records, r.Err(), st.CutShort, st.CutShortAt, tc.cut, tc.at)
+		}
 	}
 }
 
