@@ -637,3 +637,69 @@ func TestReportPipeJunk(t *testing.T) {
 		t.Errorf("differs from perf script: %s", d)
 	}
 }
+
+// Each -sort key and filter against perf report and perf script with the
+// same options, on a system-wide recording and one with callchains.
+func TestReportSortAndFilters(t *testing.T) {
+	for _, tc := range []struct {
+		file       string
+		kbench     []string
+		perfReport []string // nil: the table is not compared
+		perfScript []string // nil: the script is not compared
+	}{
+		{"system.data", []string{"-sort", "comm"}, []string{"--sort", "comm"}, nil},
+		{"system.data", []string{"-sort", "pid"}, []string{"--sort", "pid"}, nil},
+		{"system.data", []string{"-sort", "cpu"}, []string{"--sort", "cpu"}, nil},
+		{"system.data", []string{"-sort", "cpu,pid,comm"}, []string{"--sort", "cpu,pid,comm"}, nil},
+		{"system.data", []string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}, nil},
+		{"busy.data", []string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}, nil},
+		{"callchain.data", []string{"-sort", "sym,dso,cpu"}, []string{"--sort", "sym,dso,cpu"}, nil},
+		{"callchain.data", []string{"-sort", "sym"}, []string{"--sort", "sym"}, nil},
+		{"system.data", []string{"-comm", "bench.test"}, []string{"--comms", "bench.test"}, []string{"--comms", "bench.test"}},
+		{"system.data", []string{"-comm", "sleep,swapper"}, []string{"--comms", "sleep,swapper"}, []string{"--comms", "sleep,swapper"}},
+		{"system.data", []string{"-cpu", "1"}, []string{"--cpu", "1"}, []string{"--cpu", "1"}},
+		{"system.data", []string{"-cpu", "0-1"}, []string{"--cpu", "0-1"}, []string{"--cpu", "0-1"}},
+		{"system.data", []string{"-pid", "12030"}, []string{"--pid", "12030"}, []string{"--pid", "12030"}},
+		{"system.data", []string{"-tid", "12034,12038"}, []string{"--tid", "12034,12038"}, []string{"--tid", "12034,12038"}},
+		{"system.data", []string{"-tid", "12033"}, []string{"--tid", "12033"}, []string{"--tid", "12033"}},
+		{"system.data", []string{"-dso", "[kernel.kallsyms]"}, []string{"--dsos", "[kernel.kallsyms]"}, []string{"--dsos", "[kernel.kallsyms]"}},
+		{"system.data", []string{"-sort", "comm,dso,sym", "-sym", "pv_native_safe_halt,exc_page_fault"}, []string{"--sort", "comm,dso,sym", "--symbols", "pv_native_safe_halt,exc_page_fault"}, []string{"--symbols", "pv_native_safe_halt,exc_page_fault"}},
+		{"system.data", []string{"-time", "523.7,524.0"}, []string{"--time", "523.7,524.0"}, []string{"--time", "523.7,524.0"}},
+		{"callchain.data", []string{"-sym", "__strcmp_evex"}, []string{"--symbols", "__strcmp_evex"}, []string{"--symbols", "__strcmp_evex"}},
+	} {
+		file := testdataDir + tc.file
+		t.Run(tc.file+"/"+strings.Join(tc.kbench, " "), func(t *testing.T) {
+			if tc.perfReport != nil {
+				args := append([]string{"--sort", "dso,sym"}, tc.perfReport...) // the last --sort wins
+				want, err := perftest.ReportTable(file, append([]string{"--kallsyms", kallsymsSubset}, args...)...)
+				if errors.Is(err, perftest.ErrNotInstalled) {
+					t.Skip(err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := mustReport(t, nil, append(append([]string{"-kallsyms", kallsymsSubset, "-debugdir", "-"}, tc.kbench...), file)...)
+				g, w := linediff.ReportRows(got), linediff.ReportRows(want)
+				if len(w) == 0 {
+					t.Fatal("perf report shows no rows: the case tests nothing")
+				}
+				if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
+					t.Errorf("table differs from perf report %q: %s", args, d)
+				}
+			}
+			if tc.perfScript != nil {
+				want, err := perftest.Script(file, append([]string{"--kallsyms", kallsymsSubset}, tc.perfScript...)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := mustReport(t, nil, append(append([]string{"-format", "script", "-kallsyms", kallsymsSubset, "-debugdir", "-"}, tc.kbench...), file)...)
+				if want == "" {
+					t.Fatal("perf script prints nothing: the case tests nothing")
+				}
+				if d := linediff.First(got, want); d != "" {
+					t.Errorf("script differs from perf script %q: %s", tc.perfScript, d)
+				}
+			}
+		})
+	}
+}

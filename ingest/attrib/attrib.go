@@ -85,6 +85,13 @@ type Options struct {
 	// Stacks collects every distinct stack (Result.Stacks) with its
 	// thread, command name and CPU, for pprof and folded output.
 	Stacks bool
+	// SortKeys, if set, also counts the samples by these perf report
+	// --sort keys (ParseSortKeys) into Result.Rows; a Filter does too,
+	// by dso,sym when SortKeys is empty.
+	SortKeys []string
+	// Filter selects samples as perf's filter options do (see Filter);
+	// nil selects all.
+	Filter *Filter
 }
 
 // ChildrenApply reports whether perf report --children accumulates
@@ -199,6 +206,9 @@ type Result struct {
 	// the level of the first sample that reached it, and the self entry
 	// without a map that differs from it only in level shares its row.
 	Children map[Key]Counts
+	// Rows is the table by Options.SortKeys (or with Options.Filter);
+	// nil without either.
+	Rows *Rows
 	// Stacks are the distinct stacks of the samples (Options.Stacks),
 	// in first-seen order.
 	Stacks []Stack
@@ -277,6 +287,13 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	if opts.Stacks {
 		a.stacks = newStacker()
+	}
+	sortKeys := opts.SortKeys
+	if len(sortKeys) == 0 && opts.Filter != nil {
+		sortKeys = []string{SortDSO, SortSym}
+	}
+	if len(sortKeys) > 0 {
+		a.rows = newRowCounter(sortKeys)
 	}
 	m.RegisterIdle() // perf_session__process_events
 	wantChains := (opts.Script != nil || opts.Stacks) && !opts.HideCallchain || children
@@ -364,6 +381,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	if a.stacks != nil {
 		a.res.Stacks = a.stacks.stacks
+	}
+	if a.rows != nil {
+		a.res.Rows = a.rows.result(sortKeys, opts.Filter)
 	}
 	for _, at := range r.Attrs() {
 		a.res.SampleTypes = append(a.res.SampleTypes, at.SampleType)
@@ -457,6 +477,9 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 			}
 			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
 				attr: attrIndex(r, rec.Attr), ppid: rec.CPU} // ppid holds the CPU (event.cpu)
+			if rec.Attr == nil || rec.Attr.SampleType&perfdata.SampleFormatCPU == 0 {
+				e.ppid = ^uint32(0) // perf's sample->cpu: (u32)-1
+			}
 			if wantChains && len(rec.Callchain) > 0 {
 				e.addrs = append([]uint64(nil), rec.Callchain...)
 			} else if branches && len(rec.Branches) > 0 {
@@ -594,6 +617,7 @@ type attributor struct {
 	branchKeys map[Key]Key
 	acc        *accumulator // with Options.Children
 	stacks     *stacker     // with Options.Stacks
+	rows       *rowCounter  // with Options.SortKeys or Filter
 	chain      []chainFrame // callchainFrames's, reused
 	cumIDs     []int32      // cumulate's entries of one sample, reused
 	// kstart is machine->kernel_start for FetchInsn, once the first
@@ -681,14 +705,23 @@ func (a *attributor) deliver(e *event) error {
 }
 
 func (a *attributor) sample(e *event) error {
+	f := a.opts.Filter
+	if f.outsideTime(e.time) || a.opts.Script != nil && f.otherCPU(e.cpu()) {
+		return nil // perf drops it before resolving it
+	}
+	kernel := e.cpumode == machine.CPUModeKernel
+	mp, ok := a.m.Resolve(e.cpumode, e.pid, e.tid, e.ip)
+	if f.otherCPU(e.cpu()) {
+		return nil // perf report drops it after resolving it
+	}
 	ord := uint32(a.res.Samples)
 	a.res.Samples++
 	a.res.Period += e.period
-	kernel := e.cpumode == machine.CPUModeKernel
 	event := int(e.attr)
 	c := Counts{1, e.period}
-	mp, ok := a.m.Resolve(e.cpumode, e.pid, e.tid, e.ip)
 	var key Key
+	var sym symbols.Symbol
+	hasSym := false
 	var self int32 // the Children entry of the sample itself
 	if ok {
 		st := a.cnt.state(mp, kernel)
@@ -708,10 +741,10 @@ func (a *attributor) sample(e *event) error {
 				self = a.acc.addrEntry(st, addr, event)
 			}
 		}
-		if a.opts.Script != nil || a.stacks != nil {
+		if a.opts.Script != nil || a.stacks != nil || a.rows != nil || f != nil {
 			key = Key{DSO: mp.DSO, Sym: symbols.Unknown, Kernel: kernel, Addr: addr, Event: event}
 			if i >= 0 {
-				sym := t.Symbol(i)
+				sym, hasSym = t.Symbol(i), true
 				key.Sym, key.Addr = sym.Name, sym.Start
 			}
 		}
@@ -731,12 +764,19 @@ func (a *attributor) sample(e *event) error {
 	if a.acc != nil {
 		a.cumulate(e, self, kernel, event, c)
 	}
-	if a.stacks != nil {
-		sym := symbols.Unknown
-		if ok && key.Sym != "" {
-			sym = key.Sym
+	filtered := false
+	if f != nil || a.rows != nil {
+		t := a.m.SampleThread(e.pid, e.tid)
+		filtered = f.filtered(t, mp, ok, kernel, sym, hasSym)
+		if a.rows != nil {
+			a.rows.add(key, t, int32(e.cpu()), filtered, c)
 		}
-		a.stack(e, mp, ok, sym, c)
+	}
+	if filtered {
+		return nil // perf script does not print it, nor fetch its instruction
+	}
+	if a.stacks != nil {
+		a.stack(e, mp, ok, key.Sym, c)
 	}
 	var err error
 	if a.opts.Script != nil {

@@ -92,6 +92,9 @@ func (k Key) SymbolName() string {
 // (GROUP_DESC) gets one table with an overhead and a sample column per
 // member, as perf's default group view (symbol_conf.event_group) shows.
 func (r *Result) WriteTable(w io.Writer) error {
+	if r.Rows != nil {
+		return r.Rows.write(w, r)
+	}
 	var b bytes.Buffer
 	flush := func() error {
 		_, err := w.Write(b.Bytes())

@@ -91,6 +91,9 @@ func (sk *stacker) add(pid, tid, cpu uint32, comm string, event int, frames []Fr
 // script resolves them, or its own (address ip in map mp, if found, at
 // symbol sym).
 func (a *attributor) stack(e *event, mp index.Map, found bool, sym string, c Counts) {
+	if sym == "" {
+		sym = symbols.Unknown
+	}
 	frames := a.stacks.frames[:0]
 	if len(e.addrs) > 0 && !a.opts.HideCallchain {
 		for _, cf := range a.callchainFrames(e) {
@@ -108,7 +111,7 @@ func (a *attributor) stack(e *event, mp index.Map, found bool, sym string, c Cou
 		frames = append(frames, f)
 	}
 	a.stacks.frames = frames
-	a.stacks.add(e.pid, e.tid, e.cpu(), a.m.ThreadComm(e.pid, e.tid), int(e.attr), frames, c)
+	a.stacks.add(e.pid, e.tid, e.cpu(), a.m.SampleThread(e.pid, e.tid).Comm, int(e.attr), frames, c)
 }
 
 // WriteFolded writes the stacks folded for flame-graph tools, as

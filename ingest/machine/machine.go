@@ -380,10 +380,10 @@ func (m *Machine) Comm(pid, tid uint32, comm string) {
 	t.Comm, t.commSet = comm, true
 }
 
-// ThreadComm returns the current command name of thread (pid, tid),
-// making the thread as perf's machine__resolve does for every sample.
-func (m *Machine) ThreadComm(pid, tid uint32) string {
-	return m.findnewThread(pid, tid).Comm
+// SampleThread returns the thread (pid, tid), making it as perf's
+// machine__resolve does for every sample (machine__findnew_thread).
+func (m *Machine) SampleThread(pid, tid uint32) *Thread {
+	return m.findnewThread(pid, tid)
 }
 
 // RegisterIdle makes the idle thread, (0, 0) named "swapper", as perf

@@ -1,0 +1,321 @@
+package attrib
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+)
+
+// Sort keys of perf report --sort that Options.SortKeys takes, with
+// perf's names ("symbol" is also "sym").
+const (
+	SortComm = "comm" // the thread's command name at the sample
+	SortPid  = "pid"  // the thread: "TID:COMM", COMM its name at the end
+	SortDSO  = "dso"  // the map's DSO
+	SortSym  = "sym"  // the symbol, or the address without one
+	SortCPU  = "cpu"  // the CPU the sample was taken on
+)
+
+// ParseSortKeys parses perf report's --sort list: the keys above, comma
+// separated, each at most once.
+func ParseSortKeys(s string) ([]string, error) {
+	var keys []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		if k == "symbol" {
+			k = SortSym
+		}
+		switch k {
+		case SortComm, SortPid, SortDSO, SortSym, SortCPU:
+		default:
+			return nil, fmt.Errorf("unknown sort key %q (have comm, pid, dso, sym, cpu)", k)
+		}
+		if slices.Contains(keys, k) {
+			return nil, fmt.Errorf("sort key %q given twice", k)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// RowKey is one row of a table sorted by Options.SortKeys: the values of
+// its keys, the others zero. A symbol row also carries its DSO (perf
+// tells symbols of different DSOs apart even without the dso key).
+type RowKey struct {
+	Comm   string
+	Tid    int32
+	CPU    int32 // -1 when the event does not sample it, as perf has it
+	DSO    string
+	Kernel bool // the DSO resolved in kernel mode: its level and short name
+	Sym    string
+	Addr   uint64 // as in Key
+	Event  int
+}
+
+// rowCounter counts samples by RowKey.
+type rowCounter struct {
+	comm, pid, cpu, dso, sym bool
+	rows                     map[RowKey]*row
+	totals                   []Counts // per event, filtered samples included
+	threads                  map[int32]*machine.Thread
+}
+
+// row is a row's counts and whether perf hides it: a row is perf's hist
+// entry, which takes its filtered mark from the sample that made it and
+// then counts every later sample of its keys, filtered or not.
+type row struct {
+	c        Counts
+	filtered bool
+}
+
+func newRowCounter(keys []string) *rowCounter {
+	rc := &rowCounter{rows: make(map[RowKey]*row), threads: make(map[int32]*machine.Thread)}
+	for _, k := range keys {
+		switch k {
+		case SortComm:
+			rc.comm = true
+		case SortPid:
+			rc.pid = true
+		case SortCPU:
+			rc.cpu = true
+		case SortDSO:
+			rc.dso = true
+		case SortSym:
+			rc.sym = true
+		}
+	}
+	return rc
+}
+
+// add counts a sample of event (key k: its DSO and symbol) taken in
+// thread t on cpu (-1: not sampled), filtered or not.
+func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c Counts) {
+	for len(rc.totals) <= k.Event {
+		rc.totals = append(rc.totals, Counts{})
+	}
+	rc.totals[k.Event].add(c)
+	rk := RowKey{Event: k.Event}
+	if rc.comm {
+		rk.Comm = t.Comm
+	}
+	if rc.pid {
+		rk.Tid = int32(t.Tid)
+		if _, ok := rc.threads[rk.Tid]; !ok {
+			rc.threads[rk.Tid] = t // perf shows the first entry's thread
+		}
+	}
+	if rc.cpu {
+		rk.CPU = cpu
+	}
+	if rc.dso || rc.sym {
+		rk.DSO, rk.Kernel = k.DSO, k.Kernel
+	}
+	if rc.sym {
+		rk.Sym, rk.Addr = k.Sym, k.Addr
+	}
+	r := rc.rows[rk]
+	if r == nil {
+		r = &row{filtered: filtered}
+		rc.rows[rk] = r
+	}
+	r.c.add(c)
+}
+
+// Rows is a table sorted by perf report --sort keys (Options.SortKeys or
+// a Filter): Counts per row shown and the totals per event, filtered
+// samples included. A row perf hides (its first sample was filtered) is
+// not in Counts, though samples that pass the filter may have counted in
+// it, as in perf.
+type Rows struct {
+	Keys   []string
+	Counts map[RowKey]Counts
+	Totals []Counts
+	// ThreadComm is, per tid, the command name perf shows for the pid
+	// key: its thread's at the end.
+	ThreadComm map[int32]string
+	// Elided are the keys whose column perf leaves out because the filter
+	// lists one value for them (sort__setup_elide), with that value.
+	Elided map[string]string
+}
+
+func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
+	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, ThreadComm: make(map[int32]string), Elided: map[string]string{}}
+	for k, x := range rc.rows {
+		if !x.filtered {
+			r.Counts[k] = x.c
+		}
+	}
+	for tid, t := range rc.threads {
+		r.ThreadComm[tid] = t.Comm
+	}
+	if f != nil {
+		one := func(key string, list []string) {
+			if len(list) == 1 && slices.Contains(keys, key) {
+				r.Elided[key] = list[0]
+			}
+		}
+		one(SortSym, f.Syms)
+		one(SortDSO, f.DSOs)
+		one(SortComm, f.Comms)
+		if len(r.Elided) == len(keys) { // perf shows them all rather than none
+			r.Elided = map[string]string{}
+		}
+	}
+	return r
+}
+
+// order sorts rows as perf report does: by period, descending, then by
+// each key in turn (command names, tids, CPUs ascending; DSOs by short
+// name and symbols by name, ascending, unresolved last), then by sample
+// count, descending, then by address as a signed number.
+func (r *Rows) order(keys []RowKey) {
+	slices.SortFunc(keys, func(a, b RowKey) int {
+		ca, cb := r.Counts[a], r.Counts[b]
+		if c := cmp.Compare(cb.Period, ca.Period); c != 0 {
+			return c
+		}
+		for _, k := range r.Keys {
+			var c int
+			switch k {
+			case SortComm:
+				c = strings.Compare(a.Comm, b.Comm)
+			case SortPid:
+				c = cmp.Compare(a.Tid, b.Tid)
+			case SortCPU:
+				c = cmp.Compare(a.CPU, b.CPU)
+			case SortDSO:
+				if c = unknownLast(a.DSO, b.DSO); c == 0 {
+					c = strings.Compare(ShortName(a.DSO, a.Kernel), ShortName(b.DSO, b.Kernel))
+				}
+			case SortSym:
+				if c = unknownLast(a.Sym, b.Sym); c == 0 {
+					c = strings.Compare(a.Sym, b.Sym)
+				}
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		if c := cmp.Compare(cb.Samples, ca.Samples); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(int64(a.Addr), int64(b.Addr)); c != 0 {
+			return c
+		}
+		// Rows perf would not tell apart by now differ in a field the
+		// keys do not show; any fixed order will do.
+		if c := strings.Compare(a.DSO, b.DSO); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Tid, b.Tid)
+	})
+}
+
+// column is one key's column: its header and each row's text.
+type column struct {
+	key, header string
+	text        func(RowKey) string
+}
+
+func (r *Rows) columns() []column {
+	var cols []column
+	for _, k := range r.Keys {
+		if _, ok := r.Elided[k]; ok {
+			continue
+		}
+		switch k {
+		case SortComm:
+			cols = append(cols, column{k, "Command", func(rk RowKey) string { return rk.Comm }})
+		case SortPid:
+			cols = append(cols, column{k, "    Pid:Command", func(rk RowKey) string {
+				return fmt.Sprintf("%7d:%s", rk.Tid, r.ThreadComm[rk.Tid])
+			}})
+		case SortCPU:
+			cols = append(cols, column{k, "CPU", func(rk RowKey) string {
+				if rk.CPU < 0 { // C's %3.3d
+					return fmt.Sprintf("-%03d", -int64(rk.CPU))
+				}
+				return fmt.Sprintf("%03d", rk.CPU)
+			}})
+		case SortDSO:
+			cols = append(cols, column{k, "Shared Object", func(rk RowKey) string {
+				if rk.DSO == "" {
+					return symbols.Unknown
+				}
+				return ShortName(rk.DSO, rk.Kernel)
+			}})
+		case SortSym:
+			cols = append(cols, column{k, "Symbol", func(rk RowKey) string {
+				return level(Key{Kernel: rk.Kernel}) + " " + Key{Sym: rk.Sym, Addr: rk.Addr}.SymbolName()
+			}})
+		}
+	}
+	return cols
+}
+
+// write writes the table as perf report --stdio -n --sort KEYS lays it
+// out: per event, the header, then a row per key tuple with the
+// overhead, the sample count and each shown key's column.
+func (r *Rows) write(w io.Writer, res *Result) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Unknown: %d of %d samples had no map\n", res.Unknown, res.Samples)
+	fmt.Fprintf(&b, "#\n# Total Lost Samples: %d\n", res.LostSamples)
+	for _, k := range []string{SortSym, SortDSO, SortComm} {
+		if v, ok := r.Elided[k]; ok {
+			fmt.Fprintf(&b, "# %s: %s\n", map[string]string{SortSym: "symbol", SortDSO: "dso", SortComm: "comm"}[k], v)
+		}
+	}
+	keys := make([]RowKey, 0, len(r.Counts))
+	for k := range r.Counts {
+		keys = append(keys, k)
+	}
+	r.order(keys)
+	cols := r.columns()
+	for ev, name := range res.Events {
+		var total Counts
+		if ev < len(r.Totals) {
+			total = r.Totals[ev]
+		}
+		if total.Samples == 0 && len(res.Events) > 1 {
+			continue
+		}
+		widths := make([]int, len(cols))
+		for i, c := range cols {
+			widths[i] = len(c.header)
+			for _, k := range keys {
+				if k.Event == ev {
+					widths[i] = max(widths[i], len(c.text(k)))
+				}
+			}
+		}
+		fmt.Fprintf(&b, "#\n# Samples: %d  of event '%s'\n#\n# Overhead  %12s", total.Samples, name, "Samples")
+		for i, c := range cols {
+			fmt.Fprintf(&b, "  %-*s", widths[i], c.header)
+		}
+		fmt.Fprintf(&b, "\n# %s  %s", strings.Repeat(".", 8), strings.Repeat(".", 12))
+		for i := range cols {
+			fmt.Fprintf(&b, "  %s", strings.Repeat(".", widths[i]))
+		}
+		b.WriteString("\n#\n")
+		for _, k := range keys {
+			if k.Event != ev {
+				continue
+			}
+			n := r.Counts[k]
+			fmt.Fprintf(&b, "  %7.2f%%  %12d", share(n, total), n.Samples)
+			for i, c := range cols {
+				fmt.Fprintf(&b, "  %-*s", widths[i], c.text(k))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
