@@ -20,15 +20,17 @@ import (
 
 // ImplResult is one implementation's run over a corpus.
 type ImplResult struct {
-	Impl         string
-	MapsDigest   string // SHA-256 of the canonical kernel maps
-	AttribDigest string // SHA-256 of the canonical attribution
+	Impl         string `json:"impl"`
+	MapsDigest   string `json:"maps_digest"`   // SHA-256 of the canonical kernel maps
+	AttribDigest string `json:"attrib_digest"` // SHA-256 of the canonical attribution
 	// Build and Resolve are the medians of BuildRuns and ResolveRuns:
 	// building the kernel maps, resolving every sample, timed Rounds
 	// times with the implementations alternating.
-	Build, Resolve         time.Duration
-	BuildRuns, ResolveRuns []time.Duration
-	SamplesPerSec          float64 // at the median resolve time
+	Build         time.Duration   `json:"build_ns"`
+	Resolve       time.Duration   `json:"resolve_ns"`
+	BuildRuns     []time.Duration `json:"build_runs_ns"`
+	ResolveRuns   []time.Duration `json:"resolve_runs_ns"`
+	SamplesPerSec float64         `json:"samples_per_sec"` // at the median resolve time
 }
 
 // Rounds is how many times Run times each phase of each implementation,
@@ -37,18 +39,18 @@ const Rounds = 5
 
 // RunResult is the outcome of Run on one corpus.
 type RunResult struct {
-	Corpus string
+	Corpus string `json:"corpus"`
 	// Source says where the samples came from: "perf.data" (the corpus's
 	// recording, attributed by ingest/attrib) or "synthetic" (addresses
 	// drawn from the kernel maps, see SyntheticSamples).
-	Source       string
-	Maps         int
-	Samples      int
-	Unknown      int // samples no map holds
-	Impls        []ImplResult
-	Identical    bool    // every digest equal across implementations
-	Speedup      float64 // list resolve time / btree resolve time
-	BuildSpeedup float64 // list build time / btree build time
+	Source       string       `json:"source"`
+	Maps         int          `json:"maps"`
+	Samples      int          `json:"samples"`
+	Unknown      int          `json:"unknown"` // samples no map holds
+	Impls        []ImplResult `json:"impls"`
+	Identical    bool         `json:"identical"`     // every digest equal across implementations
+	Speedup      float64      `json:"speedup"`       // list resolve time / btree resolve time
+	BuildSpeedup float64      `json:"build_speedup"` // list build time / btree build time
 }
 
 // RunOptions configure Run.

@@ -31,12 +31,10 @@ func TestRunDefaultCorpus(t *testing.T) {
 	if code := run([]string{"run", "-json", "-samples", "1000"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var res []struct {
-		Maps, Samples int
-		Source        string
-		Identical     bool
-	}
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res) != 2 || !res[1].Identical || res[1].Maps != 7 || res[1].Samples != 1000 ||
+	var doc jsonDocument
+	err := json.Unmarshal(out.Bytes(), &doc)
+	res := doc.Run
+	if err != nil || len(res) != 2 || !res[1].Identical || res[1].Maps != 7 || res[1].Samples != 1000 ||
 		!res[0].Identical || res[0].Source != "perf.data" || res[0].Samples != 30_000 || res[0].Maps < 1000 {
 		t.Errorf("json %v %+v:\n%s", err, res, out.String())
 	}

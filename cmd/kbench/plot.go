@@ -143,16 +143,14 @@ func throughputChart(file string) (plot.BarChart, error) {
 	if err != nil {
 		return plot.BarChart{}, err
 	}
-	var runs []struct {
-		Corpus string
-		Impls  []struct {
-			Impl          string
-			SamplesPerSec float64
+	var doc jsonDocument
+	if err := json.Unmarshal(data, &doc); err != nil || doc.Schema != jsonSchema || doc.Run == nil {
+		if err == nil {
+			err = fmt.Errorf("schema %q with %d runs, want %s with runs", doc.Schema, len(doc.Run), jsonSchema)
 		}
-	}
-	if err := json.Unmarshal(data, &runs); err != nil {
 		return plot.BarChart{}, fmt.Errorf("%s: not kbench run -json output: %w", file, err)
 	}
+	runs := doc.Run
 	c := plot.BarChart{Title: "resolve throughput", YLabel: "samples/s"}
 	series := make(map[string]int)
 	for g, r := range runs {

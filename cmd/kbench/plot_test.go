@@ -74,8 +74,8 @@ func TestPlotThroughput(t *testing.T) {
 	dir := t.TempDir()
 	runJSON := filepath.Join(dir, "run.json")
 	// The shape of "kbench run -json" output.
-	js := `[{"Corpus":"default","Maps":7,"Impls":[{"Impl":"btree","SamplesPerSec":9.1e7},{"Impl":"list","SamplesPerSec":1.2e7}]},
-	        {"Corpus":"x86-big","Maps":5000,"Impls":[{"Impl":"btree","SamplesPerSec":8e7},{"Impl":"list","SamplesPerSec":9e5}]}]`
+	js := `{"schema":"kbench/v1","run":[{"corpus":"default","maps":7,"impls":[{"impl":"btree","samples_per_sec":9.1e7},{"impl":"list","samples_per_sec":1.2e7}]},
+	        {"corpus":"x86-big","maps":5000,"impls":[{"impl":"btree","samples_per_sec":8e7},{"impl":"list","samples_per_sec":9e5}]}]}`
 	if err := os.WriteFile(runJSON, []byte(js), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -244,7 +244,10 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	case "table":
 		err = res.WriteTable(bw)
 	case "json":
-		err = res.WriteJSON(bw)
+		var rep *attrib.JSONReport
+		if rep, err = res.JSON(); err == nil {
+			err = writeJSON(bw, jsonDocument{Report: rep})
+		}
 	case "pprof":
 		err = res.WritePprof(bw)
 	case "folded":

@@ -158,10 +158,11 @@ func TestReportJSON(t *testing.T) {
 				t.Run(name+"/"+how+"/"+impl, func(t *testing.T) {
 					stdin, arg := input()
 					out := mustReport(t, stdin, "-format", "json", "-impl", impl, "-kallsyms", kallsymsSubset, arg)
-					var rep attrib.JSONReport
-					if err := json.Unmarshal([]byte(out), &rep); err != nil {
-						t.Fatal(err)
+					var doc jsonDocument
+					if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Report == nil {
+						t.Fatalf("%v: %.200s", err, out)
 					}
+					rep := doc.Report
 					if rep.Digest != want.Digest() || rep.Samples != want.Samples || rep.Unknown != want.Unknown {
 						t.Errorf("digest %s, %d samples, %d unknown; want %s, %d, %d", rep.Digest, rep.Samples, rep.Unknown, want.Digest(), want.Samples, want.Unknown)
 					}
