@@ -466,6 +466,7 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 	o := &orderer{deliver: emit}
 	o.onHalf = func() { emit(&event{kind: evHalfFlush}) }
 	var e event // one for all records: the orderer copies it
+	var slab addrSlab
 	for r.Next() {
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
@@ -481,11 +482,12 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 				e.ppid = ^uint32(0) // perf's sample->cpu: (u32)-1
 			}
 			if wantChains && len(rec.Callchain) > 0 {
-				e.addrs = append([]uint64(nil), rec.Callchain...)
+				e.addrs = slab.take(len(rec.Callchain))
+				copy(e.addrs, rec.Callchain)
 			} else if branches && len(rec.Branches) > 0 {
-				e.addrs = make([]uint64, 0, 2*len(rec.Branches))
-				for _, b := range rec.Branches {
-					e.addrs = append(e.addrs, b.To, b.From)
+				e.addrs = slab.take(2 * len(rec.Branches))
+				for i, b := range rec.Branches {
+					e.addrs[2*i], e.addrs[2*i+1] = b.To, b.From
 				}
 			}
 		case *perfdata.Mmap:
@@ -544,6 +546,20 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 		out <- batch
 	}
 	errc <- r.Err()
+}
+
+// addrSlab hands out the events' address slices from large blocks: one
+// allocation per 64 Ki addresses instead of one per sample. A block is
+// freed when no event refers to it any more.
+type addrSlab struct{ block []uint64 }
+
+func (s *addrSlab) take(n int) []uint64 {
+	if n > len(s.block) {
+		s.block = make([]uint64, max(n, 1<<16))
+	}
+	b := s.block[:n:n]
+	s.block = s.block[n:]
+	return b
 }
 
 // attrIndex returns the position of a in the recording's attrs (0 when it

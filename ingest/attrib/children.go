@@ -13,6 +13,26 @@ type accumulator struct {
 	byKey   map[Key]int32 // the entry of each key; a key without a map has no level
 	noMap   map[noMapKey]int32
 	stamp   uint32 // the current sample's stamp (its ordinal + 1)
+	// frames caches, per machine generation, what a frame resolved to:
+	// callchains repeat the same return addresses, and resolving and
+	// symbolizing one took most of the time.
+	frames [1 << frameCacheBits]frameSlot
+}
+
+// frameCacheBits sizes the frame cache (64 Ki slots, 2.5 MiB).
+const frameCacheBits = 16
+
+// frameSlot is a frame's resolution: with map (inMap) the entry of its
+// symbol or address, counted under a final table; else no map.
+type frameSlot struct {
+	ip     uint64
+	gen    uint64
+	maps   uintptr // the thread's address space; 0 for kernel-mode frames
+	event  int32
+	id     int32
+	mode   uint8
+	inMap  bool
+	filled bool
 }
 
 // accEntry is one row: its key (with the level of the first frame that
@@ -163,6 +183,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		return true
 	}
 	ok := prevMarker(len(chain))
+	var maps uintptr // the thread's address space, once a user frame needs it
 	for j, n := len(chain)-1, 0; ok && j >= 0 && n < maxStack; j-- {
 		ip := chain[j]
 		if ip >= contextMax {
@@ -170,9 +191,30 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 			continue
 		}
 		n++
+		var key uintptr
+		if cpumode == machine.CPUModeUser {
+			if maps == 0 {
+				maps = a.m.SampleThread(e.pid, e.tid).MapsID() // Resolve would make the thread too
+			}
+			key = maps
+		}
+		gen := a.m.Generation()
+		slot := &ac.frames[frameHash(ip, key)]
+		if slot.filled && slot.ip == ip && slot.maps == key && slot.gen == gen && slot.mode == cpumode && slot.event == int32(event) {
+			if !slot.inMap {
+				ids = append(ids, ac.noMapEntry(ip, kernel, event))
+				continue
+			}
+			kernel = cpumode == machine.CPUModeKernel
+			ids = append(ids, slot.id)
+			continue
+		}
 		mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip)
 		if !found {
 			ids = append(ids, ac.noMapEntry(ip, kernel, event))
+			if a.m.Generation() == gen {
+				*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int32(event), mode: cpumode, filled: true}
+			}
 			continue
 		}
 		kernel = cpumode == machine.CPUModeKernel
@@ -182,10 +224,17 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 			t, st.final = a.sym.table(mp)
 			st.table = t
 		}
+		var id int32
 		if i := t.FindIndex(mp.MapIP(ip)); i >= 0 {
-			ids = append(ids, ac.symEntry(st, t, i, event))
+			id = ac.symEntry(st, t, i, event)
 		} else {
-			ids = append(ids, ac.addrEntry(st, ip, event))
+			id = ac.addrEntry(st, ip, event)
+		}
+		ids = append(ids, id)
+		// Cached only once nothing can change its answer: the table is
+		// final and resolving changed nothing (a kernel load would).
+		if st.final && a.m.Generation() == gen {
+			*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int32(event), id: id, mode: cpumode, inMap: true, filled: true}
 		}
 	}
 	if !ok {
@@ -195,4 +244,9 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		ac.add(id, c)
 	}
 	a.cumIDs = ids
+}
+
+// frameHash picks a frame's cache slot.
+func frameHash(ip uint64, maps uintptr) uint64 {
+	return ((ip ^ uint64(maps)>>4) * 0x9e3779b97f4a7c15) >> (64 - frameCacheBits)
 }

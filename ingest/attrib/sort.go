@@ -27,19 +27,26 @@ func sortMaps(maps []index.Map) {
 }
 
 // sortedKeys returns the keys by period, then samples (both
-// descending), then dso, symbol, address and mode.
+// descending), then dso, symbol, address and mode. It sorts (key,
+// counts) pairs: looking counts up in m per comparison hashed two
+// strings each time.
 func sortedKeys(m map[Key]Counts) []Key {
-	keys := make([]Key, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	type keyCounts struct {
+		k Key
+		c Counts
 	}
-	slices.SortFunc(keys, func(a, b Key) int {
-		if c := cmp.Compare(m[b].Period, m[a].Period); c != 0 {
+	all := make([]keyCounts, 0, len(m))
+	for k, c := range m {
+		all = append(all, keyCounts{k, c})
+	}
+	slices.SortFunc(all, func(x, y keyCounts) int {
+		if c := cmp.Compare(y.c.Period, x.c.Period); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(m[b].Samples, m[a].Samples); c != 0 {
+		if c := cmp.Compare(y.c.Samples, x.c.Samples); c != 0 {
 			return c
 		}
+		a, b := x.k, y.k
 		if c := cmp.Compare(a.DSO, b.DSO); c != 0 {
 			return c
 		}
@@ -60,15 +67,20 @@ func sortedKeys(m map[Key]Counts) []Key {
 		}
 		return -1
 	})
+	keys := make([]Key, len(all))
+	for i := range all {
+		keys[i] = all[i].k
+	}
 	return keys
 }
 
 // tableRow is one row of a table: its key (Event is the table's first
 // event) and its counts for each event of the table.
 type tableRow struct {
-	key Key
-	c   []Counts
-	acc Counts // the Children column, in a children table
+	key   Key
+	c     []Counts
+	acc   Counts // the Children column, in a children table
+	short string // the DSO's short name, which rows sort by
 }
 
 // groupRows returns the rows of the table for events first..first+n-1:
@@ -121,11 +133,14 @@ func tableOrder(rows []tableRow) {
 		kernel bool
 	}
 	short := make(map[dsoMode]string)
-	for _, row := range rows {
-		k := row.key
-		if _, ok := short[dsoMode{k.DSO, k.Kernel}]; !ok {
-			short[dsoMode{k.DSO, k.Kernel}] = ShortName(k.DSO, k.Kernel)
+	for i := range rows {
+		k := dsoMode{rows[i].key.DSO, rows[i].key.Kernel}
+		s, ok := short[k]
+		if !ok {
+			s = ShortName(k.dso, k.kernel)
+			short[k] = s
 		}
+		rows[i].short = s
 	}
 	slices.SortStableFunc(rows, func(x, y tableRow) int {
 		// perf prefixes the sort keys with overhead_children (in a
@@ -142,7 +157,7 @@ func tableOrder(rows []tableRow) {
 		if c := unknownLast(a.DSO, b.DSO); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(short[dsoMode{a.DSO, a.Kernel}], short[dsoMode{b.DSO, b.Kernel}]); c != 0 {
+		if c := cmp.Compare(x.short, y.short); c != 0 {
 			return c
 		}
 		if c := unknownLast(a.Sym, b.Sym); c != 0 {

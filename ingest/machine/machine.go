@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
@@ -104,7 +105,17 @@ type Machine struct {
 	// usesKcore is machine__uses_kcore: once the kernel maps come from
 	// kcore, kernel MMAP records are ignored.
 	usesKcore bool
+	gen       uint64 // see Generation
 }
+
+// Generation changes whenever what Resolve would return may change: a
+// map set or the thread table changes, or the kernel loads. Callers may
+// cache Resolve's answers for one generation.
+func (m *Machine) Generation() uint64 { return m.gen }
+
+// MapsID identifies the thread's address space: threads of a process
+// share it. It is only meaningful within one Generation.
+func (t *Thread) MapsID() uintptr { return uintptr(unsafe.Pointer(t.maps)) }
 
 // Thread is one thread; threads of a process share its maps.
 type Thread struct {
@@ -155,6 +166,7 @@ func (m *Machine) findnewThread(pid, tid uint32) *Thread {
 		m.updateThreadPid(t, pid)
 		return t
 	}
+	m.gen++
 	t := &Thread{Pid: pid, Tid: tid, Comm: ":" + strconv.Itoa(int(int32(tid)))}
 	if pid != tid && pid != unknownPid {
 		t.maps = m.findnewThread(pid, pid).maps
@@ -173,6 +185,7 @@ func (m *Machine) updateThreadPid(t *Thread, pid uint32) {
 		return
 	}
 	t.Pid = pid
+	m.gen++
 	if t.Pid == t.Tid {
 		return
 	}
@@ -184,6 +197,7 @@ func (m *Machine) updateThreadPid(t *Thread, pid uint32) {
 // An empty mapping changes nothing (perf would store an empty map that no
 // lookup finds); a range that wraps past 2^64 is an error.
 func (m *Machine) Mmap(r Mmap) error {
+	m.gen++
 	if r.Len == 0 {
 		return nil
 	}
@@ -306,6 +320,7 @@ func (m *Machine) ModuleDSO(filename string) string {
 // unregistering removes the whole map holding the address unless it is
 // the kernel map.
 func (m *Machine) Ksymbol(k Ksymbol) error {
+	m.gen++
 	found, ok := m.kernel.Find(k.Addr)
 	if k.Unregister {
 		if ok && !(m.has && found == m.vmlinux) {
@@ -336,6 +351,7 @@ const MiscForkExec = 1 << 13
 // index.KindModuleSection): the section's load range wins over the coarse
 // module map it lies in.
 func (m *Machine) SectionMap(sec index.Map) error {
+	m.gen++
 	if sec.Start == sec.End {
 		return nil
 	}
@@ -355,6 +371,7 @@ func (m *Machine) SectionMap(sec index.Map) error {
 //     perf does not clone for synthesized FORKs, whose process's own
 //     MMAPs follow. A thread of the parent's process shares its maps.
 func (m *Machine) Fork(pid, ppid, tid, ptid uint32, misc uint16) {
+	m.gen++
 	parent := m.findnewThread(ppid, ptid)
 	if parent.Pid != ppid {
 		m.last = nil
@@ -434,6 +451,7 @@ func (m *Machine) LoadKernel() {
 
 // load runs OnKernelLoad once per kernel map.
 func (m *Machine) load() {
+	m.gen++
 	m.loaded = true
 	if m.OnKernelLoad != nil {
 		m.OnKernelLoad(m)
@@ -444,6 +462,7 @@ func (m *Machine) load() {
 // map__fixup_start and map__fixup_end do after kallsyms loading; an empty
 // or unchanged range is ignored.
 func (m *Machine) FixupKernel(start, end uint64) {
+	m.gen++
 	if !m.has || start >= end || (start == m.vmlinux.Start && end == m.vmlinux.End) {
 		return
 	}
@@ -485,6 +504,7 @@ func (m *Machine) IsKmodule(mp index.Map) bool {
 // except where segments nest around the kernel segment (see
 // index.LoadKcore). Later kernel MMAPs are ignored.
 func (m *Machine) LoadKcore(segs []index.Segment, lm index.Landmarks) error {
+	m.gen++
 	if err := index.CheckSegments(segs); err != nil {
 		return err
 	}

@@ -233,3 +233,47 @@ func TestUpdateThreadPid(t *testing.T) {
 		}
 	})
 }
+
+// Generation changes with every change Resolve could see, and only then:
+// callers cache Resolve's answers per generation.
+func TestGeneration(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, m *Machine) {
+		loads := 0
+		m.OnKernelLoad = func(m *Machine) { loads++; m.FixupKernel(0xffffffff81000000, 0xffffffff82000000) }
+		changes := []struct {
+			what string
+			do   func()
+		}{
+			{"kernel MMAP", func() {
+				must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"}))
+			}},
+			{"new thread", func() { m.SampleThread(7, 7) }},
+			{"user MMAP", func() {
+				must(t, m.Mmap(Mmap{CPUMode: CPUModeUser, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: ProtExec}))
+			}},
+			{"FORK", func() { m.Fork(8, 7, 8, 7, 0) }},
+			{"kernel load", func() { m.Resolve(CPUModeKernel, 7, 7, 0xffffffff81000010) }},
+			{"KSYMBOL", func() { must(t, m.Ksymbol(Ksymbol{Addr: 0xffffffffa0000000, Len: 0x100, Type: 1, Name: "bpf_prog_1"})) }},
+		}
+		for _, c := range changes {
+			before := m.Generation()
+			c.do()
+			if m.Generation() == before {
+				t.Errorf("%s: generation unchanged", c.what)
+			}
+		}
+		before := m.Generation()
+		m.Resolve(CPUModeUser, 7, 7, 0x400010)
+		m.Resolve(CPUModeKernel, 7, 7, 0xffffffff81000010)
+		m.SampleThread(7, 7)
+		m.Comm(7, 7, "x")
+		m.Exit(8, 8)
+		if m.Generation() != before || loads != 1 {
+			t.Errorf("lookups, COMM and EXIT changed the generation (%d -> %d), %d kernel loads", before, m.Generation(), loads)
+		}
+		a, b := m.SampleThread(7, 7), m.SampleThread(7, 9)
+		if a.MapsID() != b.MapsID() || a.MapsID() == m.SampleThread(8, 8).MapsID() {
+			t.Error("threads of a process share an address space, another process has its own")
+		}
+	})
+}
