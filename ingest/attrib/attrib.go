@@ -634,7 +634,6 @@ type attributor struct {
 	acc        *accumulator // with Options.Children
 	stacks     *stacker     // with Options.Stacks
 	rows       *rowCounter  // with Options.SortKeys or Filter
-	chain      []chainFrame // callchainFrames's, reused
 	cumIDs     []int32      // cumulate's entries of one sample, reused
 	// kstart is machine->kernel_start for FetchInsn, once the first
 	// fetch has set it; x86_64 says whether the recording's arch is
@@ -930,54 +929,49 @@ func (a *attributor) script(e *event, key Key) error {
 // appendCallchain prints each callchain entry: the address (the offset
 // within its map for a user-space DSO), symbol and DSO.
 func (a *attributor) appendCallchain(b []byte, e *event) []byte {
-	for _, f := range a.callchainFrames(e) {
-		addr, sym, dso := f.ip, symbols.Unknown, symbols.Unknown
-		if f.ok {
-			sym, dso = a.sym.name(f.m, f.ip), f.m.DSO
-			if f.m.Kind == index.KindUser || f.m.Kind == index.KindAnon {
+	start := len(b)
+	if !a.walkCallchain(e, func(ip uint64, mp index.Map, ok bool) {
+		addr, sym, dso := ip, symbols.Unknown, symbols.Unknown
+		if ok {
+			sym, dso = a.sym.name(mp, ip), mp.DSO
+			if mp.Kind == index.KindUser || mp.Kind == index.KindAnon {
 				// sample__fprintf_callchain shows the binary offset for
 				// user-space DSOs only, the address for kernel ones.
-				addr = f.m.MapIP(f.ip)
+				addr = mp.MapIP(ip)
 			}
 		}
 		b = appendScriptLine(b, '\t', addr, sym, dso)
+	}) {
+		return b[:start] // perf dropped the chain
 	}
 	return b
 }
 
-// chainFrame is a callchain frame: its address and map, if found.
-type chainFrame struct {
-	ip uint64
-	m  index.Map
-	ok bool
-}
-
-// callchainFrames resolves e's callchain as perf script does
-// (thread__resolve_callchain_sample, callee order): context markers set
-// the cpumode of the frames after them, at most maxStack frames; an
-// unknown marker drops the whole chain (nil), as perf resets its cursor.
-// The slice is reused by the next call.
-func (a *attributor) callchainFrames(e *event) []chainFrame {
+// walkCallchain resolves e's callchain as perf script does
+// (thread__resolve_callchain_sample, callee order), calling frame with
+// each frame's address and map (ok: found): context markers set the
+// cpumode of the frames after them, at most maxStack frames. An unknown
+// marker drops the whole chain, as perf resets its cursor: walkCallchain
+// then returns false, and the frames already reported are void.
+func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map, ok bool)) bool {
 	cpumode := uint8(machine.CPUModeUser)
-	frames := a.chain[:0]
+	n := 0
 	for _, ip := range e.addrs {
 		if ip >= contextMax {
 			mode, ok := contextMode(ip)
 			if !ok {
-				a.chain = frames
-				return nil
+				return false
 			}
 			cpumode = mode
 			continue
 		}
-		if len(frames) == maxStack {
+		if n++; n > maxStack {
 			break
 		}
 		mp, ok := a.m.Resolve(cpumode, e.pid, e.tid, ip)
-		frames = append(frames, chainFrame{ip, mp, ok})
+		frame(ip, mp, ok)
 	}
-	a.chain = frames
-	return frames
+	return true
 }
 
 // Canonical returns the canonical text of a result: per map, its sample

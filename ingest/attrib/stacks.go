@@ -96,12 +96,14 @@ func (a *attributor) stack(e *event, mp index.Map, found bool, sym string, c Cou
 	}
 	frames := a.stacks.frames[:0]
 	if len(e.addrs) > 0 && !a.opts.HideCallchain {
-		for _, cf := range a.callchainFrames(e) {
-			f := Frame{Addr: cf.ip, Sym: symbols.Unknown}
-			if cf.ok {
-				f.Map, f.Sym = cf.m, a.sym.name(cf.m, cf.ip)
+		if !a.walkCallchain(e, func(ip uint64, mp index.Map, ok bool) {
+			f := Frame{Addr: ip, Sym: symbols.Unknown}
+			if ok {
+				f.Map, f.Sym = mp, a.sym.name(mp, ip)
 			}
 			frames = append(frames, f)
+		}) {
+			frames = frames[:0] // perf dropped the chain
 		}
 	} else {
 		f := Frame{Addr: e.ip, Sym: sym}
