@@ -2,7 +2,9 @@
 # perfbench.sh DIR RUNS KBENCH times kbench report against perf on
 # DIR/big.data, runs interleaved: -format table against perf report
 # --stdio --sort dso,sym --no-children -g none -n, and -format script
-# against perf script -F ip,sym,dso, both with --kallsyms /proc/kallsyms.
+# against perf script -F ip,sym,dso, both with --kallsyms /proc/kallsyms;
+# for a recording with callchains also -children against perf report
+# --children.
 # It prints every run (wall s, user s, sys s, peak RSS KB, from GNU
 # time), the medians, perf/kbench ratios of wall time, CPU time and peak
 # RSS, kbench's CPU/wall, and whether the outputs agree (script: every
@@ -17,11 +19,19 @@ f=$dir/big.data
 ks=/proc/kallsyms
 times=$dir/times
 : >"$times"
+chains=0
+if perf report -i "$f" --header-only 2>/dev/null | grep -q 'sample_type = [A-Z|]*CALLCHAIN'; then
+	chains=1
+fi
 for i in $(seq "$runs"); do
 	/usr/bin/time -a -o "$times" -f "kbench-table %e %U %S %M" "$kb" report -progress never -format table -kallsyms $ks "$f" >"$dir/kbench.table"
 	/usr/bin/time -a -o "$times" -f "perf-table %e %U %S %M" perf report -i "$f" --kallsyms $ks --stdio --sort dso,sym --no-children -g none -n >"$dir/perf.table" 2>/dev/null
 	/usr/bin/time -a -o "$times" -f "kbench-script %e %U %S %M" "$kb" report -progress never -format script -kallsyms $ks "$f" >"$dir/kbench.script"
 	/usr/bin/time -a -o "$times" -f "perf-script %e %U %S %M" perf script -i "$f" --kallsyms $ks -F ip,sym,dso >"$dir/perf.script" 2>/dev/null
+	if [ $chains = 1 ]; then
+		/usr/bin/time -a -o "$times" -f "kbench-children %e %U %S %M" "$kb" report -progress never -format table -children -kallsyms $ks "$f" >"$dir/kbench.children"
+		/usr/bin/time -a -o "$times" -f "perf-children %e %U %S %M" perf report -i "$f" --kallsyms $ks --stdio --sort dso,sym --children -g none -n >"$dir/perf.children" 2>/dev/null
+	fi
 done
 cat "$times"
 "$kb" report -progress never -format json -kallsyms $ks "$f" >"$dir/kbench.json"
@@ -34,9 +44,10 @@ function median(a, n,   i, j, t) {
 }
 { k = $1; n[k]++; w[k, n[k]] = $2; c[k, n[k]] = $3 + $4; m[k, n[k]] = $5 }
 END {
-	split("table script", fmts, " ")
-	for (x = 1; x <= 2; x++) {
+	split("table script children", fmts, " ")
+	for (x = 1; x <= 3; x++) {
 		f = fmts[x]
+		if (!(("kbench-" f) in n)) continue
 		for (t = 1; t <= 2; t++) {
 			k = (t == 1 ? "kbench-" : "perf-") f
 			for (i = 1; i <= n[k]; i++) { ww[i] = w[k, i]; cc[i] = c[k, i]; mm[i] = m[k, i] }
@@ -53,8 +64,11 @@ else
 	diff <(sed 's/[[:space:]]*$//' "$dir/kbench.script") <(sed 's/[[:space:]]*$//' "$dir/perf.script") | head -4
 fi
 rows() { grep -v '^#' "$1" | grep -v '^[[:space:]]*$' | sed 's/[[:space:]]*$//'; }
-if cmp -s <(rows "$dir/kbench.table") <(rows "$dir/perf.table"); then
-	echo "table: every row equal to perf report"
-else
-	echo "table: $(diff <(rows "$dir/kbench.table") <(rows "$dir/perf.table") | grep -c '^<') of $(rows "$dir/perf.table" | wc -l) rows differ from perf report"
-fi
+for t in table children; do
+	[ -f "$dir/perf.$t" ] || continue
+	if cmp -s <(rows "$dir/kbench.$t") <(rows "$dir/perf.$t"); then
+		echo "$t: every row equal to perf report"
+	else
+		echo "$t: $(diff <(rows "$dir/kbench.$t") <(rows "$dir/perf.$t") | grep -c '^<') of $(rows "$dir/perf.$t" | wc -l) rows differ from perf report"
+	fi
+done
