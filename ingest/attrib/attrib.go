@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -273,6 +274,11 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		cnt:  newCounter(),
 	}
 	load := prepareKernel(opts.LoadKallsyms)
+	if load != nil {
+		// The loader may report through the caller's callbacks: it ends
+		// before Run does, whether or not a kernel sample needed it.
+		defer load()
+	}
 	batches := make(chan []event, 64)
 	free := make(chan []event, 66)
 	errc := make(chan error, 1)
@@ -411,7 +417,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 
 // prepareKernel runs load in the background and builds the kernel symbol
 // tables for a machine without module maps there too, so that both
-// overlap decoding; nil for a nil load.
+// overlap decoding; nil for a nil load. The function it returns waits for
+// them and may be called any number of times.
 func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Symbol, *symbols.KernelTables, error) {
 	if load == nil {
 		return nil
@@ -430,8 +437,9 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 		}
 		c <- prepared{ks, kt, err}
 	}()
+	wait := sync.OnceValue(func() prepared { return <-c })
 	return func() ([]kallsyms.Symbol, *symbols.KernelTables, error) {
-		p := <-c
+		p := wait()
 		return p.syms, p.kt, p.err
 	}
 }
