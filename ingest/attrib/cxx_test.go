@@ -13,6 +13,8 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
+	"github.com/kmapindex/kmapindex/internal/perftest"
+	"github.com/kmapindex/kmapindex/internal/testbuild"
 )
 
 // cxxSource exercises what perf's demangling has to get right: templates,
@@ -104,17 +106,10 @@ int main(int argc, char **argv) {
 // buildCxx compiles cxxSource with g++ -O2 into dir, or skips.
 func buildCxx(t *testing.T, dir string) string {
 	t.Helper()
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("g++ not installed")
-	}
-	src := filepath.Join(dir, "cxx.cc")
+	src := testbuild.Source(t, dir, "cxx.cc", cxxSource)
 	bin := filepath.Join(dir, "cxx")
-	if err := os.WriteFile(src, []byte(cxxSource), 0o644); err != nil {
+	if err := testbuild.Compile(t, "g++", "-O2", "-g0", "-o", bin, src); err != nil {
 		t.Fatal(err)
-	}
-	if out, err := exec.Command(gxx, "-O2", "-g0", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Skipf("g++: %v: %s", err, out)
 	}
 	return bin
 }
@@ -127,13 +122,9 @@ func TestCxxAgainstPerfScriptLive(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := buildCxx(t, dir)
-	if _, err := exec.LookPath("perf"); err != nil {
-		t.Skip("perf not installed")
-	}
 	data := filepath.Join(dir, "cxx.data")
-	rec := exec.Command("perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "4000", "-o", data, "--", bin, "150")
-	if out, err := rec.CombinedOutput(); err != nil {
-		t.Skipf("perf record: %v: %s", err, out)
+	if err := perftest.Record(data, []string{"-g", "-e", "cpu-clock", "-F", "4000"}, bin, "150"); err != nil {
+		t.Skip(err)
 	}
 	ks, err := kallsyms.ReadFile("/proc/kallsyms")
 	if err != nil || kallsyms.Restricted(ks) {
@@ -240,22 +231,11 @@ fn main() {
 // when rustc is missing.
 func buildRust(t *testing.T, dir string) []string {
 	t.Helper()
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if home, herr := os.UserHomeDir(); herr == nil {
-			if p := filepath.Join(home, ".cargo", "bin", "rustc"); fileExists(p) {
-				rustc, err = p, nil
-			}
-		}
-	}
-	if err != nil {
+	if _, err := testbuild.Tool("rustc"); err != nil {
 		t.Log("rustc not installed: Rust names not compared")
 		return nil
 	}
-	src := filepath.Join(dir, "rs.rs")
-	if err := os.WriteFile(src, []byte(rustSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	src := testbuild.Source(t, dir, "rs.rs", rustSource)
 	var bins []string
 	for _, v := range []string{"legacy", "v0"} {
 		bin := filepath.Join(dir, "rust_"+v)
@@ -263,19 +243,13 @@ func buildRust(t *testing.T, dir string) []string {
 		if v != "legacy" { // legacy is the default; naming it is unstable
 			args = append(args, "-C", "symbol-mangling-version="+v)
 		}
-		out, err := exec.Command(rustc, args...).CombinedOutput()
-		if err != nil {
-			t.Logf("rustc %s: %v: %s", v, err, out)
+		if err := testbuild.Compile(t, "rustc", args...); err != nil {
+			t.Logf("%s mangling: %v", v, err)
 			continue
 		}
 		bins = append(bins, bin)
 	}
 	return bins
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
 }
 
 // writeSymbolSamples writes a recording in which pid 4242 maps the

@@ -2,7 +2,6 @@ package attrib
 
 import (
 	"bytes"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,10 +66,9 @@ func TestAgainstPerfScriptLive(t *testing.T) {
 	}
 	files, _ := filepath.Glob("../perfdata/testdata/*.data")
 	fresh := filepath.Join(t.TempDir(), "fresh.data")
-	rec := exec.Command("perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "2000", "-o", fresh, "--",
-		"sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; ls -R /usr/lib >/dev/null")
-	if out, err := rec.CombinedOutput(); err != nil {
-		t.Logf("perf record failed, fresh recording skipped: %v: %s", err, out)
+	if err := perftest.Record(fresh, []string{"-g", "-e", "cpu-clock", "-F", "2000"},
+		"sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; ls -R /usr/lib >/dev/null"); err != nil {
+		t.Logf("fresh recording skipped: %v", err)
 	} else {
 		files = append(files, fresh)
 	}

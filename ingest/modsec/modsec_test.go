@@ -17,6 +17,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
+	"github.com/kmapindex/kmapindex/internal/testbuild"
 )
 
 // Load addresses of the test module, laid out as the kernel would: .text
@@ -55,15 +56,13 @@ func testSysfs() fstest.MapFS {
 // built now with gcc when it is installed.
 func objects(t *testing.T) []string {
 	objs := []string{filepath.Join("testdata", "my-mod.ko")}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
+	if _, err := testbuild.Tool("gcc"); err != nil {
 		t.Log("gcc not found; testing the committed object only")
 		return objs
 	}
 	out := filepath.Join(t.TempDir(), "my-mod.ko")
-	cmd := exec.Command(gcc, "-c", "-O1", "-fno-asynchronous-unwind-tables", "-fno-ident", "-o", out, filepath.Join("testdata", "mod.c"))
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
+	if err := testbuild.Compile(t, "gcc", "-c", "-O1", "-fno-asynchronous-unwind-tables", "-fno-ident", "-o", out, filepath.Join("testdata", "mod.c")); err != nil {
+		t.Fatal(err)
 	}
 	return append(objs, out)
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // recordings are the committed real recordings (see testdata/README.md).
@@ -322,10 +324,8 @@ func TestLive(t *testing.T) {
 	}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "live.data")
-	out, err := exec.Command(perf, "record", "-g", "-e", "cpu-clock", "-o", data, "--",
-		"sh", "-c", "i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done").CombinedOutput()
-	if err != nil {
-		t.Skipf("perf record failed (%v): %s", err, out)
+	if err := perftest.Record(data, []string{"-g", "-e", "cpu-clock"}, "sh", "-c", "i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done"); err != nil {
+		t.Skip(err)
 	}
 	script, err := exec.Command(perf, "script", "-i", data, "--ns", "-F", "pid,tid,time,ip", "--hide-call-graph").Output()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // perfBin returns the perf binary or skips the test.
@@ -91,14 +92,13 @@ func runScript(t *testing.T, callchain bool) (kern, user tally) {
 	perf := perfBin(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "perf.data")
-	args := []string{"record", "-q", "-e", "cpu-clock", "-F", "4000", "-o", data}
+	args := []string{"-e", "cpu-clock", "-F", "4000"}
 	if callchain {
 		args = append(args, "-g")
 	}
-	args = append(args, "--", "sh", "-c",
-		`for i in 1 2 3 4; do cat /proc/kallsyms >/dev/null; ls -R /usr/lib/python3* /usr/share/perl* >/dev/null 2>&1; done`)
-	if out, err := exec.Command(perf, args...).CombinedOutput(); err != nil {
-		t.Skipf("perf record failed (needs root or perf_event_paranoid <= 1): %v\n%s", err, out)
+	if err := perftest.Record(data, args, "sh", "-c",
+		`for i in 1 2 3 4; do cat /proc/kallsyms >/dev/null; ls -R /usr/lib/python3* /usr/share/perl* >/dev/null 2>&1; done`); err != nil {
+		t.Skip(err)
 	}
 	out, err := exec.Command(perf, "script", "-i", data, "--show-mmap-events", "--show-task-events",
 		"-F", "pid,tid,ip,sym,symoff,dso").Output()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/internal/testbuild"
 )
 
 func mustKallsyms(t *testing.T, text string) []kallsyms.Symbol {
@@ -169,19 +170,11 @@ int main(int argc, char **argv) { printf("%d\n", helper(argc > 1 ? atoi(argv[1])
 // buildC compiles cProgram with gcc, or skips.
 func buildC(t *testing.T, extra ...string) string {
 	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
-	src := filepath.Join(dir, "prog.c")
-	if err := os.WriteFile(src, []byte(cProgram), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	src := testbuild.Source(t, dir, "prog.c", cProgram)
 	bin := filepath.Join(dir, "prog")
-	args := append([]string{"-O1", "-rdynamic", "-o", bin, src}, extra...)
-	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Skipf("gcc: %v\n%s", err, out)
+	if err := testbuild.Compile(t, "gcc", append([]string{"-O1", "-rdynamic", "-o", bin, src}, extra...)...); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -62,3 +62,12 @@ func ReportTable(file string, args ...string) (string, error) {
 	out, _, err := Run(Options{}, append([]string{"report", "-i", file, "--stdio", "--sort", "dso,sym", "--no-children", "-n", "-g", "none"}, args...)...)
 	return out, err
 }
+
+// Record runs perf record -q -o out with args, on the command after "--":
+// the tests' fresh recordings. It fails with perf's stderr (recording
+// needs root or perf_event_paranoid <= 1), or ErrNotInstalled.
+func Record(out string, args []string, command ...string) error {
+	a := append(append([]string{"record", "-q", "-o", out}, args...), "--")
+	_, _, err := Run(Options{}, append(a, command...)...)
+	return err
+}

@@ -1,0 +1,66 @@
+// Package testbuild compiles the small C, C++ and Rust programs that the
+// tests read symbols from and record: one place that finds the compilers
+// and runs them.
+package testbuild
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// ErrMissing is returned by Tool for a compiler that is not installed.
+var ErrMissing = errors.New("compiler not installed")
+
+// Tool returns the path of the compiler name (gcc, g++, rustc, …): from
+// $PATH, and for rustc also from ~/.cargo/bin, where rustup installs it.
+func Tool(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	if name == "rustc" {
+		if home, err := os.UserHomeDir(); err == nil {
+			p := filepath.Join(home, ".cargo", "bin", name)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return p, nil
+			}
+		}
+	}
+	return "", ErrMissing
+}
+
+// Source writes src to dir/file and returns its path.
+func Source(t testing.TB, dir, file, src string) string {
+	t.Helper()
+	p := filepath.Join(dir, file)
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Compile runs the compiler name with args. It skips t when the compiler
+// is missing, and returns its error, with its output, when it fails.
+func Compile(t testing.TB, name string, args ...string) error {
+	t.Helper()
+	tool, err := Tool(name)
+	if err != nil {
+		t.Skipf("%s: %v", name, err)
+	}
+	if out, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
+		return &Error{Name: name, Err: err, Output: string(out)}
+	}
+	return nil
+}
+
+// Error is a compiler's failure and what it printed.
+type Error struct {
+	Name, Output string
+	Err          error
+}
+
+func (e *Error) Error() string { return e.Name + ": " + e.Err.Error() + "\n" + e.Output }
+
+func (e *Error) Unwrap() error { return e.Err }
