@@ -704,3 +704,18 @@ func TestReportSortAndFilters(t *testing.T) {
 		})
 	}
 }
+
+// A DWARF-mode recording prints as perf prints it without the binaries:
+// the kernel part of each chain, and an empty chain (two newlines) for a
+// user-mode sample, whose kernel callchain has no entries.
+func TestReportDwarfWithoutBinaries(t *testing.T) {
+	const dir = "testdata/dwarf/"
+	got := mustReport(t, nil, "-format", "script", "-kallsyms", kallsymsSubset, "-debugdir", "-", dir+"dwarf.data")
+	want := string(mustRead(t, dir+"dwarf.script"))
+	if !strings.Contains(want, "\n\n\n") {
+		t.Fatal("the golden has no empty chain: the test tests nothing")
+	}
+	if d := linediff.First(got, want); d != "" {
+		t.Errorf("differs from perf script without the binaries: %s", d)
+	}
+}

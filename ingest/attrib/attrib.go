@@ -489,9 +489,14 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 			if rec.Attr == nil || rec.Attr.SampleType&perfdata.SampleFormatCPU == 0 {
 				e.ppid = ^uint32(0) // perf's sample->cpu: (u32)-1
 			}
-			if wantChains && len(rec.Callchain) > 0 {
-				e.addrs = slab.take(len(rec.Callchain))
-				copy(e.addrs, rec.Callchain)
+			if wantChains && rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatCallchain != 0 {
+				// Sampled, even empty (a DWARF-mode user sample's kernel
+				// chain): perf script prints the chain form then.
+				e.addrs = emptyChain
+				if len(rec.Callchain) > 0 {
+					e.addrs = slab.take(len(rec.Callchain))
+					copy(e.addrs, rec.Callchain)
+				}
 			} else if branches && len(rec.Branches) > 0 {
 				e.addrs = slab.take(2 * len(rec.Branches))
 				for i, b := range rec.Branches {
@@ -555,6 +560,10 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 	}
 	errc <- r.Err()
 }
+
+// emptyChain is the callchain of a sample that has one, of no entries:
+// not nil, so that it prints as perf prints an empty chain.
+var emptyChain = []uint64{}
 
 // addrSlab hands out the events' address slices from large blocks: one
 // allocation per 64 Ki addresses instead of one per sample. A block is
@@ -922,7 +931,7 @@ func contextMode(marker uint64) (uint8, bool) {
 // script writes the sample as perf script -F ip,sym,dso does.
 func (a *attributor) script(e *event, key Key) error {
 	b := a.line[:0]
-	if len(e.addrs) == 0 || a.opts.HideCallchain {
+	if e.addrs == nil || a.opts.HideCallchain {
 		b = appendScriptLine(b, ' ', e.ip, key.Sym, key.DSO)
 	} else {
 		b = append(b, '\n')

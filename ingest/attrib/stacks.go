@@ -95,7 +95,7 @@ func (a *attributor) stack(e *event, mp index.Map, found bool, sym string, c Cou
 		sym = symbols.Unknown
 	}
 	frames := a.stacks.frames[:0]
-	if len(e.addrs) > 0 && !a.opts.HideCallchain {
+	if e.addrs != nil && !a.opts.HideCallchain {
 		if !a.walkCallchain(e, func(ip uint64, mp index.Map, ok bool) {
 			f := Frame{Addr: ip, Sym: symbols.Unknown}
 			if ok {
