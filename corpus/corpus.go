@@ -94,10 +94,14 @@ func Load(dir string) (*Corpus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
 	}
-	if !info.IsDir() {
-		return nil, fmt.Errorf("corpus %s: not a directory", dir)
+	display := dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		display = abs // errors name the directory, not "."
 	}
-	return load(os.DirFS(dir), ".", dir)
+	if !info.IsDir() {
+		return nil, fmt.Errorf("corpus %s: not a directory", display)
+	}
+	return load(os.DirFS(dir), ".", display)
 }
 
 // LoadFS reads the corpus in directory name of fsys.

@@ -155,3 +155,23 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("err = %v, want it to contain %q", err, want)
 	}
 }
+
+// Errors name the corpus by its absolute path: "corpus .: …" said nothing.
+func TestLoadErrorNamesDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, MetaFile), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, dir)
+	if err != nil {
+		t.Skip(err)
+	}
+	_, err = Load(rel)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, MetaFile)) {
+		t.Errorf("error %v, want one naming %s", err, filepath.Join(dir, MetaFile))
+	}
+}

@@ -77,10 +77,10 @@ func TestDefault(t *testing.T) {
 		t.Errorf("landmarks %+v, want %+v", c.Landmarks, want)
 	}
 	wantMods := []index.Module{
-		{Name: "nf_tables", Start: 0xffff80007b1e0000, Size: 0x4a000},
-		{Name: "x_tables", Start: 0xffff80007b1b0000, Size: 0x10000},
-		{Name: "nf_conntrack", Start: 0xffff80007b150000, Size: 0x30000},
-		{Name: "ip_tables", Start: 0xffff80007b140000, Size: 0x8000},
+		{Name: "nf_tables", Start: 0xffff80007b1e0000, Size: 0x4a000, Line: 1},
+		{Name: "x_tables", Start: 0xffff80007b1b0000, Size: 0x10000, Line: 2},
+		{Name: "nf_conntrack", Start: 0xffff80007b150000, Size: 0x30000, Line: 3},
+		{Name: "ip_tables", Start: 0xffff80007b140000, Size: 0x8000, Line: 4},
 	}
 	if !c.HasModules || !slices.Equal(c.Modules, wantMods) {
 		t.Errorf("modules %v", c.Modules)

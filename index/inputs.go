@@ -60,6 +60,16 @@ type Module struct {
 	Name  string
 	Start uint64
 	Size  uint64
+	Line  int // the line of the modules file it came from; 0 when unknown
+}
+
+// Where names the module for an error message: its name and, when known,
+// its line in the modules file.
+func (m Module) Where() string {
+	if m.Line > 0 {
+		return fmt.Sprintf("%s (modules line %d)", m.Name, m.Line)
+	}
+	return m.Name
 }
 
 // KernelDSO is the DSO name of the host kernel and of all kcore maps.

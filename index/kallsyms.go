@@ -57,10 +57,10 @@ func KernelMaps(lm Landmarks, modules []Module) (*Maps, error) {
 	maps := []Map{kernel}
 	for _, mod := range modules {
 		if mod.Start == 0 {
-			return nil, fmt.Errorf("kernel maps: module %s has address 0 (addresses restricted by kptr_restrict?)", mod.Name)
+			return nil, fmt.Errorf("kernel maps: module %s has address 0 (addresses restricted by kptr_restrict?)", mod.Where())
 		}
 		if mod.Start > math.MaxUint64-mod.Size {
-			return nil, fmt.Errorf("kernel maps: module %s [%#x, +%#x) wraps past 2^64", mod.Name, mod.Start, mod.Size)
+			return nil, fmt.Errorf("kernel maps: module %s [%#x, +%#x) wraps past 2^64", mod.Where(), mod.Start, mod.Size)
 		}
 		maps = append(maps, Map{Start: mod.Start, End: mod.Start + mod.Size, Mapping: MappingDSO, Kind: KindModule, DSO: "[" + mod.Name + "]"})
 	}

@@ -1,6 +1,9 @@
 package index
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestKmodName(t *testing.T) {
 	for _, tc := range []struct {
@@ -23,5 +26,16 @@ func TestKmodName(t *testing.T) {
 		if name, kmod := KmodName(tc.path); name != tc.name || kmod != tc.kmod {
 			t.Errorf("KmodName(%q) = %q, %v; want %q, %v", tc.path, name, kmod, tc.name, tc.kmod)
 		}
+	}
+}
+
+// A module at address 0 among others (a kptr_restrict read mixed with a
+// real one) is refused, naming its line in the modules file.
+func TestKernelMapsZeroModuleNamesLine(t *testing.T) {
+	lm := Landmarks{Text: Landmark{Addr: 0xffffffff81000000, OK: true}, Edata: Landmark{Addr: 0xffffffff82000000, OK: true}}
+	mods := []Module{{Name: "a", Start: 0xffffffffc0000000, Size: 0x1000, Line: 1}, {Name: "b", Size: 0x1000, Line: 2}}
+	_, err := KernelMaps(lm, mods)
+	if err == nil || !strings.Contains(err.Error(), "b (modules line 2)") {
+		t.Errorf("error %v, want one naming b at modules line 2", err)
 	}
 }

@@ -154,6 +154,11 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// Messages name standard input as openRecording's errors do.
+	display := name
+	if name == "-" {
+		display = "standard input"
+	}
 	in, err := openRecording(name)
 	if err != nil {
 		return err
@@ -203,7 +208,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	var bar *progressbar.ProgressBar
 	if *progress == "always" || *progress == "auto" && isTerminal(stderr) {
-		bar = newProgressBar(stderr, name, in.size)
+		bar = newProgressBar(stderr, display, in.size)
 		bar.RenderBlank()
 		opts.Progress = func(off int64) { bar.Set64(off) }
 	}
@@ -219,23 +224,23 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		bw.Flush()
-		return fail(fmt.Errorf("%s: %w", name, err))
+		return fail(fmt.Errorf("%s: %w", display, err))
 	}
 	if err := in.r.FeaturesErr(); err != nil {
-		warn("%s: features: %v", name, err)
+		warn("%s: features: %v", display, err)
 	}
 	for _, w := range res.Warnings {
-		warn("%s: %s", name, w)
+		warn("%s: %s", display, w)
 	}
 	for _, w := range res.LostWarnings() {
-		warn("%s: %s", name, w)
+		warn("%s: %s", display, w)
 	}
 	if ksFrom == procKallsyms && !in.knewFeatures {
 		// A stream's build ids come late: check now what could not be
 		// checked before.
 		if rec := recordingKernelBuildID(in.r.Features()); rec != nil {
 			if run, err := runningKernelBuildID(); err != nil || !sameBuildID(rec, run) {
-				warn("%s: kernel symbols came from %s, but the recording's kernel build id is %x (running kernel: %x); kernel symbols may be wrong (use -kallsyms)", name, ksFrom, rec, run)
+				warn("%s: kernel symbols came from %s, but the recording's kernel build id is %x (running kernel: %x); kernel symbols may be wrong (use -kallsyms)", display, ksFrom, rec, run)
 			}
 		}
 	}
@@ -261,7 +266,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		file = nil
 	}
 	if err != nil {
-		return fail(fmt.Errorf("%s: writing %s output: %w", name, *format, err))
+		return fail(fmt.Errorf("%s: writing %s output: %w", display, *format, err))
 	}
 	return nil
 }

@@ -637,6 +637,16 @@ func TestReportPipeJunk(t *testing.T) {
 	if d := linediff.First(out, want); d != "" {
 		t.Errorf("differs from perf script: %s", d)
 	}
+	// Read from standard input, the warning names it so.
+	stdin, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if _, stderr, err := report(t, stdin, "-format", "script", "-kallsyms", kallsymsSubset, "-"); err != nil ||
+		!strings.Contains(stderr, "standard input: unexpected end of event stream") {
+		t.Errorf("from standard input: %v, stderr %q", err, stderr)
+	}
 }
 
 // Each -sort key and filter against perf report and perf script with the

@@ -177,7 +177,7 @@ func KernelMaps(lm index.Landmarks, modules []index.Module) (*Maps, error) {
 	all := []index.Map{kernel}
 	for _, mod := range modules {
 		if mod.Start == 0 {
-			return nil, fmt.Errorf("kernel maps: module %s has address 0 (addresses restricted by kptr_restrict?)", mod.Name)
+			return nil, fmt.Errorf("kernel maps: module %s has address 0 (addresses restricted by kptr_restrict?)", mod.Where())
 		}
 		end := mod.Start + mod.Size
 		if end < mod.Start || (end == 0 && mod.Size != 0) {

@@ -136,7 +136,7 @@ func ReadELFSections(r io.ReaderAt) ([]Section, error) {
 		return nil, fmt.Errorf("modsec: reading module ELF: %w", err)
 	}
 	if f.Type != elf.ET_REL {
-		return nil, fmt.Errorf("modsec: ELF type is %v, want ET_REL (a kernel module object)", f.Type)
+		return nil, fmt.Errorf("modsec: ELF type at file offset 0x10 (e_type) is %v, want ET_REL (a kernel module object)", f.Type)
 	}
 	secs := make([]Section, 0, len(f.Sections))
 	for _, s := range f.Sections {

@@ -497,12 +497,12 @@ func TestReadELFSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	if _, err := ReadELFSections(ef); err == nil || !strings.Contains(err.Error(), "want ET_REL") ||
+	if _, err := ReadELFSections(ef); err == nil || !strings.Contains(err.Error(), "want ET_REL") || !strings.Contains(err.Error(), "offset 0x10") ||
 		!(strings.Contains(err.Error(), "ET_EXEC") || strings.Contains(err.Error(), "ET_DYN")) {
 		t.Errorf("executable: error %v", err)
 	}
 	// Not ELF at all.
-	if _, err := ReadELFSections(bytes.NewReader([]byte("not an ELF file at all"))); err == nil || !strings.Contains(err.Error(), "reading module ELF") {
+	if _, err := ReadELFSections(bytes.NewReader([]byte("not an ELF file at all"))); err == nil || !strings.Contains(err.Error(), "reading module ELF") || !strings.Contains(err.Error(), "byte 0") {
 		t.Errorf("garbage: error %v", err)
 	}
 }

@@ -78,6 +78,7 @@ func Parse(r io.Reader) ([]index.Module, error) {
 			return nil, &ParseError{Line: line, Err: err}
 		}
 		if ok {
+			m.Line = line
 			mods = append(mods, m)
 		}
 	}

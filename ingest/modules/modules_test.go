@@ -36,7 +36,7 @@ func TestParse(t *testing.T) {
 			want: []index.Module{{Name: "m", Start: 1, Size: 0}}},
 		{name: "skipped lines", in: "\nno_eks_here 100 0 - Live 0\nnospace0x10\nm 12abc 0 - Live 0x10\nm 12\n" +
 			"ok 4096 0 - Live 0xffffffffc0000000\n",
-			want: []index.Module{{Name: "ok", Start: 0xffffffffc0000000, Size: 4096}}},
+			want: []index.Module{{Name: "ok", Start: 0xffffffffc0000000, Size: 4096, Line: 6}}},
 		{name: "address overflow", in: "ok 1 0 - Live 0x1\nm 1 0 - Live 0x10000000000000000\n", err: ErrRange, line: 2},
 		{name: "size overflow", in: "m 18446744073709551616 0 - Live 0x10\n", err: ErrRange, line: 1},
 		{name: "range beyond 2^64", in: "m 4096 0 - Live 0xfffffffffffff001\n", err: ErrRange, line: 1},
@@ -61,8 +61,12 @@ func TestParse(t *testing.T) {
 				t.Fatalf("got %v, want %v", got, tt.want)
 			}
 			for i := range got {
-				if got[i] != tt.want[i] {
-					t.Errorf("module %d = %+v, want %+v", i, got[i], tt.want[i])
+				want := tt.want[i]
+				if want.Line == 0 {
+					want.Line = i + 1 // one module a line
+				}
+				if got[i] != want {
+					t.Errorf("module %d = %+v, want %+v", i, got[i], want)
 				}
 			}
 		})
@@ -105,10 +109,10 @@ func TestReadFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []index.Module{
-		{Name: "nf_tables", Start: 0xffffffffc0a00000, Size: 315392},
-		{Name: "x_tables", Start: 0xffffffffc0a3e000, Size: 61440},
-		{Name: "nvidia", Start: 0xffffffffc1000000, Size: 56000512},
-		{Name: "ip_tables", Start: 0xffffffffc0b20000, Size: 32768},
+		{Name: "nf_tables", Start: 0xffffffffc0a00000, Size: 315392, Line: 1},
+		{Name: "x_tables", Start: 0xffffffffc0a3e000, Size: 61440, Line: 2},
+		{Name: "nvidia", Start: 0xffffffffc1000000, Size: 56000512, Line: 3},
+		{Name: "ip_tables", Start: 0xffffffffc0b20000, Size: 32768, Line: 4},
 	}
 	if len(mods) != len(want) {
 		t.Fatalf("got %v", mods)

@@ -103,21 +103,25 @@ func (r *Reader) readFeatureSections() error {
 	if err := r.readAt(idx, ioff, "feature index"); err != nil {
 		return err
 	}
+	// perf processes the features in bit order and stops at the first
+	// that fails (perf_header__process_sections), keeping those before
+	// it: so does this, a bad section index entry included.
 	r.features.Sections = make(map[Feature]Section, n)
+	var stop error
 	i := 0
-	for f := Feature(0); f < featBits; f++ {
+	for f := Feature(0); f < featBits && stop == nil; f++ {
 		if !r.hdr.HasFeature(f) {
 			continue
 		}
 		s := Section{r.bo.Uint64(idx[16*i:]), r.bo.Uint64(idx[16*i+8:])}
 		hoff := int(ioff) + 16*i
 		i++
-		if err := r.checkSection(s, fmt.Sprintf("feature %d section", f), hoff); err != nil {
-			return err
+		if stop = r.checkSection(s, fmt.Sprintf("feature %d section", f), hoff); stop == nil {
+			r.features.Sections[f] = s
 		}
-		r.features.Sections[f] = s
 	}
-	// Read the known sections in file order (streams cannot seek back).
+	// Read the known sections in feature order, which is file order
+	// (streams cannot seek back).
 	for f := Feature(0); f < featBits; f++ {
 		s, ok := r.features.Sections[f]
 		if !ok || !knownFeature(f) {
@@ -134,7 +138,7 @@ func (r *Reader) readFeatureSections() error {
 			return err
 		}
 	}
-	return nil
+	return stop
 }
 
 func knownFeature(f Feature) bool {

@@ -480,3 +480,46 @@ func TestCompressedBombs(t *testing.T) {
 		t.Errorf("1000 records: %d, err %v", n, err)
 	}
 }
+
+// A bad feature section stops the features at it, as perf's processing
+// in bit order does, and keeps those before it.
+func TestBadFeatureKeepsEarlierOnes(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join("testdata", "sleep.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewFileReader(bytes.NewReader(good), int64(len(good)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+	}
+	f := r.Features()
+	if r.FeaturesErr() != nil || f.Hostname == "" || len(f.Events) == 0 {
+		t.Fatalf("the good file: %v, hostname %q, %d events", r.FeaturesErr(), f.Hostname, len(f.Events))
+	}
+	// Point the EVENT_DESC section (bit 12, after HOSTNAME's bit 2) past
+	// the end of the file.
+	i := 0
+	for x := Feature(0); x < FeatEventDesc; x++ {
+		if r.Header().HasFeature(x) {
+			i++
+		}
+	}
+	bad := bytes.Clone(good)
+	entry := int(r.Header().Data.Offset+r.Header().Data.Size) + 16*i
+	le.PutUint64(bad[entry:], uint64(len(bad))+4096)
+	r, err = NewFileReader(bytes.NewReader(bad), int64(len(bad)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+	}
+	f = r.Features()
+	if err := r.FeaturesErr(); err == nil || !strings.Contains(err.Error(), "feature 12") {
+		t.Errorf("error %v, want one naming feature 12", err)
+	}
+	if f.Hostname == "" || len(f.Events) != 0 {
+		t.Errorf("hostname %q kept (want kept), %d events (want none)", f.Hostname, len(f.Events))
+	}
+}
