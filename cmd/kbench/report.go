@@ -201,6 +201,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	opts.Stacks = *format == "pprof" || *format == "folded"
+	// Script lines and stacks need no per-symbol counts.
+	opts.NoCounts = *format == "script" || opts.Stacks
 	opts.HideCallchain = *hideCallchain
 	if *format == "script" {
 		opts.Script = bw

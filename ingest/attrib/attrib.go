@@ -86,6 +86,10 @@ type Options struct {
 	// Stacks collects every distinct stack (Result.Stacks) with its
 	// thread, command name and CPU, for pprof and folded output.
 	Stacks bool
+	// NoCounts leaves the per-map and per-symbol counts (Result.ByMap,
+	// ByMapSym, BySym, ByEvent) empty, for output that needs none: script
+	// lines, stacks. Keeping them is about a quarter of attribution.
+	NoCounts bool
 	// SortKeys, if set, also counts the samples by these perf report
 	// --sort keys (ParseSortKeys) into Result.Rows; a Filter does too,
 	// by dso,sym when SortKeys is empty.
@@ -757,7 +761,9 @@ func (a *attributor) sample(e *event) error {
 	var self int32 // the Children entry of the sample itself
 	if ok {
 		st := a.cnt.state(mp, kernel)
-		st.bm.Add(ord)
+		if !a.opts.NoCounts {
+			st.bm.Add(ord)
+		}
 		t := st.table
 		if !st.final {
 			t, st.final = a.sym.table(mp)
@@ -765,7 +771,9 @@ func (a *attributor) sample(e *event) error {
 		}
 		addr := mp.MapIP(e.ip)
 		i := t.FindIndex(addr)
-		st.add(t, i, addr, event, c)
+		if !a.opts.NoCounts {
+			st.add(t, i, addr, event, c)
+		}
 		if a.acc != nil {
 			if i >= 0 {
 				self = a.acc.symEntry(st, t, i, event)
@@ -786,9 +794,11 @@ func (a *attributor) sample(e *event) error {
 		if a.acc != nil {
 			self = a.acc.noMapEntry(e.ip, kernel, event)
 		}
-		n := a.cnt.unknown[key]
-		n.add(c)
-		a.cnt.unknown[key] = n
+		if !a.opts.NoCounts {
+			n := a.cnt.unknown[key]
+			n.add(c)
+			a.cnt.unknown[key] = n
+		}
 	}
 	if a.res.Branches != nil {
 		a.branches(e, kernel, event)

@@ -443,3 +443,16 @@ func TestWriteFoldedGolden(t *testing.T) {
 		t.Errorf("folded differs from stackcollapse-perf.pl's:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// NoCounts keeps the script lines and the totals, and no counts.
+func TestNoCounts(t *testing.T) {
+	var with, without bytes.Buffer
+	full := runFormatOpts(t, "callchain.data", Options{Script: &with})
+	bare := runFormatOpts(t, "callchain.data", Options{Script: &without, NoCounts: true})
+	if with.String() != without.String() || with.Len() == 0 {
+		t.Error("script output differs with NoCounts")
+	}
+	if bare.Samples != full.Samples || bare.Period != full.Period || len(bare.BySym) != 0 || len(bare.ByMap) != 0 || len(full.BySym) == 0 {
+		t.Errorf("NoCounts: %d samples (want %d), %d symbol and %d map counts (want none)", bare.Samples, full.Samples, len(bare.BySym), len(bare.ByMap))
+	}
+}
