@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"reflect"
 	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // FuzzDecode checks that Decode never panics and that whatever it accepts
@@ -21,7 +23,7 @@ func FuzzDecode(f *testing.F) {
 	withID.SampleID = []byte{1, 2, 3, 4, 5, 6, 7, 8}
 	f.Add(Encode(withID, binary.BigEndian, DefaultType, 8), true, int8(8))
 	f.Add(Encode(recT1, binary.BigEndian, DefaultType, 0), true, int8(InferIDHdrSize))
-	f.Add(compressed2(binary.LittleEndian, append(zstdMagic[:], 9, 9, 9)), false, int8(InferIDHdrSize))
+	f.Add(compressed2(binary.LittleEndian, append(perfdata.ZstdMagic[:], 9, 9, 9)), false, int8(InferIDHdrSize))
 	f.Fuzz(func(t *testing.T, raw []byte, big bool, idHdr int8) {
 		var order binary.ByteOrder = binary.LittleEndian
 		if big {

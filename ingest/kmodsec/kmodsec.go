@@ -49,6 +49,7 @@ import (
 	"strings"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // DefaultType is the record type number the RFC proposed. Mainline perf
@@ -367,9 +368,6 @@ func (rec Record) Map() index.Map {
 	}
 }
 
-// zstdMagic is the first four bytes of a zstd frame.
-var zstdMagic = [4]byte{0x28, 0xb5, 0x2f, 0xfd}
-
 // HasZstdFrame reports whether raw carries a zstd frame magic where a
 // compressed record's payload starts: at offset 8 (PERF_RECORD_COMPRESSED,
 // type 81, whose data follows the header) or at offset 16
@@ -378,7 +376,7 @@ var zstdMagic = [4]byte{0x28, 0xb5, 0x2f, 0xfd}
 // start address.
 func HasZstdFrame(raw []byte) bool {
 	for _, off := range [...]int{8, 16} {
-		if len(raw) >= off+4 && [4]byte(raw[off:off+4]) == zstdMagic {
+		if len(raw) >= off+4 && [4]byte(raw[off:off+4]) == perfdata.ZstdMagic {
 			return true
 		}
 	}

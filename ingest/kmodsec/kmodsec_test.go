@@ -413,7 +413,7 @@ func compressed2(order binary.ByteOrder, payload []byte) []byte {
 
 func TestLooksLikeKmodSecMap(t *testing.T) {
 	t1, _ := parseVec(t, vecT1)
-	frame := append(zstdMagic[:], bytes.Repeat([]byte{0x11, 0x22, 0x33}, 40)...)
+	frame := append(perfdata.ZstdMagic[:], bytes.Repeat([]byte{0x11, 0x22, 0x33}, 40)...)
 	zstdStart := recT1
 	zstdStart.Start = 0xffffffff_fd2fb528 // low half is the zstd magic
 	badPath := recT1
@@ -429,7 +429,7 @@ func TestLooksLikeKmodSecMap(t *testing.T) {
 		{"T1 wrong order", t1, binary.BigEndian, false},
 		{"COMPRESSED2 frame start", compressed2(binary.LittleEndian, frame), binary.LittleEndian, false},
 		{"COMPRESSED2 big-endian", compressed2(binary.BigEndian, frame), binary.BigEndian, false},
-		{"COMPRESSED (81) layout", patch(t1, 8, zstdMagic[:]...), binary.LittleEndian, false},
+		{"COMPRESSED (81) layout", patch(t1, 8, perfdata.ZstdMagic[:]...), binary.LittleEndian, false},
 		{"magic at start (false negative, documented)", Encode(zstdStart, binary.LittleEndian, DefaultType, 0), binary.LittleEndian, false},
 		{"path without .ko", Encode(badPath, binary.LittleEndian, DefaultType, 0), binary.LittleEndian, false},
 		{"truncated", t1[:60], binary.LittleEndian, false},

@@ -5,19 +5,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-)
 
-// perfMagic is the first 8 bytes of a perf.data file ("PERFILE2"), and
-// perfMagicSwapped those of one written in the other byte order.
-const (
-	perfMagic        = "PERFILE2"
-	perfMagicSwapped = "2ELIFREP"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // IsPerfData reports whether b starts with a perf.data file magic
 // ("PERFILE2" in either byte order).
 func IsPerfData(b []byte) bool {
-	return len(b) >= 8 && (string(b[:8]) == perfMagic || string(b[:8]) == perfMagicSwapped)
+	return len(b) >= 8 && (string(b[:8]) == perfdata.Magic || string(b[:8]) == perfdata.MagicSwapped)
 }
 
 // ReadStream reads a bare record stream, such as a corpus's kmodsec.data:

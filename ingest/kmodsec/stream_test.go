@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 func TestStreamRoundTrip(t *testing.T) {
@@ -40,7 +42,7 @@ func TestReadStreamMixed(t *testing.T) {
 	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
 		var s []byte
 		s = append(s, Encode(recT1, order, DefaultType, 0)...)
-		s = append(s, compressed2(order, append(zstdMagic[:], 1, 2, 3, 4, 5))...)
+		s = append(s, compressed2(order, append(perfdata.ZstdMagic[:], 1, 2, 3, 4, 5))...)
 		round := make([]byte, 8)
 		order.PutUint32(round, 68)
 		order.PutUint16(round[6:], 8)

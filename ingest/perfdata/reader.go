@@ -10,8 +10,19 @@ import (
 	"os"
 )
 
+// Magic is the first 8 bytes of a perf.data file written in its reader's
+// byte order; MagicSwapped those of one written in the other.
 const (
-	magicLE        = 0x32454c4946524550 // "PERFILE2" read as a little-endian u64
+	Magic        = "PERFILE2"
+	MagicSwapped = "2ELIFREP"
+)
+
+// ZstdMagic is the first 4 bytes of a zstd frame, which a COMPRESSED
+// record's payload starts with.
+var ZstdMagic = [4]byte{0x28, 0xb5, 0x2f, 0xfd}
+
+const (
+	magicLE        = 0x32454c4946524550 // Magic read as a little-endian u64
 	magicBE        = 0x50455246494c4532 // the same bytes read big-endian
 	fileHeaderSize = 104
 	pipeHeaderSize = 16
@@ -252,7 +263,7 @@ func (r *Reader) init() error {
 	case magicBE:
 		r.bo = binary.BigEndian
 	default:
-		return fmt.Errorf("perfdata: file offset 0: bad magic %q (want PERFILE2)", h[:8])
+		return fmt.Errorf("perfdata: file offset 0: bad magic %q (want %s)", h[:8], Magic)
 	}
 	r.hdr.ByteOrder = r.bo
 	r.hdr.Size = r.bo.Uint64(h[8:])
@@ -624,7 +635,7 @@ func (r *Reader) compressedPayload(rec []byte) ([]byte, bool) {
 			return nil, false
 		}
 		p := rec[16 : 16+n]
-		if r.z == nil && !(len(p) >= 4 && binary.LittleEndian.Uint32(p) == 0xfd2fb528) {
+		if r.z == nil && !(len(p) >= 4 && [4]byte(p[:4]) == ZstdMagic) {
 			return nil, false
 		}
 		return p, true
