@@ -2,7 +2,6 @@ package perfdata
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/bits"
 )
 
@@ -70,7 +69,7 @@ func idHdrSize(t SampleFormat) int {
 // zero.
 func decodeAttr(b []byte, bo binary.ByteOrder, off int64) (*Attr, error) {
 	if len(b) < 8 {
-		return nil, fmt.Errorf("perfdata: attr at file offset %#x: %d bytes, need at least 8", off, len(b))
+		return nil, formatError(off, "attr at file offset %#x: %d bytes, need at least 8", off, len(b))
 	}
 	size := bo.Uint32(b[4:])
 	n := int(size)
@@ -78,10 +77,10 @@ func decodeAttr(b []byte, bo binary.ByteOrder, off int64) (*Attr, error) {
 		n = attrSizeVer0
 	}
 	if n < attrSizeVer0 || n > attrSizeMax {
-		return nil, fmt.Errorf("perfdata: attr at file offset %#x: size %d out of range [%d, %d]", off, size, attrSizeVer0, attrSizeMax)
+		return nil, formatError(off, "attr at file offset %#x: size %d out of range [%d, %d]", off, size, attrSizeVer0, attrSizeMax)
 	}
 	if n > len(b) {
-		return nil, fmt.Errorf("perfdata: attr at file offset %#x: size %d exceeds the %d bytes available", off, size, len(b))
+		return nil, formatError(off, "attr at file offset %#x: size %d exceeds the %d bytes available", off, size, len(b))
 	}
 	var buf [attrSizeKnow]byte
 	copy(buf[:], b[:n]) // zero-extend an older, shorter attr

@@ -65,7 +65,7 @@ func (r *Reader) feedCompressed(payload []byte, off int64) error {
 		z := &zstream{r: r}
 		dec, err := zstd.NewReader(z, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderLowmem(true))
 		if err != nil {
-			return fmt.Errorf("perfdata: compressed record at file offset %#x: %w", off, err)
+			return formatError(off, "compressed record at file offset %#x: %w", off, err)
 		}
 		z.dec = dec
 		r.z = z
@@ -114,7 +114,7 @@ func (z *zstream) next() (rec []byte, off int64, ok bool, err error) {
 		if b := z.out[z.start:]; len(b) >= 8 {
 			size := int(z.r.bo.Uint16(b[6:]))
 			if size < 8 {
-				z.err = fmt.Errorf("perfdata: record inside the compressed record at file offset %#x: size %d is smaller than its 8-byte header", z.off, size)
+				z.err = formatError(z.off, "record inside the compressed record at file offset %#x: size %d is smaller than its 8-byte header", z.off, size)
 				return nil, 0, false, z.err
 			}
 			if size <= len(b) {
@@ -143,7 +143,7 @@ func (z *zstream) next() (rec []byte, off int64, ok bool, err error) {
 			err = fmt.Errorf("%d bytes of output from %d compressed bytes, more than %dx: not a perf recording", z.totalOut, z.totalIn, zstdRatio)
 		}
 		if err != nil {
-			z.err = fmt.Errorf("perfdata: decompressing the compressed record at file offset %#x: %w", z.off, err)
+			z.err = formatError(z.off, "decompressing the compressed record at file offset %#x: %w", z.off, err)
 			return nil, 0, false, z.err
 		}
 	}

@@ -2,7 +2,6 @@ package perfdata
 
 import (
 	"encoding/binary"
-	"fmt"
 )
 
 // cursor decodes fields of one record or section in the file's byte order.
@@ -18,8 +17,7 @@ type cursor struct {
 
 func (c *cursor) fail(field string, n int) {
 	if c.err == nil {
-		c.err = fmt.Errorf("perfdata: %s at file offset %#x: %s needs %d bytes, only %d left",
-			c.what, c.base+int64(c.pos), field, n, len(c.b)-c.pos)
+		c.err = formatError(c.base+int64(c.pos), "%s at file offset %#x: %s needs %d bytes, only %d left", c.what, c.base+int64(c.pos), field, n, len(c.b)-c.pos)
 	}
 }
 
@@ -88,8 +86,7 @@ func (c *cursor) count(field string, elem int) int {
 		return 0
 	}
 	if n > uint64(len(c.b)-c.pos)/uint64(elem) {
-		c.err = fmt.Errorf("perfdata: %s at file offset %#x: %s count %d does not fit in %d bytes",
-			c.what, c.base+int64(c.pos-8), field, n, len(c.b)-c.pos)
+		c.err = formatError(c.base+int64(c.pos-8), "%s at file offset %#x: %s count %d does not fit in %d bytes", c.what, c.base+int64(c.pos-8), field, n, len(c.b)-c.pos)
 		return 0
 	}
 	return int(n)

@@ -2,7 +2,6 @@ package perfdata
 
 import (
 	"encoding/binary"
-	"fmt"
 )
 
 // decode turns the raw record rec into a typed record.
@@ -47,7 +46,7 @@ func (r *Reader) decode(rec []byte, info Info) (Record, error) {
 				c.bytes("reserved", 3)
 				id := c.bytes("build_id", 20)
 				if n > 20 {
-					return nil, fmt.Errorf("perfdata: MMAP2 at file offset %#x: build id size %d exceeds 20", off, n)
+					return nil, formatError(off, "MMAP2 at file offset %#x: build id size %d exceeds 20", off, n)
 				}
 				if c.err == nil {
 					m.BuildID = append(bid, id[:n]...)
@@ -137,7 +136,7 @@ func (r *Reader) decode(rec []byte, info Info) (Record, error) {
 			a.IDs = append(a.IDs, r.bo.Uint64(body[p:]))
 		}
 		if len(r.attrs) > 0 && r.attrs[0].IDHdrSize() != a.IDHdrSize() {
-			return nil, fmt.Errorf("perfdata: HEADER_ATTR at file offset %#x: sample_id layout differs from the first attr's", off)
+			return nil, formatError(off, "HEADER_ATTR at file offset %#x: sample_id layout differs from the first attr's", off)
 		}
 		r.addAttr(a)
 		r.headerAttr = HeaderAttr{Info: info, Attr: a}
@@ -189,7 +188,7 @@ func (r *Reader) decode(rec []byte, info Info) (Record, error) {
 func decodeBuildID(rec []byte, bo binary.ByteOrder, off int64, dst []byte) (BuildID, error) {
 	var b BuildID
 	if len(rec) < 8+4+24 {
-		return b, fmt.Errorf("perfdata: build id at file offset %#x: %d bytes, need at least 36", off, len(rec))
+		return b, formatError(off, "build id at file offset %#x: %d bytes, need at least 36", off, len(rec))
 	}
 	misc := bo.Uint16(rec[4:])
 	b.Pid = int32(bo.Uint32(rec[8:]))
@@ -197,7 +196,7 @@ func decodeBuildID(rec []byte, bo binary.ByteOrder, off int64, dst []byte) (Buil
 	if misc&MiscBuildIDSize != 0 {
 		n = int(rec[12+20])
 		if n > 20 {
-			return b, fmt.Errorf("perfdata: build id at file offset %#x: size %d exceeds 20", off, n)
+			return b, formatError(off, "build id at file offset %#x: size %d exceeds 20", off, n)
 		}
 	}
 	b.BuildID = append(dst, rec[12:12+n]...)

@@ -128,7 +128,7 @@ func (r *Reader) readFeatureSections() error {
 			continue
 		}
 		if s.Size > maxSection {
-			return fmt.Errorf("perfdata: feature %d section at file offset %#x: size %d is too large", f, s.Offset, s.Size)
+			return formatError(s.Offset, "feature %d section at file offset %#x: size %d is too large", f, s.Offset, s.Size)
 		}
 		b, err := r.readChunked(int64(s.Offset), int64(s.Size), fmt.Sprintf("feature %d section", f))
 		if err != nil {
@@ -178,7 +178,7 @@ func (f *Features) parse(x Feature, b []byte, bo binary.ByteOrder, off int64) er
 	case FeatCmdline:
 		n := c.u32("cmdline count")
 		if c.err == nil && uint64(n) > uint64(len(b))/4 {
-			return fmt.Errorf("perfdata: feature %d section at file offset %#x: %d strings cannot fit in %d bytes", x, off, n, len(b))
+			return formatError(off, "feature %d section at file offset %#x: %d strings cannot fit in %d bytes", x, off, n, len(b))
 		}
 		f.Cmdline = f.Cmdline[:0]
 		for i := uint32(0); i < n && c.err == nil; i++ {
@@ -190,7 +190,7 @@ func (f *Features) parse(x Feature, b []byte, bo binary.ByteOrder, off int64) er
 		nr := c.u32("event count")
 		attrSize := c.u32("attr size")
 		if c.err == nil && (uint64(nr)*(uint64(attrSize)+8) > uint64(len(b)) || attrSize > attrSizeMax) {
-			return fmt.Errorf("perfdata: feature %d section at file offset %#x: %d events of %d-byte attrs cannot fit in %d bytes", x, off, nr, attrSize, len(b))
+			return formatError(off, "feature %d section at file offset %#x: %d events of %d-byte attrs cannot fit in %d bytes", x, off, nr, attrSize, len(b))
 		}
 		f.Events = f.Events[:0]
 		for i := uint32(0); i < nr && c.err == nil; i++ {
@@ -198,7 +198,7 @@ func (f *Features) parse(x Feature, b []byte, bo binary.ByteOrder, off int64) er
 			nIDs := c.u32("event id count")
 			e := EventDesc{Name: str("event name")}
 			if c.err == nil && uint64(nIDs) > uint64(len(b))/8 {
-				return fmt.Errorf("perfdata: feature %d section at file offset %#x: %d ids cannot fit in %d bytes", x, off, nIDs, len(b))
+				return formatError(off, "feature %d section at file offset %#x: %d ids cannot fit in %d bytes", x, off, nIDs, len(b))
 			}
 			e.IDs = c.u64s("event ids", int(nIDs), nil)
 			f.Events = append(f.Events, e)
@@ -208,7 +208,7 @@ func (f *Features) parse(x Feature, b []byte, bo binary.ByteOrder, off int64) er
 		// u32 leader_idx, u32 nr_members (header.c, write_group_desc).
 		nr := c.u32("group count")
 		if c.err == nil && uint64(nr) > uint64(len(b))/12 {
-			return fmt.Errorf("perfdata: feature %d section at file offset %#x: %d groups cannot fit in %d bytes", x, off, nr, len(b))
+			return formatError(off, "feature %d section at file offset %#x: %d groups cannot fit in %d bytes", x, off, nr, len(b))
 		}
 		f.Groups = f.Groups[:0]
 		for i := uint32(0); i < nr && c.err == nil; i++ {
@@ -225,11 +225,11 @@ func (f *Features) parse(x Feature, b []byte, bo binary.ByteOrder, off int64) er
 		f.BuildIDs = f.BuildIDs[:0]
 		for p := 0; p < len(b); {
 			if len(b)-p < 8 {
-				return fmt.Errorf("perfdata: build id entry at file offset %#x: %d bytes left, need a header", off+int64(p), len(b)-p)
+				return formatError(off+int64(p), "build id entry at file offset %#x: %d bytes left, need a header", off+int64(p), len(b)-p)
 			}
 			size := int(bo.Uint16(b[p+6:]))
 			if size < 8 || size > len(b)-p {
-				return fmt.Errorf("perfdata: build id entry at file offset %#x: size %d does not fit in the %d bytes left", off+int64(p), size, len(b)-p)
+				return formatError(off+int64(p), "build id entry at file offset %#x: size %d does not fit in the %d bytes left", off+int64(p), size, len(b)-p)
 			}
 			e, err := decodeBuildID(b[p:p+size], bo, off+int64(p), nil)
 			if err != nil {

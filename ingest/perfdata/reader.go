@@ -178,6 +178,11 @@ func Open(name string, opts ...Option) (*Reader, error) {
 	}
 	if err != nil {
 		f.Close()
+		var fe *FormatError
+		if errors.As(err, &fe) && fe.File == "" {
+			fe.File = name
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w (file %s)", err, name)
 	}
 	r.closer = f
@@ -224,7 +229,7 @@ func NewReader(rd io.Reader, opts ...Option) (*Reader, error) {
 
 func (r *Reader) readAt(b []byte, off int64, what string) error {
 	if off < 0 || (r.size >= 0 && (off > r.size || int64(len(b)) > r.size-off)) {
-		return fmt.Errorf("perfdata: %s at file offset %#x (%d bytes) lies past the end of the %d-byte file", what, off, len(b), r.size)
+		return formatError(off, "%s at file offset %#x (%d bytes) lies past the end of the %d-byte file", what, off, len(b), r.size)
 	}
 	n, err := r.ra.ReadAt(b, off)
 	if n == len(b) {
@@ -233,7 +238,7 @@ func (r *Reader) readAt(b []byte, off int64, what string) error {
 	if err == nil || err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return fmt.Errorf("perfdata: reading %s at file offset %#x (%d bytes): %w", what, off, len(b), err)
+	return formatError(off, "reading %s at file offset %#x (%d bytes): %w", what, off, len(b), err)
 }
 
 // readChunked reads size bytes at off in pieces, so that a size field
@@ -263,7 +268,7 @@ func (r *Reader) init() error {
 	case magicBE:
 		r.bo = binary.BigEndian
 	default:
-		return fmt.Errorf("perfdata: file offset 0: bad magic %q (want %s)", h[:8], Magic)
+		return formatError(0, "file offset 0: bad magic %q (want %s)", h[:8], Magic)
 	}
 	r.hdr.ByteOrder = r.bo
 	r.hdr.Size = r.bo.Uint64(h[8:])
@@ -278,7 +283,7 @@ func (r *Reader) init() error {
 		return nil
 	case fileHeaderSize:
 	default:
-		return fmt.Errorf("perfdata: file offset 8: header size %d is neither %d (file mode) nor %d (pipe mode)", r.hdr.Size, fileHeaderSize, pipeHeaderSize)
+		return formatError(8, "file offset 8: header size %d is neither %d (file mode) nor %d (pipe mode)", r.hdr.Size, fileHeaderSize, pipeHeaderSize)
 	}
 	if err := r.readAt(h[pipeHeaderSize:], pipeHeaderSize, "file header"); err != nil {
 		return err
@@ -298,11 +303,11 @@ func (r *Reader) init() error {
 		return err
 	}
 	if r.hdr.Data.Offset < fileHeaderSize {
-		return fmt.Errorf("perfdata: file offset 0x28: data section offset %#x overlaps the header", r.hdr.Data.Offset)
+		return formatError(r.hdr.Data.Offset, "file offset 0x28: data section offset %#x overlaps the header", r.hdr.Data.Offset)
 	}
 	if r.fwd != nil {
 		if r.hdr.Data.Offset > maxPrefix {
-			return fmt.Errorf("perfdata: file offset 0x28: data section offset %#x: more than %d bytes before the data cannot be streamed", r.hdr.Data.Offset, maxPrefix)
+			return formatError(r.hdr.Data.Offset, "file offset 0x28: data section offset %#x: more than %d bytes before the data cannot be streamed", r.hdr.Data.Offset, maxPrefix)
 		}
 		r.fwd.keep = int64(r.hdr.Data.Offset)
 	}
@@ -326,10 +331,10 @@ func (r *Reader) init() error {
 // checkSection validates a section read at header offset hoff.
 func (r *Reader) checkSection(s Section, what string, hoff int) error {
 	if s.Offset > 1<<62 || s.Size > 1<<62 {
-		return fmt.Errorf("perfdata: file offset %#x: %s {%#x, %#x} is absurd", hoff, what, s.Offset, s.Size)
+		return formatError(hoff, "file offset %#x: %s {%#x, %#x} is absurd", hoff, what, s.Offset, s.Size)
 	}
 	if r.size >= 0 && s.Offset+s.Size > uint64(r.size) {
-		return fmt.Errorf("perfdata: file offset %#x: %s {%#x, %#x} ends past the end of the %d-byte file", hoff, what, s.Offset, s.Size, r.size)
+		return formatError(hoff, "file offset %#x: %s {%#x, %#x} ends past the end of the %d-byte file", hoff, what, s.Offset, s.Size, r.size)
 	}
 	return nil
 }
@@ -337,14 +342,14 @@ func (r *Reader) checkSection(s Section, what string, hoff int) error {
 func (r *Reader) readAttrs() error {
 	as := r.hdr.AttrSize
 	if as < attrSizeVer0+16 || as > attrSizeMax+16 {
-		return fmt.Errorf("perfdata: file offset 0x10: attr_size %d out of range [%d, %d]", as, attrSizeVer0+16, attrSizeMax+16)
+		return formatError(0x10, "file offset 0x10: attr_size %d out of range [%d, %d]", as, attrSizeVer0+16, attrSizeMax+16)
 	}
 	if r.hdr.Attrs.Size%as != 0 {
-		return fmt.Errorf("perfdata: file offset 0x20: attrs section size %d is not a multiple of attr_size %d", r.hdr.Attrs.Size, as)
+		return formatError(0x20, "file offset 0x20: attrs section size %d is not a multiple of attr_size %d", r.hdr.Attrs.Size, as)
 	}
 	n := r.hdr.Attrs.Size / as
 	if n > maxSection/as {
-		return fmt.Errorf("perfdata: file offset 0x20: %d attrs are too many", n)
+		return formatError(0x20, "file offset 0x20: %d attrs are too many", n)
 	}
 	buf := make([]byte, as)
 	for i := uint64(0); i < n; i++ {
@@ -362,7 +367,7 @@ func (r *Reader) readAttrs() error {
 			return err
 		}
 		if ids.Size%8 != 0 || ids.Size > maxSection {
-			return fmt.Errorf("perfdata: file offset %#x: attr ids section size %d is not a multiple of 8 or too large", idsOff, ids.Size)
+			return formatError(idsOff, "file offset %#x: attr ids section size %d is not a multiple of 8 or too large", idsOff, ids.Size)
 		}
 		if ids.Size > 0 {
 			b, err := r.readChunked(int64(ids.Offset), int64(ids.Size), "attr ids")
@@ -505,11 +510,11 @@ func (r *Reader) readRaw() ([]byte, int64, error) {
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, off, fmt.Errorf("perfdata: record header at file offset %#x: %d of 8 bytes before the end of the data: %w", off, len(hdr), err)
+		return nil, off, formatError(off, "record header at file offset %#x: %d of 8 bytes before the end of the data: %w", off, len(hdr), err)
 	}
 	size := int(r.bo.Uint16(hdr[6:]))
 	if size < 8 {
-		return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d): size %d is smaller than its 8-byte header", off, r.bo.Uint32(hdr), size)
+		return nil, off, formatError(off, "record at file offset %#x (type %d): size %d is smaller than its 8-byte header", off, r.bo.Uint32(hdr), size)
 	}
 	typ := RecordType(r.bo.Uint32(hdr))
 	rec, err := r.in.Peek(size)
@@ -523,7 +528,7 @@ func (r *Reader) readRaw() ([]byte, int64, error) {
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d, size %d) runs past the end of the data: %w", off, typ, size, err)
+		return nil, off, formatError(off, "record at file offset %#x (type %d, size %d) runs past the end of the data: %w", off, typ, size, err)
 	}
 	switch typ {
 	case RecordCompressed, RecordCompressed2, RecordHeaderTracing, RecordAuxtrace:
@@ -547,13 +552,13 @@ func (r *Reader) readRaw() ([]byte, int64, error) {
 	}
 	if skip > 0 {
 		if skip > 1<<62 || (r.end >= 0 && skip > uint64(r.end-r.pos)) {
-			return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d): its %d bytes of trailing payload run past the end of the data", off, r.bo.Uint32(rec), skip)
+			return nil, off, formatError(off, "record at file offset %#x (type %d): its %d bytes of trailing payload run past the end of the data", off, r.bo.Uint32(rec), skip)
 		}
 		m, err := io.CopyN(io.Discard, r.in, int64(skip))
 		r.pos += m
 		r.stats.SkippedBytes += uint64(m)
 		if err != nil {
-			return nil, off, fmt.Errorf("perfdata: record at file offset %#x (type %d): skipping %d bytes of trailing payload: %w", off, r.bo.Uint32(rec), skip, err)
+			return nil, off, formatError(off, "record at file offset %#x (type %d): skipping %d bytes of trailing payload: %w", off, r.bo.Uint32(rec), skip, err)
 		}
 	}
 	return rec, off, nil
@@ -579,7 +584,7 @@ func (r *Reader) Next() bool {
 		rec, off, err := r.readRaw()
 		if err == errEnd {
 			if r.z != nil && r.z.pending() > 0 {
-				return r.fail(fmt.Errorf("perfdata: compressed record at file offset %#x: %d bytes of a partial record left at the end of the compressed stream", r.z.off, r.z.pending()))
+				return r.fail(formatError(r.z.off, "compressed record at file offset %#x: %d bytes of a partial record left at the end of the compressed stream", r.z.off, r.z.pending()))
 			}
 			r.eof = true
 			r.rec = nil
@@ -697,14 +702,14 @@ func (f *forwardReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	n := 0
 	if off < f.pos {
 		if off >= int64(len(f.prefix)) {
-			return 0, fmt.Errorf("perfdata: a stream cannot go back to offset %#x (now at %#x)", off, f.pos)
+			return 0, formatError(off, "a stream cannot go back to offset %#x (now at %#x)", off, f.pos)
 		}
 		n = copy(p, f.prefix[off:])
 		if n == len(p) {
 			return n, nil
 		}
 		if off+int64(n) < f.pos {
-			return n, fmt.Errorf("perfdata: a stream cannot go back to offset %#x (now at %#x)", off+int64(n), f.pos)
+			return n, formatError(off+int64(n), "a stream cannot go back to offset %#x (now at %#x)", off+int64(n), f.pos)
 		}
 		off += int64(n)
 	}

@@ -2,7 +2,6 @@ package perfdata
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/bits"
 )
 
@@ -47,7 +46,7 @@ func isPos(t SampleFormat) int {
 func (r *Reader) sampleAttr(b []byte, off int64) (*Attr, error) {
 	switch len(r.attrs) {
 	case 0:
-		return nil, fmt.Errorf("perfdata: SAMPLE at file offset %#x: no attr seen before the first sample", off)
+		return nil, formatError(off, "SAMPLE at file offset %#x: no attr seen before the first sample", off)
 	case 1:
 		return r.attrs[0], nil
 	}
@@ -56,7 +55,7 @@ func (r *Reader) sampleAttr(b []byte, off int64) (*Attr, error) {
 		return r.attrs[0], nil
 	}
 	if 8*(p+1) > len(b) {
-		return nil, fmt.Errorf("perfdata: SAMPLE at file offset %#x: %d-byte body has no room for the sample id at byte %d", off, len(b), 8*p)
+		return nil, formatError(off, "SAMPLE at file offset %#x: %d-byte body has no room for the sample id at byte %d", off, len(b), 8*p)
 	}
 	return r.attrByID(r.bo.Uint64(b[8*p:]), "SAMPLE", off)
 }
@@ -71,7 +70,7 @@ func (r *Reader) attrByID(id uint64, what string, off int64) (*Attr, error) {
 	if a, ok := r.idToAttr[id]; ok {
 		return a, nil
 	}
-	return nil, fmt.Errorf("perfdata: %s at file offset %#x: sample id %d belongs to no attr", what, off, id)
+	return nil, formatError(off, "%s at file offset %#x: sample id %d belongs to no attr", what, off, id)
 }
 
 // decodeSample decodes the SAMPLE record rec (header included) into s.
@@ -296,7 +295,7 @@ func (r *Reader) parseSampleID(rec []byte, off int64, what string) (SampleID, er
 		return id, nil
 	}
 	if len(rec)-8 < n {
-		return id, fmt.Errorf("perfdata: %s at file offset %#x: %d-byte record has no room for the %d-byte sample_id trailer", what, off, len(rec), n)
+		return id, formatError(off, "%s at file offset %#x: %d-byte record has no room for the %d-byte sample_id trailer", what, off, len(rec), n)
 	}
 	a := first
 	if len(r.attrs) > 1 {

@@ -3,6 +3,7 @@ package perfdata
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -375,8 +376,22 @@ func TestMalformed(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a *FormatError", err)
+			}
+			if want, ok := malformedOffsets[tc.name]; ok && fe.Off != want {
+				t.Errorf("offset %#x, want %#x", fe.Off, want)
+			}
 		})
 	}
+}
+
+// malformedOffsets are the file offsets TestMalformed's errors must
+// carry, where the fault is at a fixed place.
+var malformedOffsets = map[string]int64{
+	"bad magic": 0, "header size": 8, "attr_size 0": 0x10, "attr_size absurd": 0x10,
+	"record size 0": 0x108, "record past data": 0x108,
 }
 
 // A pipe-mode stream that ends inside a record ends there, as perf's
@@ -521,5 +536,18 @@ func TestBadFeatureKeepsEarlierOnes(t *testing.T) {
 	}
 	if f.Hostname == "" || len(f.Events) != 0 {
 		t.Errorf("hostname %q kept (want kept), %d events (want none)", f.Hostname, len(f.Events))
+	}
+}
+
+// Open names the file in a FormatError.
+func TestFormatErrorNamesFile(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "bad.data")
+	if err := os.WriteFile(name, []byte("PERFILE2 but nothing more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(name)
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.File != name || !strings.HasSuffix(err.Error(), "(file "+name+")") {
+		t.Errorf("Open: %v", err)
 	}
 }
