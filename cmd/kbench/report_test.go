@@ -677,6 +677,11 @@ func TestReportSortAndFilters(t *testing.T) {
 		{"system.data", []string{"-sort", "comm,dso,sym", "-sym", "pv_native_safe_halt,exc_page_fault"}, []string{"--sort", "comm,dso,sym", "--symbols", "pv_native_safe_halt,exc_page_fault"}, []string{"--symbols", "pv_native_safe_halt,exc_page_fault"}},
 		{"system.data", []string{"-time", "523.7,524.0"}, []string{"--time", "523.7,524.0"}, []string{"--time", "523.7,524.0"}},
 		{"callchain.data", []string{"-sym", "__strcmp_evex"}, []string{"--symbols", "__strcmp_evex"}, []string{"--symbols", "__strcmp_evex"}},
+		// Sort keys with the Children column (the last --children wins).
+		{"callchain.data", []string{"-children", "-sort", "dso,sym"}, []string{"--children", "--sort", "dso,sym"}, nil},
+		{"callchain.data", []string{"-children", "-sort", "comm,dso"}, []string{"--children", "--sort", "comm,dso"}, nil},
+		{"callchain.data", []string{"-children", "-sort", "pid,dso,sym"}, []string{"--children", "--sort", "pid,dso,sym"}, nil},
+		{"callchain.data", []string{"-children", "-sort", "cpu,comm,dso"}, []string{"--children", "--sort", "cpu,comm,dso"}, nil},
 	} {
 		file := testdataDir + tc.file
 		t.Run(tc.file+"/"+strings.Join(tc.kbench, " "), func(t *testing.T) {

@@ -292,9 +292,6 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.res.Branches = make(map[Key]Counts)
 	}
 	children := opts.Children && opts.Script == nil && !branches
-	if children {
-		a.acc = newAccumulator()
-	}
 	if opts.Stacks {
 		a.stacks = newStacker()
 	}
@@ -302,8 +299,14 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if len(sortKeys) == 0 && opts.Filter != nil {
 		sortKeys = []string{SortDSO, SortSym}
 	}
-	if len(sortKeys) > 0 {
+	switch {
+	case len(sortKeys) > 0:
 		a.rows = newRowCounter(sortKeys)
+		if children {
+			a.rows.acc = make(map[RowKey]*accRow)
+		}
+	case children:
+		a.acc = newAccumulator()
 	}
 	m.RegisterIdle() // perf_session__process_events
 	wantChains := (opts.Script != nil || opts.Stacks) && !opts.HideCallchain || children
@@ -811,7 +814,10 @@ func (a *attributor) sample(e *event) error {
 		t := a.m.SampleThread(e.pid, e.tid)
 		filtered = f.filtered(t, mp, ok, kernel, sym, hasSym)
 		if a.rows != nil {
-			a.rows.add(key, t, int32(e.cpu()), filtered, c)
+			self := a.rows.add(key, t, int32(e.cpu()), filtered, c)
+			if a.rows.acc != nil {
+				a.cumulateRows(e, t, self, key.Kernel, c)
+			}
 		}
 	}
 	if filtered {

@@ -168,29 +168,8 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 	ac := a.acc
 	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
 	ids := append(a.cumIDs[:0], self)
-	chain := e.addrs
-	cpumode := uint8(machine.CPUModeUser)
-	// prevMarker applies the context marker nearest before index ent
-	// (none: the cpumode stays); false for an unknown one.
-	prevMarker := func(ent int) bool {
-		for ent--; ent >= 0; ent-- {
-			if chain[ent] >= contextMax {
-				mode, ok := contextMode(chain[ent])
-				cpumode = mode
-				return ok
-			}
-		}
-		return true
-	}
-	ok := prevMarker(len(chain))
 	var maps uintptr // the thread's address space, once a user frame needs it
-	for j, n := len(chain)-1, 0; ok && j >= 0 && n < maxStack; j-- {
-		ip := chain[j]
-		if ip >= contextMax {
-			ok = prevMarker(j)
-			continue
-		}
-		n++
+	ok := walkCallerOrder(e.addrs, func(ip uint64, cpumode uint8) {
 		var key uintptr
 		if cpumode == machine.CPUModeUser {
 			if maps == 0 {
@@ -203,11 +182,11 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		if slot.filled && slot.ip == ip && slot.maps == key && slot.gen == gen && slot.mode == cpumode && slot.event == int32(event) {
 			if !slot.inMap {
 				ids = append(ids, ac.noMapEntry(ip, kernel, event))
-				continue
+				return
 			}
 			kernel = cpumode == machine.CPUModeKernel
 			ids = append(ids, slot.id)
-			continue
+			return
 		}
 		mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip)
 		if !found {
@@ -215,7 +194,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 			if a.m.Generation() == gen {
 				*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int32(event), mode: cpumode, filled: true}
 			}
-			continue
+			return
 		}
 		kernel = cpumode == machine.CPUModeKernel
 		st := a.cnt.state(mp, kernel)
@@ -232,11 +211,11 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		}
 		ids = append(ids, id)
 		// Cached only once nothing can change its answer: the table is
-		// final and resolving changed nothing (a kernel load would).
+		// final and resolving it changed nothing (a kernel load would).
 		if st.final && a.m.Generation() == gen {
 			*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int32(event), id: id, mode: cpumode, inMap: true, filled: true}
 		}
-	}
+	})
 	if !ok {
 		ids = ids[:1] // perf resets the cursor
 	}
@@ -244,6 +223,43 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		ac.add(id, c)
 	}
 	a.cumIDs = ids
+}
+
+// walkCallerOrder calls frame for each frame of chain in caller order,
+// as perf report --children resolves it (thread__resolve_callchain_sample
+// with ORDER_CALLER): from the outermost frame in, each with the cpumode
+// of the nearest context marker before it (find_prev_cpumode), at most
+// maxStack frames. It returns false when an unknown marker empties the
+// chain; the frames reported before are then void.
+func walkCallerOrder(chain []uint64, frame func(ip uint64, cpumode uint8)) bool {
+	cpumode := uint8(machine.CPUModeUser)
+	// prevMarker applies the context marker nearest before index ent
+	// (none: the cpumode stays); false for an unknown one.
+	prevMarker := func(ent int) bool {
+		for ent--; ent >= 0; ent-- {
+			if chain[ent] >= contextMax {
+				mode, ok := contextMode(chain[ent])
+				cpumode = mode
+				return ok
+			}
+		}
+		return true
+	}
+	if !prevMarker(len(chain)) {
+		return false
+	}
+	for j, n := len(chain)-1, 0; j >= 0 && n < maxStack; j-- {
+		ip := chain[j]
+		if ip >= contextMax {
+			if !prevMarker(j) {
+				return false
+			}
+			continue
+		}
+		n++
+		frame(ip, cpumode)
+	}
+	return true
 }
 
 // frameHash picks a frame's cache slot.

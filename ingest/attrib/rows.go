@@ -64,6 +64,20 @@ type rowCounter struct {
 	rows                     map[RowKey]*row
 	totals                   []Counts // per event, filtered samples included
 	threads                  map[int32]*machine.Thread
+	// acc, in a children table, is the Children column: each sample's
+	// period added once to every row of its self entry and callchain,
+	// keyed as rows are (without a level when there is no map), with
+	// the key of the first entry that reached it.
+	acc      map[RowKey]*accRow
+	accStamp uint32
+	accKeys  []RowKey
+}
+
+// accRow is a Children count and the key it shows.
+type accRow struct {
+	key   RowKey
+	c     Counts
+	stamp uint32
 }
 
 // row is a row's counts and whether perf hides it: a row is perf's hist
@@ -94,12 +108,26 @@ func newRowCounter(keys []string) *rowCounter {
 }
 
 // add counts a sample of event (key k: its DSO and symbol) taken in
-// thread t on cpu (-1: not sampled), filtered or not.
-func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c Counts) {
+// thread t on cpu (-1: not sampled), filtered or not, and returns its row.
+func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c Counts) RowKey {
 	for len(rc.totals) <= k.Event {
 		rc.totals = append(rc.totals, Counts{})
 	}
 	rc.totals[k.Event].add(c)
+	rk := rc.key(k, t, cpu)
+	r := rc.rows[rk]
+	if r == nil {
+		r = &row{filtered: filtered}
+		rc.rows[rk] = r
+	}
+	r.c.add(c)
+	return rk
+}
+
+// key is the row of an entry (DSO and symbol k) of a sample taken in
+// thread t on cpu. In a children table an entry without a map has no
+// level: perf tells rows apart by their keys alone.
+func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	rk := RowKey{Event: k.Event}
 	if rc.comm {
 		rk.Comm = t.Comm
@@ -119,22 +147,41 @@ func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c 
 	if rc.sym {
 		rk.Sym, rk.Addr = k.Sym, k.Addr
 	}
-	r := rc.rows[rk]
-	if r == nil {
-		r = &row{filtered: filtered}
-		rc.rows[rk] = r
+	if rc.acc != nil && rk.DSO == symbols.Unknown {
+		rk.Kernel = false
 	}
-	r.c.add(c)
+	return rk
+}
+
+// cumulate adds c to the Children column of the rows in keys (the
+// sample's own first) once each; level is each key's level, shown when
+// its row is new.
+func (rc *rowCounter) cumulate(keys []RowKey, levels []bool, c Counts) {
+	rc.accStamp++
+	for i, k := range keys {
+		r := rc.acc[k]
+		if r == nil {
+			shown := k
+			shown.Kernel = levels[i]
+			r = &accRow{key: shown}
+			rc.acc[k] = r
+		}
+		if r.stamp != rc.accStamp {
+			r.stamp = rc.accStamp
+			r.c.add(c)
+		}
+	}
 }
 
 // Rows is a table sorted by perf report --sort keys (Options.SortKeys or
 // a Filter): Counts per row shown and the totals per event, filtered
-// samples included. A row perf hides (its first sample was filtered) is
+// samples included; with Options.Children, Acc is the Children column. A row perf hides (its first sample was filtered) is
 // not in Counts, though samples that pass the filter may have counted in
 // it, as in perf.
 type Rows struct {
 	Keys   []string
 	Counts map[RowKey]Counts
+	Acc    map[RowKey]Counts // nil without Options.Children
 	Totals []Counts
 	// ThreadComm is, per tid, the command name perf shows for the pid
 	// key: its thread's at the end.
@@ -149,6 +196,14 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 	for k, x := range rc.rows {
 		if !x.filtered {
 			r.Counts[k] = x.c
+		}
+	}
+	if rc.acc != nil {
+		// The rows are the Children column's, with the level it shows.
+		counts := r.Counts
+		r.Counts, r.Acc = make(map[RowKey]Counts, len(rc.acc)), make(map[RowKey]Counts, len(rc.acc))
+		for k, x := range rc.acc {
+			r.Counts[x.key], r.Acc[x.key] = counts[k], x.c
 		}
 	}
 	for tid, t := range rc.threads {
@@ -176,6 +231,9 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 // count, descending, then by address as a signed number.
 func (r *Rows) order(keys []RowKey) {
 	slices.SortFunc(keys, func(a, b RowKey) int {
+		if c := cmp.Compare(r.Acc[b].Period, r.Acc[a].Period); c != 0 {
+			return c // overhead_children first (setup_overhead)
+		}
 		ca, cb := r.Counts[a], r.Counts[b]
 		if c := cmp.Compare(cb.Period, ca.Period); c != 0 {
 			return c
@@ -294,11 +352,20 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "#\n# Samples: %d  of event '%s'\n#\n# Overhead  %12s", total.Samples, name, "Samples")
+		fmt.Fprintf(&b, "#\n# Samples: %d  of event '%s'\n#\n", total.Samples, name)
+		if r.Acc != nil {
+			fmt.Fprintf(&b, "# Children      Self  %12s", "Samples")
+		} else {
+			fmt.Fprintf(&b, "# Overhead  %12s", "Samples")
+		}
 		for i, c := range cols {
 			fmt.Fprintf(&b, "  %-*s", widths[i], c.header)
 		}
-		fmt.Fprintf(&b, "\n# %s  %s", strings.Repeat(".", 8), strings.Repeat(".", 12))
+		b.WriteString("\n# ")
+		if r.Acc != nil {
+			b.WriteString(strings.Repeat(".", 8) + "  ")
+		}
+		fmt.Fprintf(&b, "%s  %s", strings.Repeat(".", 8), strings.Repeat(".", 12))
 		for i := range cols {
 			fmt.Fprintf(&b, "  %s", strings.Repeat(".", widths[i]))
 		}
@@ -308,6 +375,9 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 				continue
 			}
 			n := r.Counts[k]
+			if r.Acc != nil {
+				fmt.Fprintf(&b, "  %7.2f%%", share(r.Acc[k], total))
+			}
 			fmt.Fprintf(&b, "  %7.2f%%  %12d", share(n, total), n.Samples)
 			for i, c := range cols {
 				fmt.Fprintf(&b, "  %-*s", widths[i], c.text(k))
@@ -318,4 +388,31 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// cumulateRows is cumulate for a table by sort keys: the sample (thread
+// t, its own row self at level kernel) and every distinct row of its
+// callchain, in caller order, get its period in the Children column.
+func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel bool, c Counts) {
+	rc := a.rows
+	keys, levels := append(rc.accKeys[:0], self), []bool{kernel}
+	ok := walkCallerOrder(e.addrs, func(ip uint64, cpumode uint8) {
+		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: ip, Event: int(e.attr)}
+		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
+			kernel = cpumode == machine.CPUModeKernel
+			k.DSO, k.Kernel = mp.DSO, kernel
+			if tab, _ := a.sym.table(mp); tab != nil {
+				if i := tab.FindIndex(mp.MapIP(ip)); i >= 0 {
+					sym := tab.Symbol(i)
+					k.Sym, k.Addr = sym.Name, sym.Start
+				}
+			}
+		}
+		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, k.Kernel)
+	})
+	if !ok {
+		keys, levels = keys[:1], levels[:1] // perf resets the cursor
+	}
+	rc.cumulate(keys, levels, c)
+	rc.accKeys = keys
 }
