@@ -190,10 +190,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	pipe := name == "-" || in.r.PipeMode() // perf reads "-" as a pipe
 	opts.Children = *format == "table" && *children && attrib.ChildrenApply(in.r, pipe)
 	if keys != nil || filtering {
-		if filtering && opts.Children || opts.BranchMode {
-			// Not reproduced yet: perf's filters over cumulated entries,
-			// and its sort keys over branch entries.
-			return fail(usageErr("-sort and the filters count samples: not with perf's branch mode (add -no-branch-stack), and the filters not with -children"))
+		if opts.BranchMode {
+			// Not reproduced yet: perf's sort keys over branch entries.
+			return fail(usageErr("-sort and the filters count samples: not in perf's branch mode (add -no-branch-stack)"))
 		}
 		opts.SortKeys = keys
 		if filtering {

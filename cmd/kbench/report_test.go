@@ -682,6 +682,11 @@ func TestReportSortAndFilters(t *testing.T) {
 		{"callchain.data", []string{"-children", "-sort", "comm,dso"}, []string{"--children", "--sort", "comm,dso"}, nil},
 		{"callchain.data", []string{"-children", "-sort", "pid,dso,sym"}, []string{"--children", "--sort", "pid,dso,sym"}, nil},
 		{"callchain.data", []string{"-children", "-sort", "cpu,comm,dso"}, []string{"--children", "--sort", "cpu,comm,dso"}, nil},
+		// Filters with the Children column: an entry a filtered sample
+		// makes (its callchain's too) is hidden.
+		{"callchain.data", []string{"-children", "-dso", "libc.so.6"}, []string{"--children", "--dsos", "libc.so.6"}, nil},
+		{"callchain.data", []string{"-children", "-sym", "__strcmp_evex"}, []string{"--children", "--symbols", "__strcmp_evex"}, nil},
+		{"callchain.data", []string{"-children", "-time", "524.92,525.0"}, []string{"--children", "--time", "524.92,525.0"}, nil},
 	} {
 		file := testdataDir + tc.file
 		t.Run(tc.file+"/"+strings.Join(tc.kbench, " "), func(t *testing.T) {

@@ -75,9 +75,10 @@ type rowCounter struct {
 
 // accRow is a Children count and the key it shows.
 type accRow struct {
-	key   RowKey
-	c     Counts
-	stamp uint32
+	key      RowKey
+	c        Counts
+	stamp    uint32
+	filtered bool // the sample that made it was filtered: perf hides the row
 }
 
 // row is a row's counts and whether perf hides it: a row is perf's hist
@@ -154,16 +155,17 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 }
 
 // cumulate adds c to the Children column of the rows in keys (the
-// sample's own first) once each; level is each key's level, shown when
-// its row is new.
-func (rc *rowCounter) cumulate(keys []RowKey, levels []bool, c Counts) {
+// sample's own first) once each; levels are the keys' levels, shown when
+// a row is new, and filtered marks new rows hidden, as perf marks the
+// hist entries a filtered sample makes, its callchain's included.
+func (rc *rowCounter) cumulate(keys []RowKey, levels []bool, filtered bool, c Counts) {
 	rc.accStamp++
 	for i, k := range keys {
 		r := rc.acc[k]
 		if r == nil {
 			shown := k
 			shown.Kernel = levels[i]
-			r = &accRow{key: shown}
+			r = &accRow{key: shown, filtered: filtered}
 			rc.acc[k] = r
 		}
 		if r.stamp != rc.accStamp {
@@ -175,9 +177,9 @@ func (rc *rowCounter) cumulate(keys []RowKey, levels []bool, c Counts) {
 
 // Rows is a table sorted by perf report --sort keys (Options.SortKeys or
 // a Filter): Counts per row shown and the totals per event, filtered
-// samples included; with Options.Children, Acc is the Children column. A row perf hides (its first sample was filtered) is
-// not in Counts, though samples that pass the filter may have counted in
-// it, as in perf.
+// samples included; with Options.Children, Acc is the Children column.
+// A row perf hides (its first sample was filtered) is not in Counts,
+// though samples that pass the filter may have counted in it, as in perf.
 type Rows struct {
 	Keys   []string
 	Counts map[RowKey]Counts
@@ -199,11 +201,18 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 		}
 	}
 	if rc.acc != nil {
-		// The rows are the Children column's, with the level it shows.
-		counts := r.Counts
+		// The rows are the Children column's, with the level it shows,
+		// hidden as its entries are: perf's hist entry holds both columns
+		// and takes its mark from the sample that made it, whichever.
 		r.Counts, r.Acc = make(map[RowKey]Counts, len(rc.acc)), make(map[RowKey]Counts, len(rc.acc))
 		for k, x := range rc.acc {
-			r.Counts[x.key], r.Acc[x.key] = counts[k], x.c
+			if !x.filtered {
+				var self Counts
+				if s := rc.rows[k]; s != nil {
+					self = s.c
+				}
+				r.Counts[x.key], r.Acc[x.key] = self, x.c
+			}
 		}
 	}
 	for tid, t := range rc.threads {
@@ -393,7 +402,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 // cumulateRows is cumulate for a table by sort keys: the sample (thread
 // t, its own row self at level kernel) and every distinct row of its
 // callchain, in caller order, get its period in the Children column.
-func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel bool, c Counts) {
+func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel, filtered bool, c Counts) {
 	rc := a.rows
 	keys, levels := append(rc.accKeys[:0], self), []bool{kernel}
 	ok := walkCallerOrder(e.addrs, func(ip uint64, cpumode uint8) {
@@ -413,6 +422,6 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	if !ok {
 		keys, levels = keys[:1], levels[:1] // perf resets the cursor
 	}
-	rc.cumulate(keys, levels, c)
+	rc.cumulate(keys, levels, filtered, c)
 	rc.accKeys = keys
 }
