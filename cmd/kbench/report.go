@@ -29,7 +29,7 @@ import (
 )
 
 const reportUsage = `usage: kbench report [-format table|script|json|folded|pprof] [-kallsyms FILE] [-G]
-                    [-children] [-no-branch-stack] [-sort KEYS]
+                    [-children|-no-children] [-no-branch-stack] [-sort KEYS]
                     [-pid L] [-tid L] [-comm L] [-cpu L] [-time START,END]
                     [-dso L] [-sym L]
                     [-impl btree|list] [-debugdir DIR] [-o FILE]
@@ -77,7 +77,19 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
-	children := fs.Bool("children", false, "table: add a Children column, each sample's period accumulated into its callchain's entries (perf report --children, perf's default for recordings with callchains)")
+	// -children and -no-children, as perf's --children and --no-children:
+	// the last one given wins. kbench's default is the flat table.
+	children := false
+	fs.BoolFunc("children", "table: add a Children column, each sample's period accumulated into its callchain's entries (perf report --children, perf's default for recordings with callchains)", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		children = b
+		return err
+	})
+	fs.BoolFunc("no-children", "table: the flat table, without the Children column (the default; perf report --no-children)", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		children = !b
+		return err
+	})
 	noBranchStack := fs.Bool("no-branch-stack", false, "table: count samples, not branch-stack entries, for a recording with branch stacks (perf report --no-branch-stack)")
 	sortKeys := fs.String("sort", "", "table: sort and group rows by these perf report --sort `keys`: comm, pid, dso, sym, cpu (default dso,sym)")
 	var filter attrib.Filter
@@ -188,7 +200,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		opts.BranchMode = attrib.BranchModeDefault(in.r)
 	}
 	pipe := name == "-" || in.r.PipeMode() // perf reads "-" as a pipe
-	opts.Children = *format == "table" && *children && attrib.ChildrenApply(in.r, pipe)
+	opts.Children = *format == "table" && children && attrib.ChildrenApply(in.r, pipe)
 	if keys != nil || filtering {
 		if opts.BranchMode {
 			// Not reproduced yet: perf's sort keys over branch entries.

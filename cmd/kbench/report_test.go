@@ -739,3 +739,24 @@ func TestReportDwarfWithoutBinaries(t *testing.T) {
 		t.Errorf("differs from perf script without the binaries: %s", d)
 	}
 }
+
+// -children and -no-children are perf's --children and --no-children:
+// the last one wins, and the flat table is the default.
+func TestReportChildrenFlags(t *testing.T) {
+	file := testdataDir + "callchain.data"
+	for _, tc := range []struct {
+		args     []string
+		children bool
+	}{
+		{nil, false},
+		{[]string{"-children"}, true},
+		{[]string{"-no-children"}, false},
+		{[]string{"-children", "-no-children"}, false},
+		{[]string{"-no-children", "-children"}, true},
+	} {
+		out := mustReport(t, nil, append(append([]string{"-kallsyms", kallsymsSubset, "-debugdir", "-"}, tc.args...), file)...)
+		if got := strings.Contains(out, "# Children"); got != tc.children {
+			t.Errorf("%q: Children column %v, want %v", tc.args, got, tc.children)
+		}
+	}
+}
