@@ -767,11 +767,7 @@ func (a *attributor) sample(e *event) error {
 		if !a.opts.NoCounts {
 			st.bm.Add(ord)
 		}
-		t := st.table
-		if !st.final {
-			t, st.final = a.sym.table(mp)
-			st.table = t
-		}
+		t := a.stateTable(st)
 		addr := mp.MapIP(e.ip)
 		i := t.FindIndex(addr)
 		if !a.opts.NoCounts {
@@ -836,6 +832,16 @@ func (a *attributor) sample(e *event) error {
 	return err
 }
 
+// stateTable returns the symbol table of st's map, asking the symbolizer
+// until the table is final (a kernel or module table changes when the
+// kernel loads) and keeping it then.
+func (a *attributor) stateTable(st *mapState) *symbols.Table {
+	if !st.final {
+		st.table, st.final = a.sym.table(st.key.m)
+	}
+	return st.table
+}
+
 // branches counts the sample's branch-stack entries by target, as perf
 // report's branch mode does (hist_iter_branch): sample__resolve_bstack
 // resolves each entry's target, then its source, trying the thread's
@@ -848,11 +854,8 @@ func (a *attributor) branches(e *event, kernel bool, event int) {
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: to, Event: event}
 		if mp, inKernel, ok := a.resolveAnyMode(e, to); ok {
 			k.DSO = ShortName(mp.DSO, inKernel)
-			if t, _ := a.sym.table(mp); t != nil {
-				if j := t.FindIndex(mp.MapIP(to)); j >= 0 {
-					sym := t.Symbol(j)
-					k.Sym, k.Addr = sym.Name, sym.Start
-				}
+			if sym, ok := a.sym.symbol(mp, to); ok {
+				k.Sym, k.Addr = sym.Name, sym.Start
 			}
 		}
 		a.resolveAnyMode(e, e.addrs[i+1])

@@ -7,7 +7,9 @@ import (
 
 // accumulator holds perf report --children's "Children" counts: one entry
 // per (dso, symbol) row, found per frame through dense caches rather than
-// by hashing keys (a callchain has tens of frames a sample).
+// by hashing keys (a callchain has tens of frames a sample). It is the
+// default table's fast path; a table by other sort keys cumulates by
+// RowKey (rowCounter.cumulate).
 type accumulator struct {
 	entries []accEntry
 	byKey   map[Key]int32 // the entry of each key; a key without a map has no level
@@ -198,11 +200,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		}
 		kernel = cpumode == machine.CPUModeKernel
 		st := a.cnt.state(mp, kernel)
-		t := st.table
-		if !st.final {
-			t, st.final = a.sym.table(mp)
-			st.table = t
-		}
+		t := a.stateTable(st)
 		var id int32
 		if i := t.FindIndex(mp.MapIP(ip)); i >= 0 {
 			id = ac.symEntry(st, t, i, event)

@@ -101,8 +101,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		b.Reset()
 		return err
 	}
-	fmt.Fprintf(&b, "# Unknown: %d of %d samples had no map\n", r.Unknown, r.Samples)
-	fmt.Fprintf(&b, "#\n# Total Lost Samples: %d\n", r.LostSamples)
+	r.writeTablePreamble(&b)
 	counts, byEvent := r.BySym, r.ByEvent
 	if r.Branches != nil {
 		counts, byEvent = r.Branches, r.BranchEvents
@@ -171,6 +170,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	return flush()
+}
+
+// writeTablePreamble writes the lines every table starts with: samples
+// without a map (kbench's) and perf's "Total Lost Samples".
+func (r *Result) writeTablePreamble(b *bytes.Buffer) {
+	fmt.Fprintf(b, "# Unknown: %d of %d samples had no map\n", r.Unknown, r.Samples)
+	fmt.Fprintf(b, "#\n# Total Lost Samples: %d\n", r.LostSamples)
 }
 
 // eventGroup is a run of events shown as one table: a group leader and

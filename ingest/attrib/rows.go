@@ -68,9 +68,10 @@ type rowCounter struct {
 	// period added once to every row of its self entry and callchain,
 	// keyed as rows are (without a level when there is no map), with
 	// the key of the first entry that reached it.
-	acc      map[RowKey]*accRow
-	accStamp uint32
-	accKeys  []RowKey
+	acc       map[RowKey]*accRow
+	accStamp  uint32
+	accKeys   []RowKey // cumulateRows's, reused
+	accLevels []bool
 }
 
 // accRow is a Children count and the key it shows.
@@ -331,8 +332,7 @@ func (r *Rows) columns() []column {
 // overhead, the sample count and each shown key's column.
 func (r *Rows) write(w io.Writer, res *Result) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Unknown: %d of %d samples had no map\n", res.Unknown, res.Samples)
-	fmt.Fprintf(&b, "#\n# Total Lost Samples: %d\n", res.LostSamples)
+	res.writeTablePreamble(&b)
 	for _, k := range []string{SortSym, SortDSO, SortComm} {
 		if v, ok := r.Elided[k]; ok {
 			fmt.Fprintf(&b, "# %s: %s\n", map[string]string{SortSym: "symbol", SortDSO: "dso", SortComm: "comm"}[k], v)
@@ -404,17 +404,14 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 // callchain, in caller order, get its period in the Children column.
 func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel, filtered bool, c Counts) {
 	rc := a.rows
-	keys, levels := append(rc.accKeys[:0], self), []bool{kernel}
+	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], kernel)
 	ok := walkCallerOrder(e.addrs, func(ip uint64, cpumode uint8) {
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: ip, Event: int(e.attr)}
 		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
 			kernel = cpumode == machine.CPUModeKernel
 			k.DSO, k.Kernel = mp.DSO, kernel
-			if tab, _ := a.sym.table(mp); tab != nil {
-				if i := tab.FindIndex(mp.MapIP(ip)); i >= 0 {
-					sym := tab.Symbol(i)
-					k.Sym, k.Addr = sym.Name, sym.Start
-				}
+			if sym, ok := a.sym.symbol(mp, ip); ok {
+				k.Sym, k.Addr = sym.Name, sym.Start
 			}
 		}
 		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, k.Kernel)
@@ -423,5 +420,5 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 		keys, levels = keys[:1], levels[:1] // perf resets the cursor
 	}
 	rc.cumulate(keys, levels, filtered, c)
-	rc.accKeys = keys
+	rc.accKeys, rc.accLevels = keys, levels
 }

@@ -91,9 +91,6 @@ func (sk *stacker) add(pid, tid, cpu uint32, comm string, event int, frames []Fr
 // script resolves them, or its own (address ip in map mp, if found, at
 // symbol sym).
 func (a *attributor) stack(e *event, mp index.Map, found bool, sym string, c Counts) {
-	if sym == "" {
-		sym = symbols.Unknown
-	}
 	frames := a.stacks.frames[:0]
 	if e.addrs != nil && !a.opts.HideCallchain {
 		if !a.walkCallchain(e, func(ip uint64, mp index.Map, ok bool) {
