@@ -32,3 +32,11 @@ func KmodName(path string) (name string, kmod bool) {
 	}
 	return strings.ReplaceAll(base, "-", "_"), false
 }
+
+// ModuleName is perf's module name of a module map's DSO, without the
+// brackets: "[name]" as is, a .ko path's base name with '-' as '_'
+// (KmodName).
+func ModuleName(dso string) string {
+	short, _ := KmodName(dso)
+	return strings.TrimSuffix(strings.TrimPrefix(short, "["), "]")
+}

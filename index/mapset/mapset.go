@@ -25,6 +25,13 @@ type Set interface {
 	Digest() string
 }
 
+// Finder is a read-only map set: any number of goroutines may call Find
+// at once.
+type Finder interface {
+	Find(uint64) (index.Map, bool)
+	Len() int
+}
+
 // Impl is one implementation of Set and of the kernel-map builders.
 type Impl struct {
 	Name string
@@ -33,6 +40,10 @@ type Impl struct {
 	// Clone returns an independent copy of s, which must come from this
 	// Impl.
 	Clone func(s Set) Set
+	// Freeze returns an immutable copy of s's current maps, safe for
+	// concurrent lookups while s goes on changing: O(1) for the B-tree
+	// (copy-on-write), O(n) for the list.
+	Freeze func(s Set) Finder
 	// KernelMaps builds the kernel maps perf builds without kcore.
 	KernelMaps func(index.Landmarks, []index.Module) (Set, error)
 	// LoadKcore rebuilds the kernel maps of s from kcore segments.
@@ -49,9 +60,10 @@ type Impl struct {
 // changes and lookups (a KSYMBOL checks for a map, then inserts one)
 // cost O(log n) each, and long runs of lookups run on the flat array.
 var BTree = Impl{
-	Name:  "btree",
-	New:   func() Set { return newTree(index.New()) },
-	Clone: func(s Set) Set { return newTree(s.(*tree).Maps.Clone()) },
+	Name:   "btree",
+	New:    func() Set { return newTree(index.New()) },
+	Clone:  func(s Set) Set { return newTree(s.(*tree).Maps.Clone()) },
+	Freeze: func(s Set) Finder { return s.(*tree).Maps.Clone() },
 	KernelMaps: func(lm index.Landmarks, mods []index.Module) (Set, error) {
 		ms, err := index.KernelMaps(lm, mods)
 		if err != nil {
@@ -73,9 +85,10 @@ var BTree = Impl{
 
 // List is the linked-list reference of package listref.
 var List = Impl{
-	Name:  "list",
-	New:   func() Set { return &listref.Maps{} },
-	Clone: func(s Set) Set { return s.(*listref.Maps).Clone() },
+	Name:   "list",
+	New:    func() Set { return &listref.Maps{} },
+	Clone:  func(s Set) Set { return s.(*listref.Maps).Clone() },
+	Freeze: func(s Set) Finder { return s.(*listref.Maps).Clone() },
 	KernelMaps: func(lm index.Landmarks, mods []index.Module) (Set, error) {
 		return listref.KernelMaps(lm, mods)
 	},

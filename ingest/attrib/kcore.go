@@ -74,7 +74,7 @@ func (k *Kcore) load(m *machine.Machine, syms []kallsyms.Symbol) (*symbols.Table
 		if !m.IsKmodule(mp) {
 			continue
 		}
-		if start, ok := starts[moduleName(mp.DSO)]; !ok || start != mp.Start {
+		if start, ok := starts[index.ModuleName(mp.DSO)]; !ok || start != mp.Start {
 			return nil, fmt.Sprintf("module map %s at %#x not in modules at that address", mp.DSO, mp.Start), nil
 		}
 	}

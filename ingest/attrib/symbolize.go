@@ -147,7 +147,7 @@ func (s *symbolizer) loadKernel(m *machine.Machine) {
 // marked loaded, which the kallsyms split later honours.
 func (s *symbolizer) loadModule(m index.Map) {
 	if !s.kernelLoaded {
-		s.modLoaded[moduleName(m.DSO)] = true
+		s.modLoaded[index.ModuleName(m.DSO)] = true
 	}
 }
 
@@ -184,7 +184,7 @@ func (s *symbolizer) table(m index.Map) (t *symbols.Table, final bool) {
 		s.loadModule(m)
 		if s.kernelLoaded {
 			if kt := s.kernelTables(); kt != nil {
-				t = kt.Modules[moduleName(m.DSO)]
+				t = kt.Module(m.DSO)
 			}
 		}
 		return t, s.kernelLoaded
@@ -208,14 +208,6 @@ func (s *symbolizer) table(m index.Map) (t *symbols.Table, final bool) {
 		}
 	}
 	return t, true
-}
-
-// moduleName is perf's module name of a module map's DSO, without the
-// brackets: "[name]" as is, a .ko path's base name with '-' as '_'
-// (index.KmodName).
-func moduleName(dso string) string {
-	short, _ := index.KmodName(dso)
-	return strings.TrimSuffix(strings.TrimPrefix(short, "["), "]")
 }
 
 // file returns the symbol table of a user DSO, found where perf 6.1's

@@ -34,6 +34,10 @@ type KernelTables struct {
 	Start, End uint64
 }
 
+// Module returns the table of the module map whose DSO is dso ("[name]"
+// or a .ko path), or nil.
+func (kt *KernelTables) Module(dso string) *Table { return kt.Modules[index.ModuleName(dso)] }
+
 // Kernel builds the kernel and module symbol tables from kallsyms lines
 // (in file order), following perf 6.1 (tools/perf/util/symbol.c):
 //
