@@ -19,6 +19,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // CPU modes of perf_event_header.misc (PERF_RECORD_MISC_*).
@@ -56,6 +57,23 @@ type Ksymbol struct {
 	Type       uint16 // 1 BPF, 2 OOL
 	Unregister bool
 	Name       string
+}
+
+// MmapOf reduces a decoded MMAP or MMAP2 record to an Mmap. An MMAP
+// record has no prot: perf takes it as executable unless it says data
+// (machine__process_mmap_event).
+func MmapOf(rec *perfdata.Mmap) Mmap {
+	prot := rec.Prot
+	if rec.Type == perfdata.RecordMmap && rec.Misc&perfdata.MiscMmapData == 0 {
+		prot = ProtExec
+	}
+	return Mmap{CPUMode: uint8(rec.CPUMode()), Pid: rec.Pid, Tid: rec.Tid, Addr: rec.Addr, Len: rec.Len,
+		Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: prot, Flags: rec.Flags}
+}
+
+// KsymbolOf reduces a decoded KSYMBOL record to a Ksymbol.
+func KsymbolOf(rec *perfdata.Ksymbol) Ksymbol {
+	return Ksymbol{Addr: rec.Addr, Len: rec.Len, Type: rec.KsymType, Unregister: rec.Unregister(), Name: rec.Name}
 }
 
 // ProtExec is PROT_EXEC in Mmap.Prot.
@@ -106,6 +124,9 @@ type Machine struct {
 	// kcore, kernel MMAP records are ignored.
 	usesKcore bool
 	gen       uint64 // see Generation
+
+	procs uint64     // address spaces made so far: the next one's id
+	pub   *publisher // what changed since the last View, once Publish ran
 }
 
 // Generation changes whenever what Resolve would return may change: a
@@ -129,7 +150,19 @@ type Thread struct {
 	maps    *procMaps
 }
 
-type procMaps struct{ set mapset.Set }
+// procMaps is an address space, shared by the threads of a process; id
+// names it in Views.
+type procMaps struct {
+	set mapset.Set
+	id  uint64
+}
+
+func (m *Machine) newProcMaps(set mapset.Set) *procMaps {
+	m.procs++
+	p := &procMaps{set: set, id: m.procs}
+	m.markProc(p)
+	return p
+}
 
 // New returns an empty machine whose map sets come from impl.
 func New(impl mapset.Impl) *Machine {
@@ -171,9 +204,10 @@ func (m *Machine) findnewThread(pid, tid uint32) *Thread {
 	if pid != tid && pid != unknownPid {
 		t.maps = m.findnewThread(pid, pid).maps
 	} else {
-		t.maps = &procMaps{set: m.impl.New()}
+		t.maps = m.newProcMaps(m.impl.New())
 	}
 	m.threads[tid] = t
+	m.markThread(tid)
 	return t
 }
 
@@ -186,6 +220,7 @@ func (m *Machine) updateThreadPid(t *Thread, pid uint32) {
 	}
 	t.Pid = pid
 	m.gen++
+	m.markThread(t.Tid)
 	if t.Pid == t.Tid {
 		return
 	}
@@ -211,6 +246,7 @@ func (m *Machine) Mmap(r Mmap) error {
 		return m.kernelMmap(r)
 	}
 	t := m.findnewThread(r.Pid, r.Tid)
+	m.markProc(t.maps)
 	return t.maps.set.FixupOverlapAndInsert(UserMap(r))
 }
 
@@ -257,6 +293,7 @@ func itoa(v uint32) string {
 
 // kernelMmap is machine__process_kernel_mmap_event.
 func (m *Machine) kernelMmap(r Mmap) error {
+	m.markKernel()
 	name := r.Filename
 	isKernel := strings.HasPrefix(name, KernelMmapName[:len(KernelMmapName)-1])
 	switch {
@@ -321,6 +358,7 @@ func (m *Machine) ModuleDSO(filename string) string {
 // the kernel map.
 func (m *Machine) Ksymbol(k Ksymbol) error {
 	m.gen++
+	m.markKernel()
 	found, ok := m.kernel.Find(k.Addr)
 	if k.Unregister {
 		if ok && !(m.has && found == m.vmlinux) {
@@ -352,6 +390,7 @@ const MiscForkExec = 1 << 13
 // module map it lies in.
 func (m *Machine) SectionMap(sec index.Map) error {
 	m.gen++
+	m.markKernel()
 	if sec.Start == sec.End {
 		return nil
 	}
@@ -376,18 +415,22 @@ func (m *Machine) Fork(pid, ppid, tid, ptid uint32, misc uint16) {
 	if parent.Pid != ppid {
 		m.last = nil
 		delete(m.threads, ptid)
+		m.markThread(ptid)
 		parent = m.findnewThread(ppid, ptid)
 	}
 	delete(m.threads, tid)
+	m.markThread(tid)
 	m.last = nil
 	child := m.findnewThread(pid, tid)
 	if parent.commSet { // thread__fork
 		child.Comm, child.commSet = parent.Comm, true
+		m.markThread(tid)
 	}
 	if misc&MiscForkExec != 0 || child.Pid == parent.Pid || child.maps == parent.maps {
 		return
 	}
 	child.maps.set = m.impl.Clone(parent.maps.set)
+	m.markProc(child.maps)
 }
 
 // Comm applies a COMM record: the thread (made if need be) takes the
@@ -395,6 +438,7 @@ func (m *Machine) Fork(pid, ppid, tid, ptid uint32, misc uint16) {
 func (m *Machine) Comm(pid, tid uint32, comm string) {
 	t := m.findnewThread(pid, tid)
 	t.Comm, t.commSet = comm, true
+	m.markThread(tid)
 }
 
 // SampleThread returns the thread (pid, tid), making it as perf's
@@ -413,6 +457,7 @@ func (m *Machine) RegisterIdle() { m.Comm(0, 0, "swapper") }
 func (m *Machine) Exit(pid, tid uint32) {
 	if t, ok := m.threads[tid]; ok {
 		t.Dead = true
+		m.markThread(tid)
 	}
 }
 
@@ -452,6 +497,7 @@ func (m *Machine) LoadKernel() {
 // load runs OnKernelLoad once per kernel map.
 func (m *Machine) load() {
 	m.gen++
+	m.markKernel()
 	m.loaded = true
 	if m.OnKernelLoad != nil {
 		m.OnKernelLoad(m)
@@ -463,6 +509,7 @@ func (m *Machine) load() {
 // or unchanged range is ignored.
 func (m *Machine) FixupKernel(start, end uint64) {
 	m.gen++
+	m.markKernel()
 	if !m.has || start >= end || (start == m.vmlinux.Start && end == m.vmlinux.End) {
 		return
 	}
@@ -505,6 +552,7 @@ func (m *Machine) IsKmodule(mp index.Map) bool {
 // index.LoadKcore). Later kernel MMAPs are ignored.
 func (m *Machine) LoadKcore(segs []index.Segment, lm index.Landmarks) error {
 	m.gen++
+	m.markKernel()
 	if err := index.CheckSegments(segs); err != nil {
 		return err
 	}
