@@ -3,7 +3,7 @@ GO      ?= go
 FUZZTIME ?= 30s
 PKGS    := ./...
 
-.PHONY: all test vet fmt-check fuzz fuzz-long bench bench-ci bench-full
+.PHONY: all test vet fmt-check fuzz fuzz-long bench bench-ci bench-full bench-resolver
 
 all: test
 
@@ -59,6 +59,16 @@ bench-full:
 # benchmark (about 1 minute on 2 shared cores).
 bench-ci:
 	@$(MAKE) --no-print-directory bench MAXN=10000 BENCHTIME=0.1s BENCHOUT=bench-ci.out MIN_SPEEDUP=10
+
+# bench-resolver times concurrent lookups while one writer applies updates
+# (package resolver: the resolver, a copy-on-write index.Maps, an RWMutex,
+# a rebuilt snapshot, the list) and what publishing a version costs, into
+# RESOLVEROUT, then shows it with benchstat, one column per implementation.
+RESOLVEROUT ?= resolver-bench.out
+bench-resolver:
+	$(GO) test -run='^$$' -bench='ConcurrentFind|Publish' -benchmem -count=$(COUNT) -benchtime=0.2s ./resolver/ | tee $(RESOLVEROUT)
+	@grep -q '^ok' $(RESOLVEROUT) || { echo "make bench-resolver: go test failed; see $(RESOLVEROUT)" >&2; exit 1; }
+	$(GO) tool benchstat -col /impl $(RESOLVEROUT)
 
 # perf-bench makes a large system-wide recording, with callchains when
 # PERF_BENCH_G=-g (scripts/bigrecord.sh: PERF_BENCH_SECONDS of two busy
