@@ -18,6 +18,15 @@ type WriterOptions struct {
 	// IDs are the sample ids of the event, one per CPU as perf record
 	// opens it (default: one id per CPU of NrCPUs, numbered from 1).
 	IDs []uint64
+	// CPU adds PERF_SAMPLE_CPU to the sample type, as perf record -a
+	// does: every Sample's CPU is written, and the sample_id trailer of
+	// other records carries their SampleID.CPU.
+	CPU bool
+	// AttrFlags, when not zero, replaces the attr's flag bits (default:
+	// those of perf record -e cpu-clock on a command); a recorder that
+	// opened its event with other bits (system-wide or -p: no
+	// enable_on_exec) writes the ones it used.
+	AttrFlags AttrFlags
 
 	// Feature sections. Empty strings are written as they are.
 	Hostname, OSRelease, Version, Arch string
@@ -97,6 +106,13 @@ func NewWriter(w io.WriteSeeker, opts WriterOptions) (*Writer, error) {
 	if opts.Callchains {
 		st |= SampleFormatCallchain
 	}
+	if opts.CPU {
+		st |= SampleFormatCPU
+	}
+	flags := AttrFlags(writerFlags)
+	if opts.AttrFlags != 0 {
+		flags = opts.AttrFlags
+	}
 	wr := &Writer{
 		ws:    w,
 		bw:    bufio.NewWriterSize(w, 1<<18),
@@ -110,7 +126,7 @@ func NewWriter(w io.WriteSeeker, opts WriterOptions) (*Writer, error) {
 			SamplePeriod: opts.SampleFreq,
 			SampleType:   st,
 			ReadFormat:   ReadID | ReadLost,
-			Flags:        writerFlags,
+			Flags:        flags,
 			IDs:          append([]uint64(nil), opts.IDs...),
 		},
 		stats: Stats{ByType: make(map[RecordType]uint64)},
@@ -202,11 +218,17 @@ func appendString(b []byte, s string) []byte {
 	return b
 }
 
-// appendTrailer appends the sample_id trailer (TID, TIME).
-func appendTrailer(b []byte, id *SampleID) []byte {
+// appendTrailer appends the sample_id trailer (TID, TIME, and CPU when
+// the writer samples it).
+func (w *Writer) appendTrailer(b []byte, id *SampleID) []byte {
 	b = wle.AppendUint32(b, id.Pid)
 	b = wle.AppendUint32(b, id.Tid)
-	return wle.AppendUint64(b, id.Time)
+	b = wle.AppendUint64(b, id.Time)
+	if w.opts.CPU {
+		b = wle.AppendUint32(b, id.CPU)
+		b = wle.AppendUint32(b, id.Res)
+	}
+	return b
 }
 
 // end finishes the record in b and writes it.
@@ -264,7 +286,7 @@ func (w *Writer) WriteMmap(m *Mmap) error {
 		b = wle.AppendUint32(b, m.Flags)
 	}
 	b = appendString(b, m.Filename)
-	b = appendTrailer(b, &m.SampleID)
+	b = w.appendTrailer(b, &m.SampleID)
 	return w.end(b, typ)
 }
 
@@ -274,7 +296,7 @@ func (w *Writer) WriteComm(c *Comm) error {
 	b = wle.AppendUint32(b, c.Pid)
 	b = wle.AppendUint32(b, c.Tid)
 	b = appendString(b, c.Comm)
-	b = appendTrailer(b, &c.SampleID)
+	b = w.appendTrailer(b, &c.SampleID)
 	return w.end(b, RecordComm)
 }
 
@@ -285,7 +307,7 @@ func (w *Writer) taskRecord(typ RecordType, misc uint16, pid, ppid, tid, ptid ui
 	b = wle.AppendUint32(b, tid)
 	b = wle.AppendUint32(b, ptid)
 	b = wle.AppendUint64(b, time)
-	b = appendTrailer(b, id)
+	b = w.appendTrailer(b, id)
 	return w.end(b, typ)
 }
 
@@ -308,18 +330,23 @@ func (w *Writer) WriteKsymbol(k *Ksymbol) error {
 	b = wle.AppendUint16(b, k.KsymType)
 	b = wle.AppendUint16(b, k.Flags)
 	b = appendString(b, k.Name)
-	b = appendTrailer(b, &k.SampleID)
+	b = w.appendTrailer(b, &k.SampleID)
 	return w.end(b, RecordKsymbol)
 }
 
 // WriteSample writes PERF_RECORD_SAMPLE with s.Misc (the cpumode), IP,
-// Pid/Tid, Time, Period and, with WriterOptions.Callchains, Callchain.
+// Pid/Tid, Time, with WriterOptions.CPU CPU, Period and, with
+// WriterOptions.Callchains, Callchain.
 func (w *Writer) WriteSample(s *Sample) error {
 	b := w.begin(RecordSample, s.Misc)
 	b = wle.AppendUint64(b, s.IP)
 	b = wle.AppendUint32(b, s.Pid)
 	b = wle.AppendUint32(b, s.Tid)
 	b = wle.AppendUint64(b, s.Time)
+	if w.opts.CPU {
+		b = wle.AppendUint32(b, s.CPU)
+		b = wle.AppendUint32(b, s.Res)
+	}
 	b = wle.AppendUint64(b, s.Period)
 	if w.opts.Callchains {
 		b = wle.AppendUint64(b, uint64(len(s.Callchain)))
