@@ -10,6 +10,8 @@
 //	                           then the embedded arm64 corpus)
 //	kbench maps [-impl I] DIR  print a corpus's final kernel maps
 //	kbench report FILE         perf script / perf report attribution of a perf.data file
+//	kbench record [-- CMD]     sample with perf_event_open into a perf.data file
+//	kbench top                 sample every CPU and resolve live, like perf top
 //	kbench gen -o DIR ...      generate a corpus
 //	kbench kmodsec ...         dump or write KMOD_SEC_MAP records
 //	kbench capture -o DIR      snapshot this machine into a corpus
@@ -39,6 +41,10 @@ commands:
   report [-format table|script|json|pprof] [-kallsyms FILE] [-G] [-impl I] FILE|-
         attribute every sample of a perf.data file to its map and symbol
         exactly as perf script does (table like perf report --sort dso,sym)
+  record [-F HZ] [-g] [-a | -p PID] [-o FILE] [-d SECONDS] [-kmodsec] [-- CMD...]
+        sample with perf_event_open and write a perf.data file that perf reads
+  top [-F HZ] [-g] [-d SECONDS] [-n ROWS] [-sort KEYS] [-p PID]
+        sample and resolve live (package resolver), a table like perf top
   gen -arch A -modules M -bpf B -procs P -samples S -seed X -o DIR
         generate a corpus (x86_64, arm64, ppc64le, s390x, riscv64) with a
         perf.data file that perf itself reads
@@ -77,6 +83,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runMaps(args[1:], stdout, stderr)
 	case "report":
 		err = runReport(args[1:], stdout, stderr)
+	case "record":
+		err = runRecord(args[1:], stdout, stderr)
+	case "top":
+		err = runTop(args[1:], stdout, stderr)
 	case "gen":
 		err = runGen(args[1:], stdout, stderr)
 	case "kmodsec":
