@@ -60,6 +60,10 @@ type Options struct {
 	// always the running machine's: Pid's threads and the CPUs come
 	// from /proc and /sys.
 	Root string
+	// RawOnly delivers the kernel's records undecoded (Event.Record nil),
+	// for a caller that only copies them, as perf record does; Stats
+	// still count samples and lost records, from the record headers.
+	RawOnly bool
 }
 
 // Event is one record read from a ring buffer.
@@ -71,7 +75,8 @@ type Event struct {
 	// callback. It is what perf record copies into perf.data.
 	Raw []byte
 	// Record is Raw decoded (a *perfdata.Sample, *Mmap, *Comm, *Fork,
-	// *Exit, *Lost, ...), valid only during the callback. At the end of
+	// *Exit, *Lost, ...; nil with Options.RawOnly), valid only during the
+	// callback. At the end of
 	// each pass over the ring buffers that read anything, Run and
 	// ReadRound deliver an Event whose Record is a *perfdata.FinishedRound
 	// and whose Raw is nil, where perf record writes
@@ -547,6 +552,19 @@ func (s *Session) copyOut(r *ring, b []byte, off uint64) {
 
 func (s *Session) deliver(cpu int, rec []byte, fn func(*Event) error) error {
 	s.stats.Records++
+	if s.opts.RawOnly {
+		switch perfdata.RecordType(binary.NativeEndian.Uint32(rec)) {
+		case perfdata.RecordSample:
+			s.stats.Samples++
+		case perfdata.RecordLost:
+			if len(rec) >= 24 { // header, id, lost
+				s.stats.LostRecords++
+				s.stats.Lost += binary.NativeEndian.Uint64(rec[16:])
+			}
+		}
+		s.ev = Event{CPU: cpu, Raw: rec}
+		return fn(&s.ev)
+	}
 	d, err := s.dec.Decode(rec)
 	if err != nil {
 		return fmt.Errorf("perfevent: CPU %d: %w", cpu, err)

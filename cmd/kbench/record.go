@@ -70,7 +70,7 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 	}
 	opts := perfevent.Options{
 		Freq: *freq, Callchain: *callchain, SystemWide: *all, Pid: *pid,
-		Command: command, Pages: *pages, Root: *root,
+		Command: command, Pages: *pages, Root: *root, RawOnly: true,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 	}
 	if f, ok := stdout.(*os.File); ok {
