@@ -50,12 +50,50 @@ type File struct {
 	Progs   []elf.ProgHeader // in file order
 }
 
-// ErrFormat is wrapped by every error about malformed input.
+// ErrFormat is matched (errors.Is) by every error about malformed input:
+// each *FormatError and each *ReadelfError.
 var ErrFormat = errors.New("malformed kcore headers")
 
-func formatErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
+// A FormatError reports kcore ELF headers that cannot be read: the file
+// offset of the header field or structure at fault and what was wrong, as
+// debug/elf's FormatError does for ELF. Its message says "malformed kcore
+// headers: …" and names the offset itself; ReadFile adds the file name.
+// A read that fails (other than by ending early) is reported the same way,
+// with the read's error in Err. errors.Is(err, ErrFormat) holds for every
+// FormatError.
+type FormatError struct {
+	File string // the file's name, when ReadFile read it
+	Off  int64  // the file offset of what is at fault; -1 when it is not representable
+	Msg  string // the message after "malformed kcore headers: "
+	Err  error  // the underlying error, if any
 }
+
+func (e *FormatError) Error() string {
+	if e.File != "" {
+		return ErrFormat.Error() + ": " + e.Msg + " (file " + e.File + ")"
+	}
+	return ErrFormat.Error() + ": " + e.Msg
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrFormat.
+func (e *FormatError) Is(target error) bool { return target == ErrFormat }
+
+// formatError returns a FormatError at file offset off (-1: unknown) whose
+// message is format (fmt.Errorf's, %w included) applied to args.
+func formatError(off int64, format string, args ...any) *FormatError {
+	err := fmt.Errorf(format, args...)
+	return &FormatError{Off: off, Msg: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// Offsets of ELF header fields in ELFCLASS64 and ELFCLASS32 headers.
+const (
+	ephoff64, ephoff32         = 32, 28
+	ephentsize64, ephentsize32 = 54, 42
+	ephnum64, ephnum32         = 56, 44
+	eshentsize64, eshentsize32 = 58, 46
+)
 
 // Sizes of the structures read, in bytes.
 const (
@@ -72,15 +110,15 @@ const (
 // read, so memory stays proportional to the input.
 const maxPrealloc = 4096
 
-// ReadELF reads the ELF header and program headers of a kcore file. Errors
-// give the offset of what was wrong.
+// ReadELF reads the ELF header and program headers of a kcore file. Every
+// error is a *FormatError giving the offset of what was wrong.
 func ReadELF(r io.ReaderAt) (*File, error) {
 	var ident [elf.EI_NIDENT]byte
 	if err := readAt(r, ident[:], 0, "ELF identification"); err != nil {
 		return nil, err
 	}
 	if !bytes.Equal(ident[:4], []byte(elf.ELFMAG)) {
-		return nil, formatErr("offset 0: bad ELF magic %q", ident[:4])
+		return nil, formatError(0, "offset 0: bad ELF magic %q", ident[:4])
 	}
 	f := &File{Class: elf.Class(ident[elf.EI_CLASS]), Data: elf.Data(ident[elf.EI_DATA])}
 	var bo binary.ByteOrder
@@ -90,15 +128,16 @@ func ReadELF(r io.ReaderAt) (*File, error) {
 	case elf.ELFDATA2MSB:
 		bo = binary.BigEndian
 	default:
-		return nil, formatErr("offset %d: unknown ELF data encoding %d", elf.EI_DATA, f.Data)
+		return nil, formatError(elf.EI_DATA, "offset %d: unknown ELF data encoding %d", elf.EI_DATA, f.Data)
 	}
 	if v := elf.Version(ident[elf.EI_VERSION]); v != elf.EV_CURRENT {
-		return nil, formatErr("offset %d: unknown ELF version %d", elf.EI_VERSION, v)
+		return nil, formatError(elf.EI_VERSION, "offset %d: unknown ELF version %d", elf.EI_VERSION, v)
 	}
 
 	var phoff, shoff uint64
 	var phentsize, phnum, shentsize uint16
 	var phdrSize, shdrSize uint16
+	var fo fieldOffsets // where the header fields read below are
 	switch f.Class {
 	case elf.ELFCLASS64:
 		var h elf.Header64
@@ -109,6 +148,7 @@ func ReadELF(r io.ReaderAt) (*File, error) {
 		phoff, shoff = h.Phoff, h.Shoff
 		phentsize, phnum, shentsize = h.Phentsize, h.Phnum, h.Shentsize
 		phdrSize, shdrSize = phdr64Size, shdr64Size
+		fo = fieldOffsets{phoff: ephoff64, phentsize: ephentsize64, phnum: ephnum64, shentsize: eshentsize64}
 	case elf.ELFCLASS32:
 		var h elf.Header32
 		if err := readStruct(r, bo, &h, 0, ehdr32Size, "ELF header"); err != nil {
@@ -118,17 +158,19 @@ func ReadELF(r io.ReaderAt) (*File, error) {
 		phoff, shoff = uint64(h.Phoff), uint64(h.Shoff)
 		phentsize, phnum, shentsize = h.Phentsize, h.Phnum, h.Shentsize
 		phdrSize, shdrSize = phdr32Size, shdr32Size
+		fo = fieldOffsets{phoff: ephoff32, phentsize: ephentsize32, phnum: ephnum32, shentsize: eshentsize32}
 	default:
-		return nil, formatErr("offset %d: unknown ELF class %d", elf.EI_CLASS, f.Class)
+		return nil, formatError(elf.EI_CLASS, "offset %d: unknown ELF class %d", elf.EI_CLASS, f.Class)
 	}
 
 	count := uint64(phnum)
 	if phnum == 0xffff { // PN_XNUM: the count is in section header 0's sh_info.
 		if shoff == 0 {
-			return nil, formatErr("e_phnum is PN_XNUM but there is no section header 0")
+			return nil, formatError(fo.phnum, "offset %d: e_phnum is PN_XNUM but there is no section header 0", fo.phnum)
 		}
 		if shentsize < shdrSize {
-			return nil, formatErr("e_phnum is PN_XNUM but e_shentsize %d < %d", shentsize, shdrSize)
+			return nil, formatError(fo.shentsize, "offset %d: e_phnum is PN_XNUM but e_shentsize %d < %d",
+				fo.shentsize, shentsize, shdrSize)
 		}
 		if f.Class == elf.ELFCLASS64 {
 			var sh elf.Section64
@@ -148,13 +190,14 @@ func ReadELF(r io.ReaderAt) (*File, error) {
 		return f, nil
 	}
 	if phentsize < phdrSize {
-		return nil, formatErr("e_phentsize %d smaller than a program header (%d bytes)", phentsize, phdrSize)
+		return nil, formatError(fo.phentsize, "offset %d: e_phentsize %d smaller than a program header (%d bytes)",
+			fo.phentsize, phentsize, phdrSize)
 	}
 	last := count - 1
 	if phoff > math.MaxInt64 || last > (math.MaxInt64-phoff)/uint64(phentsize) ||
 		phoff+last*uint64(phentsize) > math.MaxInt64-uint64(phdrSize) {
-		return nil, formatErr("program header table at offset %#x (%d entries of %d bytes) overflows the file offset range",
-			phoff, count, phentsize)
+		return nil, formatError(fo.phoff, "offset %d: program header table at offset %#x (%d entries of %d bytes) overflows the file offset range",
+			fo.phoff, phoff, count, phentsize)
 	}
 	f.Progs = make([]elf.ProgHeader, 0, min(count, maxPrealloc))
 	for i := range count {
@@ -182,19 +225,24 @@ func ReadELF(r io.ReaderAt) (*File, error) {
 	return f, nil
 }
 
-// readAt fills b from offset off, reporting a short file as truncated.
+// fieldOffsets holds the file offsets of ELF header fields, which differ
+// between ELFCLASS64 and ELFCLASS32.
+type fieldOffsets struct{ phoff, phentsize, phnum, shentsize int64 }
+
+// readAt fills b from offset off, reporting a short file as truncated and a
+// failed read as a FormatError wrapping the read's error.
 func readAt(r io.ReaderAt, b []byte, off uint64, what string) error {
 	if off > math.MaxInt64-uint64(len(b)) {
-		return formatErr("%s at offset %#x: offset out of range", what, off)
+		return formatError(-1, "%s at offset %#x: offset out of range", what, off)
 	}
 	n, err := r.ReadAt(b, int64(off))
 	if n == len(b) {
 		return nil
 	}
 	if err == nil || err == io.EOF {
-		return formatErr("%s at offset %#x: file truncated (%d of %d bytes)", what, off, n, len(b))
+		return formatError(int64(off), "%s at offset %#x: file truncated (%d of %d bytes)", what, off, n, len(b))
 	}
-	return fmt.Errorf("%s at offset %#x: %w", what, off, err)
+	return formatError(int64(off), "%s at offset %#x: %w", what, off, err)
 }
 
 // readStruct decodes the size-byte structure v at offset off.
@@ -205,7 +253,7 @@ func readStruct(r io.ReaderAt, bo binary.ByteOrder, v any, off uint64, size int,
 		return err
 	}
 	if _, err := binary.Decode(b, bo, v); err != nil {
-		return fmt.Errorf("%s at offset %#x: %w", what, off, err)
+		return formatError(int64(off), "%s at offset %#x: %w", what, off, err)
 	}
 	return nil
 }
@@ -235,7 +283,8 @@ func Segments(progs []elf.ProgHeader, exe bool) []index.Segment {
 // ReadFile reads the segments of the kcore file at path as perf's
 // dso__load_kcore sees them (readable PT_LOAD segments, file order). The
 // file is either ELF (it starts with the ELF magic) or readelf text.
-// Errors name the file.
+// Errors name the file: a *FormatError has it in File, others say
+// "kcore PATH: …".
 func ReadFile(path string) ([]index.Segment, error) {
 	f, err := regular.Open(path)
 	if err != nil {
@@ -244,6 +293,11 @@ func ReadFile(path string) ([]index.Segment, error) {
 	defer f.Close()
 	progs, err := ReadProgs(f)
 	if err != nil {
+		var fe *FormatError
+		if errors.As(err, &fe) && fe.File == "" {
+			fe.File = path
+			return nil, err
+		}
 		return nil, fmt.Errorf("kcore %s: %w", path, err)
 	}
 	return Segments(progs, false), nil
