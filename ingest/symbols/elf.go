@@ -66,7 +66,10 @@ func ELF(path string) (*Table, error) {
 //     and SPARCv9 (128, 32). These are inserted after the fix-ups and may
 //     overlap other symbols; lookups then follow perf's tree exactly.
 //
-// Errors name the file. A malformed file is an error, never a panic.
+// Errors are *FileError values naming the file (the binary or the debug
+// file at fault); debug/elf's error, when it gave one (a *elf.FormatError
+// with the offset at fault, or an I/O error), stays reachable through
+// errors.As. A malformed file is an error, never a panic.
 func ELFWithDebug(path, debug string) (t *Table, err error) {
 	rt, err := openELF(path)
 	if err != nil {
@@ -86,7 +89,7 @@ func ELFWithDebug(path, debug string) (t *Table, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			t, err = nil, fmt.Errorf("symbols: %s: malformed ELF: %v", symPath, r)
+			t, err = nil, &FileError{File: symPath, Err: fmt.Errorf("malformed ELF: %v", r)}
 		}
 	}()
 	var b builder
@@ -98,22 +101,40 @@ func ELFWithDebug(path, debug string) (t *Table, err error) {
 		b.fixupEnd(false)
 		b.fixupDuplicate()
 		if err := synthesizePLT(&b, rt); err != nil {
-			return nil, fmt.Errorf("symbols: %s: %w", path, err)
+			return nil, &FileError{File: path, Err: err}
 		}
 	}
 	return b.table(nil), nil
 }
 
+// A FileError reports an ELF file whose symbols cannot be read: the file's
+// name and what went wrong. Err is debug/elf's error where it gave one (a
+// *elf.FormatError, whose message names the offset at fault, or the
+// *fs.PathError of opening the file), reachable through errors.As.
+type FileError struct {
+	File string // the file's name
+	Err  error  // what went wrong
+}
+
+// Error says "symbols: FILE: ERR", or "symbols: ERR" when ERR is an
+// *fs.PathError that names FILE already.
+func (e *FileError) Error() string {
+	var pe *fs.PathError
+	if errors.As(e.Err, &pe) && pe.Path == e.File {
+		return "symbols: " + e.Err.Error()
+	}
+	return "symbols: " + e.File + ": " + e.Err.Error()
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// openELF opens the ELF file at path; errors are *FileError.
 func openELF(path string) (*elf.File, error) {
 	f, err := elf.Open(path)
-	var pe *fs.PathError
-	switch {
-	case err == nil:
-		return f, nil
-	case errors.As(err, &pe):
-		return nil, fmt.Errorf("symbols: %w", err) // names the file already
+	if err != nil {
+		return nil, &FileError{File: path, Err: err}
 	}
-	return nil, fmt.Errorf("symbols: %s: %w", path, err)
+	return f, nil
 }
 
 // loadSym is dso__load_sym for a user-space DSO. complete is false when
@@ -127,7 +148,7 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 		}
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("symbols: %s: %w", symPath, err)
+		return 0, false, &FileError{File: symPath, Err: err}
 	}
 	for _, s := range syms {
 		typ := elf.ST_TYPE(s.Info)

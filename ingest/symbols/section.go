@@ -13,11 +13,12 @@ import (
 // the KMOD_SEC_MAP proposal resolves samples in a module's non-.text
 // sections: the module's symbols filtered by section name. Function,
 // object and untyped named symbols are kept; sizes and duplicates are
-// fixed up as for any DSO (Build).
+// fixed up as for any DSO (Build). Errors are *FileError values naming the
+// file, with debug/elf's error reachable through errors.As.
 func Section(path, section string) (*Table, error) {
-	f, err := elf.Open(path)
+	f, err := openELF(path)
 	if err != nil {
-		return nil, fmt.Errorf("symbols: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	var sec *elf.Section
@@ -29,11 +30,11 @@ func Section(path, section string) (*Table, error) {
 		}
 	}
 	if sec == nil {
-		return nil, fmt.Errorf("symbols: %s: no section %s", path, section)
+		return nil, &FileError{File: path, Err: fmt.Errorf("no section %s", section)}
 	}
 	syms, err := f.Symbols()
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-		return nil, fmt.Errorf("symbols: %s: %w", path, err)
+		return nil, &FileError{File: path, Err: err}
 	}
 	var out []Symbol
 	for _, s := range syms {
