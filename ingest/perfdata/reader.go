@@ -11,10 +11,13 @@ import (
 )
 
 // Magic is the first 8 bytes of a perf.data file written in its reader's
-// byte order; MagicSwapped those of one written in the other.
+// byte order; MagicSwapped those of one written in the other. MagicV1 is
+// the legacy magic of perf before 2.6.38 (header version 1), the same bytes
+// in either byte order.
 const (
 	Magic        = "PERFILE2"
 	MagicSwapped = "2ELIFREP"
+	MagicV1      = "PERFFILE"
 )
 
 // ZstdMagic is the first 4 bytes of a zstd frame, which a COMPRESSED
@@ -24,11 +27,16 @@ var ZstdMagic = [4]byte{0x28, 0xb5, 0x2f, 0xfd}
 const (
 	magicLE        = 0x32454c4946524550 // Magic read as a little-endian u64
 	magicBE        = 0x50455246494c4532 // the same bytes read big-endian
+	magicV1        = 0x454c494646524550 // MagicV1 read as a little-endian u64
 	fileHeaderSize = 104
 	pipeHeaderSize = 16
 	maxPrefix      = 64 << 20 // bytes before the data section kept when streaming a file-mode recording
 	maxSection     = 64 << 20 // largest feature or ids section decoded
 )
+
+// fileHeaderSizeV0 is the size of the previous file header, without the
+// feature bitmap (offsetof(struct perf_file_header, adds_features)).
+const fileHeaderSizeV0 = 72
 
 // Section is a {offset, size} pair of the file header.
 type Section struct {
@@ -38,6 +46,8 @@ type Section struct {
 // FileHeader is the decoded perf_file_header (pipe mode: only Magic, Size
 // and ByteOrder are meaningful).
 type FileHeader struct {
+	// Version is 1 for the legacy magic MagicV1, else 2.
+	Version    int
 	Pipe       bool
 	ByteOrder  binary.ByteOrder
 	Size       uint64
@@ -262,39 +272,71 @@ func (r *Reader) init() error {
 	if err := r.readAt(h[:pipeHeaderSize], 0, "file header"); err != nil {
 		return err
 	}
+	r.hdr.Version = 2
 	switch binary.LittleEndian.Uint64(h[:]) {
 	case magicLE:
 		r.bo = binary.LittleEndian
 	case magicBE:
 		r.bo = binary.BigEndian
+	case magicV1:
+		r.hdr.Version = 1
 	default:
 		return formatError(0, "file offset 0: bad magic %q (want %s)", h[:8], Magic)
 	}
-	r.hdr.ByteOrder = r.bo
-	r.hdr.Size = r.bo.Uint64(h[8:])
 	r.idToAttr = make(map[uint64]*Attr)
 	r.stats.ByType = make(map[RecordType]uint64)
 	r.recBuf = make([]byte, 0, 1<<16)
-	switch r.hdr.Size {
-	case pipeHeaderSize:
+	if r.hdr.Version == 1 {
+		// A legacy pipe header's size is 16 in the byte order of the
+		// host that reads it (try_all_pipe_abis): perf on a little-endian
+		// host reads little-endian legacy streams only, and one on a
+		// big-endian host big-endian ones. Both are accepted here.
+		switch {
+		case binary.LittleEndian.Uint64(h[8:]) == pipeHeaderSize:
+			r.bo = binary.LittleEndian
+		case binary.BigEndian.Uint64(h[8:]) == pipeHeaderSize:
+			r.bo = binary.BigEndian
+		}
+	}
+	if r.bo != nil && r.bo.Uint64(h[8:]) == pipeHeaderSize {
+		r.hdr.ByteOrder = r.bo
+		r.hdr.Size = pipeHeaderSize
 		r.hdr.Pipe = true
 		r.features.Present = &r.hdr.Features
 		r.startData(pipeHeaderSize, -1)
 		return nil
-	case fileHeaderSize:
-	default:
-		return formatError(8, "file offset 8: header size %d is neither %d (file mode) nor %d (pipe mode)", r.hdr.Size, fileHeaderSize, pipeHeaderSize)
 	}
+	// perf reads the whole 104-byte header whatever its size field says.
 	if err := r.readAt(h[pipeHeaderSize:], pipeHeaderSize, "file header"); err != nil {
 		return err
+	}
+	if r.hdr.Version == 1 {
+		// The legacy header encodes its byte order in attr_size, which
+		// must be the size of a perf_file_attr of ABI version 0 to 4 in
+		// one order or the other (try_all_file_abis).
+		var err error
+		if r.bo, err = legacyByteOrder(h[16:24]); err != nil {
+			return err
+		}
+	}
+	r.hdr.ByteOrder = r.bo
+	r.hdr.Size = r.bo.Uint64(h[8:])
+	switch r.hdr.Size {
+	case fileHeaderSize:
+		for i := range r.hdr.Features {
+			r.hdr.Features[i] = r.bo.Uint64(h[72+8*i:])
+		}
+	case fileHeaderSizeV0:
+		// The previous format, without the feature bitmap: perf reads no
+		// feature (perf_file_header__read clears adds_features).
+	default:
+		return formatError(8, "file offset 8: header size %d is neither %d (file mode, or %d without features) nor %d (pipe mode)",
+			r.hdr.Size, fileHeaderSize, fileHeaderSizeV0, pipeHeaderSize)
 	}
 	r.hdr.AttrSize = r.bo.Uint64(h[16:])
 	r.hdr.Attrs = Section{r.bo.Uint64(h[24:]), r.bo.Uint64(h[32:])}
 	r.hdr.Data = Section{r.bo.Uint64(h[40:]), r.bo.Uint64(h[48:])}
 	r.hdr.EventTypes = Section{r.bo.Uint64(h[56:]), r.bo.Uint64(h[64:])}
-	for i := range r.hdr.Features {
-		r.hdr.Features[i] = r.bo.Uint64(h[72+8*i:])
-	}
 	r.features.Present = &r.hdr.Features
 	if err := r.checkSection(r.hdr.Attrs, "attrs section", 24); err != nil {
 		return err
@@ -302,7 +344,7 @@ func (r *Reader) init() error {
 	if err := r.checkSection(r.hdr.Data, "data section", 40); err != nil {
 		return err
 	}
-	if r.hdr.Data.Offset < fileHeaderSize {
+	if r.hdr.Data.Offset < r.hdr.Size {
 		return formatError(r.hdr.Data.Offset, "file offset 0x28: data section offset %#x overlaps the header", r.hdr.Data.Offset)
 	}
 	if r.fwd != nil {
@@ -326,6 +368,28 @@ func (r *Reader) init() error {
 	}
 	r.startData(int64(r.hdr.Data.Offset), end)
 	return nil
+}
+
+// legacyAttrSizes are the attr_size values a legacy (MagicV1) file header
+// may have: the sizes of perf_event_attr ABI versions 0 to 4 (64, 72, 80,
+// 96 and 104 bytes) plus a 16-byte ids section (attr_file_abi_sizes).
+var legacyAttrSizes = [...]uint64{64 + 16, 72 + 16, 80 + 16, 96 + 16, 104 + 16}
+
+// legacyByteOrder returns the byte order of a legacy file header whose
+// attr_size field is b: the one in which it is one of legacyAttrSizes,
+// tried in that order, little-endian first for each (try_all_file_abis,
+// as run on a little-endian host; the result is the same on a big-endian
+// one).
+func legacyByteOrder(b []byte) (binary.ByteOrder, error) {
+	for _, n := range legacyAttrSizes {
+		for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			if bo.Uint64(b) == n {
+				return bo, nil
+			}
+		}
+	}
+	return nil, formatError(0x10, "file offset 0x10: legacy %s header: attr_size %#x is no perf_event_attr ABI 0-4 size plus 16 (%v) in either byte order",
+		MagicV1, binary.LittleEndian.Uint64(b), legacyAttrSizes)
 }
 
 // checkSection validates a section read at header offset hoff.
