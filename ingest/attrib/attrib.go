@@ -195,6 +195,14 @@ type Result struct {
 	// LostChunks counts PERF_RECORD_LOST records and LostEvents the events
 	// they say were lost; LostSamples sums PERF_RECORD_LOST_SAMPLES.
 	LostChunks, LostEvents, LostSamples uint64
+	// UnknownRecords counts the records of types perf 6.1 does not know
+	// in the kernel's range (0, and 22 to 63: past
+	// PERF_RECORD_AUX_OUTPUT_HW_ID), other than KMOD_SEC_MAP records. perf
+	// counts them in events_stats.nr_unknown_events (machines__deliver_event)
+	// and warns "Found N unknown events!" (perf_session__warn_about_errors),
+	// but its delivery of the first one fails, which ends perf report and
+	// perf script there; Run skips them and attributes every sample.
+	UnknownRecords uint64
 	// Branches is nil unless Options.BranchMode: it counts branch-stack
 	// entries by target, each with period 1, as perf report's branch mode
 	// does. A key's DSO is the target DSO's short name (perf's rows are
@@ -411,6 +419,11 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.warn("unexpected end of event stream: the %d-byte record at file offset %#x is cut short; the samples before it are reported, as perf does", st.CutShort, st.CutShortAt)
 	}
 	a.res.LostChunks, a.res.LostEvents, a.res.LostSamples = lost.chunks, lost.events, lost.samples
+	for t, n := range a.res.Stats.ByType {
+		if (t == 0 || t > perfdata.RecordAuxOutputHWID && t < perfdata.RecordUserTypeStart) && uint32(t) != kmodsecType {
+			a.res.UnknownRecords += n
+		}
+	}
 	switch {
 	case a.sym.kcoreTable != nil:
 		a.res.KernelSymbols = "kcore " + a.sym.kcoreUsed + " with kallsyms " + opts.KallsymsFile
@@ -511,16 +524,7 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 				}
 			}
 		case *perfdata.Mmap:
-			prot := rec.Prot
-			if rec.Type == perfdata.RecordMmap && rec.Misc&perfdata.MiscMmapData == 0 {
-				// An MMAP record has no prot: perf takes it as executable
-				// unless it says data (machine__process_mmap_event).
-				prot = machine.ProtExec
-			}
-			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.Mmap{
-				CPUMode: uint8(rec.CPUMode()), Pid: rec.Pid, Tid: rec.Tid, Addr: rec.Addr, Len: rec.Len,
-				Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: prot, Flags: rec.Flags,
-			}}}
+			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.MmapOf(rec)}}
 		case *perfdata.Fork:
 			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid, misc: rec.Misc}
 		case *perfdata.Comm:
@@ -528,9 +532,7 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 		case *perfdata.Exit:
 			e = event{kind: evExit, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid}
 		case *perfdata.Ksymbol:
-			e = event{kind: evKsymbol, time: rec.SampleID.Time, side: &sideband{ksym: machine.Ksymbol{
-				Addr: rec.Addr, Len: rec.Len, Type: rec.KsymType, Unregister: rec.Unregister(), Name: rec.Name,
-			}}}
+			e = event{kind: evKsymbol, time: rec.SampleID.Time, side: &sideband{ksym: machine.KsymbolOf(rec)}}
 		case *perfdata.Lost:
 			lost.chunks++
 			lost.events += rec.Lost

@@ -57,12 +57,11 @@ func replay(b *testing.B, data []byte, m *machine.Machine) []stageSample {
 		case *perfdata.Sample:
 			ss = append(ss, stageSample{uint8(rec.CPUMode()), rec.Pid, rec.Tid, rec.IP})
 		case *perfdata.Mmap:
-			m.Mmap(machine.Mmap{CPUMode: uint8(rec.CPUMode()), Pid: rec.Pid, Tid: rec.Tid, Addr: rec.Addr, Len: rec.Len,
-				Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: rec.Prot, Flags: rec.Flags})
+			m.Mmap(machine.MmapOf(rec))
 		case *perfdata.Fork:
 			m.Fork(rec.Pid, rec.Ppid, rec.Tid, rec.Ptid, rec.Misc)
 		case *perfdata.Ksymbol:
-			m.Ksymbol(machine.Ksymbol{Addr: rec.Addr, Len: rec.Len, Type: rec.KsymType, Unregister: rec.Unregister(), Name: rec.Name})
+			m.Ksymbol(machine.KsymbolOf(rec))
 		}
 	}
 	if err := r.Err(); err != nil {
