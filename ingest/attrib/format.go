@@ -241,11 +241,14 @@ type JSONReport struct {
 	KernelSymbols string `json:"kernel_symbols,omitempty"`
 	// LostSamples sums PERF_RECORD_LOST_SAMPLES; LostChunks counts
 	// PERF_RECORD_LOST records, LostEvents the events they lost.
-	LostSamples uint64       `json:"lost_samples"`
-	LostChunks  uint64       `json:"lost_chunks"`
-	LostEvents  uint64       `json:"lost_events"`
-	Symbols     []JSONSymbol `json:"symbols"`
-	Maps        []JSONMap    `json:"maps"`
+	LostSamples uint64 `json:"lost_samples"`
+	LostChunks  uint64 `json:"lost_chunks"`
+	LostEvents  uint64 `json:"lost_events"`
+	// UnknownRecords is Result.UnknownRecords: records of types perf 6.1
+	// does not know (it warns "Found N unknown events!").
+	UnknownRecords uint64       `json:"unknown_records"`
+	Symbols        []JSONSymbol `json:"symbols"`
+	Maps           []JSONMap    `json:"maps"`
 }
 
 // JSONSymbol is one (dso, symbol) row, as in WriteTable. Addr is the
@@ -281,15 +284,16 @@ type JSONMap struct {
 // by address.
 func (r *Result) JSON() (*JSONReport, error) {
 	rep := &JSONReport{
-		Samples:       r.Samples,
-		Unknown:       r.Unknown,
-		Digest:        r.Digest(),
-		KernelSymbols: r.KernelSymbols,
-		LostSamples:   r.LostSamples,
-		LostChunks:    r.LostChunks,
-		LostEvents:    r.LostEvents,
-		Symbols:       []JSONSymbol{},
-		Maps:          []JSONMap{},
+		Samples:        r.Samples,
+		Unknown:        r.Unknown,
+		Digest:         r.Digest(),
+		KernelSymbols:  r.KernelSymbols,
+		LostSamples:    r.LostSamples,
+		LostChunks:     r.LostChunks,
+		LostEvents:     r.LostEvents,
+		UnknownRecords: r.UnknownRecords,
+		Symbols:        []JSONSymbol{},
+		Maps:           []JSONMap{},
 	}
 	for _, k := range sortedKeys(r.BySym) {
 		n := r.BySym[k]
