@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -333,9 +334,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		}
 		if a.sym == nil {
 			// Build ids come from the features, which file mode has
-			// before the first record. Pipe mode's HEADER_BUILD_ID
-			// records are decoded but not applied yet; perf applies each
-			// as it reads it (header.c, __event_process_build_id).
+			// before the first record; HEADER_BUILD_ID records (pipe
+			// mode, perf inject -b) add to them as they are read.
 			buildIDs = buildIDMap(r.Features())
 			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.moduleMaps)
 			a.sym.noFiles = opts.NoFiles
@@ -543,6 +543,13 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 		case *perfdata.FinishedRound:
 			o.round()
 			continue
+		case *perfdata.BuildID:
+			// perf applies HEADER_BUILD_ID as it reads it, before the
+			// queued events (perf_session__process_user_event,
+			// perf_event__process_build_id): with time 0 the orderer
+			// delivers it at once.
+			e = event{kind: evBuildID, cpumode: uint8(rec.CPUMode()), pid: uint32(rec.Pid),
+				side: &sideband{off: rec.Offset, buildID: slices.Clone(rec.BuildID), bidPath: rec.Filename}}
 		case *perfdata.Unknown:
 			if uint32(rec.Type) != kmodsecType {
 				continue
@@ -741,8 +748,37 @@ func (a *attributor) deliver(e *event) error {
 			return fmt.Errorf("attrib: KMOD_SEC_MAP %s: %w", e.side.sec.DSO, err)
 		}
 		a.sym.sectionFiles[e.side.sec.DSO] = e.side.secPath
+	case evBuildID:
+		a.buildID(e)
 	}
 	return nil
+}
+
+// buildID applies a HEADER_BUILD_ID record as perf 6.1's
+// __event_process_build_id (util/header.c) does: a record whose cpumode
+// is not kernel, guest kernel, user or guest user is ignored, and so is
+// one whose pid is not -1 (HOST_KERNEL_ID): perf gives its build id to a
+// DSO of the guest machine of that pid (machines__findnew), which the
+// host's samples never use. Otherwise the host's DSO of that file name
+// gets the build id, replacing any it had, which decides the files its
+// symbols may come from when it is first loaded (a DSO already loaded
+// keeps its symbols). A kernel one also names a kernel-space DSO, as the
+// build-id feature's entries do.
+func (a *attributor) buildID(e *event) {
+	switch perfdata.CPUMode(e.cpumode) {
+	case perfdata.CPUModeKernel, perfdata.CPUModeGuestKernel, perfdata.CPUModeUser, perfdata.CPUModeGuestUser:
+	default:
+		return
+	}
+	if int32(e.pid) != -1 {
+		return
+	}
+	if len(e.side.buildID) > 0 { // as buildIDMap
+		a.sym.buildIDs[e.side.bidPath] = e.side.buildID
+	}
+	if perfdata.CPUMode(e.cpumode) == perfdata.CPUModeKernel {
+		a.m.KernelBuildIDs = append(a.m.KernelBuildIDs, e.side.bidPath)
+	}
 }
 
 func (a *attributor) sample(e *event) error {

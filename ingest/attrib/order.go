@@ -20,6 +20,7 @@ const (
 	evSectionMap
 	evHalfFlush // the orderer delivered half its queue at the bound
 	evComm
+	evBuildID // HEADER_BUILD_ID, delivered as it is read (time 0)
 )
 
 // event is a record copied out of the reader (whose buffers are reused)
@@ -48,6 +49,8 @@ type sideband struct {
 	comm    string    // COMM
 	sec     index.Map // KMOD_SEC_MAP
 	secPath string    // its module file
+	buildID []byte    // HEADER_BUILD_ID: the build id of file bidPath
+	bidPath string
 }
 
 // orderer reproduces perf's ordered_events (util/ordered-events.c) as perf

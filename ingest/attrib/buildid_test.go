@@ -1,0 +1,127 @@
+package attrib
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/linediff"
+	"github.com/kmapindex/kmapindex/internal/perftest"
+)
+
+// headerBuildID encodes a PERF_RECORD_HEADER_BUILD_ID as perf inject -b
+// writes it into a pipe (for the host, pid -1): misc the cpumode, a 20-byte id without
+// PERF_RECORD_MISC_BUILD_ID_SIZE, the file name padded to 64 bytes.
+func headerBuildID(misc uint16, pid int32, id [20]byte, file string) []byte {
+	le := binary.LittleEndian
+	name := make([]byte, (len(file)+1+63)/64*64)
+	copy(name, file)
+	b := le.AppendUint32(nil, uint32(perfdata.RecordHeaderBuildID))
+	b = le.AppendUint16(b, misc)
+	b = le.AppendUint16(b, uint16(36+len(name)))
+	b = le.AppendUint32(b, uint32(pid))
+	b = append(append(b, id[:]...), 0, 0, 0, 0)
+	return append(b, name...)
+}
+
+// A HEADER_BUILD_ID record in a pipe-mode recording gives its file's DSO
+// that build id as perf reads it, before the queued samples are delivered:
+// a file on disk with another build id is then not used for symbols, so
+// every sample in /usr/bin/dash prints [unknown], as with perf script,
+// wherever the record is in the round (pipe.data has a single round).
+// A record with cpumode 0 is ignored, as perf ignores it, and so is one
+// for a guest machine (pid 0).
+func TestPipeHeaderBuildID(t *testing.T) {
+	const dash = "/usr/bin/dash"
+	data, err := os.ReadFile("../perfdata/testdata/pipe.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The offsets of the first SAMPLE and of the FINISHED_ROUND record.
+	firstSample, round := -1, -1
+	for p := 16; p+8 <= len(data); p += int(binary.LittleEndian.Uint16(data[p+6:])) {
+		switch perfdata.RecordType(binary.LittleEndian.Uint32(data[p:])) {
+		case perfdata.RecordSample:
+			if firstSample < 0 {
+				firstSample = p
+			}
+		case perfdata.RecordFinishedRound:
+			round = p
+		}
+	}
+	if firstSample < 0 || round < 0 {
+		t.Fatal("pipe.data: no sample or no FINISHED_ROUND")
+	}
+	script := func(b []byte) (string, *Result) {
+		r, err := perfdata.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res, err := Run(r, Options{Kallsyms: ks, Script: &out, DebugDir: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), res
+	}
+	plain, _ := script(data)
+	if !strings.Contains(plain, "("+dash+")") || strings.Count(plain, "[unknown] ("+dash+")") == strings.Count(plain, "("+dash+")") {
+		t.Fatalf("pipe.data's %s samples are not symbolized: the test needs the machine it was recorded on", dash)
+	}
+	bogus := [20]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
+	for _, tc := range []struct {
+		name    string
+		at      int
+		misc    uint16
+		pid     int32
+		applied bool
+	}{
+		{"before the first sample", firstSample, uint16(perfdata.CPUModeUser), -1, true},
+		{"after the last sample", round, uint16(perfdata.CPUModeUser), -1, true},
+		{"cpumode 0", firstSample, 0, -1, false},
+		{"guest machine", firstSample, uint16(perfdata.CPUModeUser), 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := append(append(append([]byte(nil), data[:tc.at]...), headerBuildID(tc.misc, tc.pid, bogus, dash)...), data[tc.at:]...)
+			got, res := script(b)
+			var want strings.Builder
+			for _, line := range strings.SplitAfter(plain, "\n") {
+				if tc.applied && strings.HasSuffix(line, " ("+dash+")\n") {
+					f := strings.Fields(line)
+					line = strings.Replace(line, " "+strings.Join(f[1:len(f)-1], " ")+" ", " [unknown] ", 1)
+				}
+				want.WriteString(line)
+			}
+			if d := linediff.First(got, want.String()); d != "" {
+				t.Errorf("differs: %s", d)
+			}
+			if id, ok := res.BuildIDs[dash]; ok != tc.applied || ok && id != "0102030405060708090a0b0c0d0e0f1011121314" {
+				t.Errorf("Result.BuildIDs[%s] = %q, %v", dash, id, ok)
+			}
+			// perf script reads the same file the same way.
+			file := filepath.Join(t.TempDir(), "bid.data")
+			if err := os.WriteFile(file, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, "script", "-F", "ip,sym,dso", "--kallsyms", kallsymsSubset, "-i", file)
+			if err == perftest.ErrNotInstalled {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := linediff.First(got, out); d != "" {
+				t.Errorf("differs from perf script: %s", d)
+			}
+		})
+	}
+}
