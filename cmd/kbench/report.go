@@ -251,6 +251,13 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if n := res.UnknownRecords; n != 0 {
 		warn("%s: %s", display, unknownEventsWarning(n))
 	}
+	for _, a := range in.r.Attrs() {
+		if a.Size > perfdata.Perf61AttrSize {
+			warn("%s: its perf_event_attr has %d bytes, %d more than perf 6.1 reads: perf 6.1 refuses this recording (\"file uses a more recent and unsupported ABI\"); kbench reads the fields it knows",
+				display, a.Size, a.Size-perfdata.Perf61AttrSize)
+			break
+		}
+	}
 	if ksFrom == procKallsyms && !in.knewFeatures {
 		// A stream's build ids come late: check now what could not be
 		// checked before.

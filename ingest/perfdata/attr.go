@@ -45,6 +45,15 @@ type Attr struct {
 // SampleIDAll reports whether non-SAMPLE records carry a sample_id trailer.
 func (a *Attr) SampleIDAll() bool { return a.Flags&AttrSampleIDAll != 0 }
 
+// Perf61AttrSize is the largest perf_event_attr the installed perf 6.1
+// reads: sizeof(struct perf_event_attr) in its build, 128 bytes
+// (PERF_ATTR_SIZE_VER7) for Debian's, built with the system's uapi
+// headers. read_attr (util/header.c) refuses a recording with a larger
+// one, "file uses a more recent and unsupported ABI (N bytes extra)", as
+// perf 5.13 and later write (sig_data: 136 bytes; config3: 144). The
+// Reader reads such attrs, taking the fields it knows.
+const Perf61AttrSize = 128
+
 // IDHdrSize returns the size of the sample_id trailer of non-SAMPLE kernel
 // records (0 unless sample_id_all is set), as perf's perf_evsel__calc_id_pos.
 func (a *Attr) IDHdrSize() int {

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+// widenAttrs returns a copy of the file-mode recording b whose attrs are
+// extra bytes longer (zeros, as a newer perf's unused fields), written in
+// a new attrs section at the end of the file.
+func widenAttrs(t *testing.T, b []byte, extra int) []byte {
+	t.Helper()
+	le := binary.LittleEndian
+	if string(b[:8]) != perfdata.Magic || le.Uint64(b[8:]) != 104 {
+		t.Fatal("not a little-endian file-mode recording")
+	}
+	attrSize, off, size := le.Uint64(b[16:]), le.Uint64(b[24:]), le.Uint64(b[32:])
+	out := bytes.Clone(b)
+	newOff := uint64(len(out))
+	for p := off; p < off+size; p += attrSize {
+		attr := b[p : p+attrSize-16]
+		ids := b[p+attrSize-16 : p+attrSize]
+		wide := append(bytes.Clone(attr), make([]byte, extra)...)
+		le.PutUint32(wide[4:], uint32(len(wide)))
+		out = append(append(out, wide...), ids...)
+	}
+	le.PutUint64(out[16:], attrSize+uint64(extra))
+	le.PutUint64(out[24:], newOff)
+	le.PutUint64(out[32:], uint64(len(out))-newOff)
+	return out
+}
+
+// A recording whose perf_event_attr is larger than perf 6.1's (as perf
+// 5.13 and later write) is refused by perf 6.1; kbench reads it as the
+// original, with a warning that says so.
+func TestReportNewerAttrABI(t *testing.T) {
+	orig := testdataDir + "busy.data"
+	data := mustRead(t, orig)
+	dir := t.TempDir()
+	wideFile := filepath.Join(dir, "wide.data")
+	if err := os.WriteFile(wideFile, widenAttrs(t, data, 8), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-format", "script", "-kallsyms", kallsymsSubset, "-debugdir", "-"}
+	want := mustReport(t, nil, append(args, orig)...)
+	got, stderr, err := report(t, nil, append(args, wideFile)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Error("the widened recording does not read as the original")
+	}
+	if !strings.Contains(stderr, "perf_event_attr has 136 bytes, 8 more than perf 6.1 reads") {
+		t.Errorf("no warning: %q", stderr)
+	}
+	if _, stderr, _ := report(t, nil, append(args, orig)...); strings.Contains(stderr, "perf_event_attr") {
+		t.Errorf("warning for the original: %q", stderr)
+	}
+	if _, err := exec.LookPath("perf"); err != nil {
+		return
+	}
+	// perf reads the attrs moved to the end of the file, at their size,
+	// and refuses them 8 bytes longer.
+	moved := filepath.Join(dir, "moved.data")
+	if err := os.WriteFile(moved, widenAttrs(t, data, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file   string
+		refuse bool
+	}{{moved, false}, {wideFile, true}} {
+		cmd := exec.Command("perf", "script", "-i", tc.file)
+		cmd.Env = append(os.Environ(), "HOME="+dir)
+		out, err := cmd.CombinedOutput()
+		if refused := err != nil && strings.Contains(string(out), "incompatible file format"); refused != tc.refuse {
+			t.Errorf("perf script %s: refused %v, want %v (%v): %.200s", tc.file, refused, tc.refuse, err, out)
+		}
+	}
+}
