@@ -19,7 +19,6 @@ type View struct {
 	vmlinux index.Map
 	has     bool
 	threads *btree.BTreeG[threadView] // by tid
-	procs   *btree.BTreeG[procView]   // by address-space id
 }
 
 // ThreadInfo is a thread as a View holds it.
@@ -29,20 +28,22 @@ type ThreadInfo struct {
 	Dead     bool
 }
 
+// threadView is a thread and its address space as a View holds them: the
+// maps are right there, so a lookup takes one B-tree search for the
+// thread and one for the map.
 type threadView struct {
 	ThreadInfo
-	proc uint64 // the procView of its address space
-}
-
-type procView struct {
-	id   uint64
-	maps mapset.Finder
+	proc uint64        // its address space's id
+	maps mapset.Finder // its address space, frozen
 }
 
 // publisher tracks what changed since the last View.
 type publisher struct {
 	threads *btree.BTreeG[threadView]
-	procs   *btree.BTreeG[procView]
+	// procs holds each address space's frozen maps and members the
+	// threads that share it, so that a change reaches all of them.
+	procs   map[uint64]mapset.Finder
+	members map[uint64]map[uint32]struct{}
 	kernel  mapset.Finder
 	// dirty threads (by tid, possibly deleted), address spaces, kernel.
 	dirtyThreads map[uint32]struct{}
@@ -79,7 +80,8 @@ func (m *Machine) Publish() *View {
 	if p == nil {
 		p = &publisher{
 			threads:      btree.NewG(viewDegree, func(a, b threadView) bool { return a.Tid < b.Tid }),
-			procs:        btree.NewG(viewDegree, func(a, b procView) bool { return a.id < b.id }),
+			procs:        make(map[uint64]mapset.Finder),
+			members:      make(map[uint64]map[uint32]struct{}),
 			dirtyThreads: make(map[uint32]struct{}),
 			dirtyProcs:   make(map[*procMaps]struct{}),
 			dirtyKernel:  true,
@@ -90,19 +92,40 @@ func (m *Machine) Publish() *View {
 			p.dirtyProcs[t.maps] = struct{}{}
 		}
 	}
-	for pm := range p.dirtyProcs {
-		p.procs.ReplaceOrInsert(procView{id: pm.id, maps: m.impl.Freeze(pm.set)})
-	}
+	// Threads first (their address space may have changed), then the
+	// threads of every address space that changed.
 	for tid := range p.dirtyThreads {
+		old, had := p.threads.Get(threadView{ThreadInfo: ThreadInfo{Tid: tid}})
+		if had {
+			p.leave(old.proc, tid)
+		}
 		t, ok := m.threads[tid]
 		if !ok {
-			p.threads.Delete(threadView{ThreadInfo: ThreadInfo{Tid: tid}})
+			if had {
+				p.threads.Delete(old)
+			}
 			continue
 		}
-		if _, ok := p.procs.Get(procView{id: t.maps.id}); !ok {
-			p.procs.ReplaceOrInsert(procView{id: t.maps.id, maps: m.impl.Freeze(t.maps.set)})
+		maps, ok := p.procs[t.maps.id]
+		if !ok {
+			maps = m.impl.Freeze(t.maps.set)
+			p.procs[t.maps.id] = maps
 		}
-		p.threads.ReplaceOrInsert(threadView{ThreadInfo{t.Pid, t.Tid, t.Comm, t.Dead}, t.maps.id})
+		p.join(t.maps.id, tid)
+		p.threads.ReplaceOrInsert(threadView{ThreadInfo{t.Pid, t.Tid, t.Comm, t.Dead}, t.maps.id, maps})
+	}
+	for pm := range p.dirtyProcs {
+		tids, ok := p.members[pm.id]
+		if !ok {
+			continue // no thread of the View uses it (yet)
+		}
+		maps := m.impl.Freeze(pm.set)
+		p.procs[pm.id] = maps
+		for tid := range tids {
+			tv, _ := p.threads.Get(threadView{ThreadInfo: ThreadInfo{Tid: tid}})
+			tv.maps = maps
+			p.threads.ReplaceOrInsert(tv)
+		}
 	}
 	if p.dirtyKernel {
 		p.kernel = m.impl.Freeze(m.kernel)
@@ -110,8 +133,27 @@ func (m *Machine) Publish() *View {
 	clear(p.dirtyThreads)
 	clear(p.dirtyProcs)
 	p.dirtyKernel = false
-	return &View{gen: m.gen, kernel: p.kernel, vmlinux: m.vmlinux, has: m.has,
-		threads: p.threads.Clone(), procs: p.procs.Clone()}
+	return &View{gen: m.gen, kernel: p.kernel, vmlinux: m.vmlinux, has: m.has, threads: p.threads.Clone()}
+}
+
+// join and leave keep members: the threads of each address space. An
+// address space without threads is forgotten.
+func (p *publisher) join(proc uint64, tid uint32) {
+	tids := p.members[proc]
+	if tids == nil {
+		tids = make(map[uint32]struct{})
+		p.members[proc] = tids
+	}
+	tids[tid] = struct{}{}
+}
+
+func (p *publisher) leave(proc uint64, tid uint32) {
+	tids := p.members[proc]
+	delete(tids, tid)
+	if len(tids) == 0 {
+		delete(p.members, proc)
+		delete(p.procs, proc)
+	}
 }
 
 // Generation is the machine's Generation when the View was published.
@@ -146,8 +188,7 @@ func (v *View) Maps(pid, tid uint32) (maps mapset.Finder, ok bool) {
 			return nil, false
 		}
 	}
-	p, ok := v.procs.Get(procView{id: t.proc})
-	return p.maps, ok
+	return t.maps, true
 }
 
 // Resolve is Machine.Resolve on the View, without its side effects: the
