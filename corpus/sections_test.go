@@ -12,6 +12,7 @@ import (
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
+	"github.com/kmapindex/kmapindex/internal/testtree"
 )
 
 const (
@@ -38,15 +39,7 @@ func sectionCorpus(t *testing.T) string {
 		"sys/module/my_mod/sections/.init.text":    "0xffffffffc0a09000\n",
 		"ko/my-mod.ko":                             string(ko),
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testtree.Write(t, dir, files)
 	return dir
 }
 

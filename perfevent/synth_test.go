@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/testtree"
 )
 
 // fakeRoot builds a proc/sys/lib tree: a kernel, two modules (one with a
@@ -66,15 +67,7 @@ func fakeRoot(t *testing.T) string {
 		"proc/200/task/201/status": statusFile("nomaps2", 200, 201, 1, false),
 		"proc/self/status":         statusFile("self", 9, 9, 1, false), // not numeric: skipped
 	}
-	for name, data := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testtree.Write(t, root, files)
 	return root
 }
 

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/kmapindex/kmapindex/internal/testtree"
 )
 
 func TestCaptureUsage(t *testing.T) {
@@ -44,21 +46,13 @@ func TestCaptureNonEmptyOut(t *testing.T) {
 
 func TestCaptureFakeRoot(t *testing.T) {
 	root := t.TempDir()
-	for name, data := range map[string]string{
+	testtree.Write(t, root, map[string]string{
 		"proc/sys/kernel/hostname":  "h\n",
 		"proc/sys/kernel/osrelease": "6.1.0\n",
 		"proc/sys/kernel/arch":      "x86_64\n",
 		"proc/kallsyms": "ffffffff81000000 T _text\nffffffff81000000 T _stext\n" +
 			"ffffffff81001000 T f\nffffffff82000000 T _etext\nffffffff83000000 B _end\n",
-	} {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	var out, errb bytes.Buffer
 	dir := filepath.Join(t.TempDir(), "c")
 	if err := runCapture([]string{"-root", root, "-o", dir}, &out, &errb); err != nil {
@@ -85,7 +79,7 @@ func TestCaptureKmodsecAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	for name, data := range map[string]string{
+	testtree.Write(t, root, map[string]string{
 		"proc/sys/kernel/osrelease":                 "6.1.0\n",
 		"proc/modules":                              "my_mod 12288 0 - Live 0xffffffffc0000000\n",
 		"sys/module/my_mod/sections/.text":          "0xffffffffc0000000\n",
@@ -93,15 +87,7 @@ func TestCaptureKmodsecAgrees(t *testing.T) {
 		"sys/module/my_mod/sections/.noinstr.text":  "0xffffffffc0000100\n",
 		"lib/modules/6.1.0/kernel/misc/my-mod.ko":   string(ko),
 		"lib/modules/6.1.0/kernel/misc/unused-x.ko": "not loaded, never read",
-	} {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	var out, errb bytes.Buffer
 	dir := filepath.Join(t.TempDir(), "c")
 	if err := runCapture([]string{"-root", root, "-o", dir}, &out, &errb); err != nil {

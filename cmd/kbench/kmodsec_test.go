@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/testtree"
 )
 
 // kmodsecTestCorpus writes a corpus directory with two modules: my_mod, with a
@@ -33,15 +34,7 @@ func kmodsecTestCorpus(t *testing.T) string {
 		"sys/module/my_mod/sections/.init.text":      "0xffffffffc0a10000\n",
 		"sys/module/my_mod/sections/.gnu.linkonce.x": "0xffffffffc0a03000\n",
 	}
-	for name, data := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testtree.Write(t, dir, files)
 	return dir
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/kmapindex/kmapindex/internal/linediff"
 	"github.com/kmapindex/kmapindex/internal/perftest"
 	"github.com/kmapindex/kmapindex/internal/testbuild"
+	"github.com/kmapindex/kmapindex/internal/testtree"
 	"github.com/kmapindex/kmapindex/perfevent"
 )
 
@@ -203,15 +204,7 @@ func TestRecordKmodSec(t *testing.T) {
 		"sys/module/my_mod/sections/.data":      "0xffffffffc0103000\n",
 		"sys/module/my_mod/sections/.exit.text": "0xffffffffc0102000\n",
 	}
-	for name, data := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testtree.Write(t, root, files)
 	file := filepath.Join(t.TempDir(), "k.data")
 	stderr := recordOrSkip(t, "-F", "99", "-d", "0.2", "-root", root, "-kmodsec", "-o", file)
 	if !recordSummary.MatchString(stderr) {

@@ -24,6 +24,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
 	"github.com/kmapindex/kmapindex/ingest/modsec"
 	"github.com/kmapindex/kmapindex/ingest/modules"
+	"github.com/kmapindex/kmapindex/internal/testtree"
 )
 
 const fakeRelease = "6.1.0-test"
@@ -58,20 +59,6 @@ var fakeSegments = []index.Segment{
 	{Vaddr: 0xffff888000000000, Size: 0x100000000, Offset: 0x1000},
 	{Vaddr: 0xffffffff81000000, Size: 0x2000000, Offset: 0x7fff81001000},
 	{Vaddr: 0xffffffffc0000000, Size: 0x3f000000, Offset: 0x7fffc0001000},
-}
-
-// writeTree writes files (slash paths below root) with their contents.
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, data := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // fakeRoot builds a machine's kernel files below a temporary directory:
@@ -109,7 +96,7 @@ func fakeRoot(t *testing.T) string {
 	for sec, addr := range fakeSections {
 		files["sys/module/my_mod/sections/"+sec] = fmt.Sprintf("0x%016x\n", addr)
 	}
-	writeTree(t, root, files)
+	testtree.Write(t, root, files)
 	// An unreadable section entry: a dangling symbolic link.
 	if err := os.Symlink("nowhere", filepath.Join(root, "sys/module/my_mod/sections/.bad")); err != nil {
 		t.Fatal(err)
@@ -297,7 +284,7 @@ func TestCaptureFakeTree(t *testing.T) {
 
 func TestCaptureRestricted(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testtree.Write(t, root, map[string]string{
 		"proc/sys/kernel/osrelease":        fakeRelease + "\n",
 		"proc/kallsyms":                    "0000000000000000 T _text\n0000000000000000 T _stext\n",
 		"proc/modules":                     "my_mod 12288 0 - Live 0x0000000000000000\n",
@@ -329,7 +316,7 @@ func TestCaptureRestricted(t *testing.T) {
 func TestCaptureRefuses(t *testing.T) {
 	root := t.TempDir()
 	full := t.TempDir()
-	writeTree(t, full, map[string]string{"x": "1"})
+	testtree.Write(t, full, map[string]string{"x": "1"})
 	file := filepath.Join(full, "x")
 	for _, tc := range []struct {
 		name string
