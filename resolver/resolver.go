@@ -96,21 +96,7 @@ func (r *Resolver) SectionMap(sec index.Map) error { return r.m.SectionMap(sec) 
 // Apply applies a decoded perf.data record: MMAP, MMAP2, COMM, FORK,
 // EXIT and KSYMBOL change the address spaces; other records (samples,
 // rounds, lost counts) change nothing and are ignored.
-func (r *Resolver) Apply(rec perfdata.Record) error {
-	switch rec := rec.(type) {
-	case *perfdata.Mmap:
-		return r.Mmap(machine.MmapOf(rec))
-	case *perfdata.Comm:
-		r.Comm(rec.Pid, rec.Tid, rec.Comm)
-	case *perfdata.Fork:
-		r.Fork(rec.Pid, rec.Ppid, rec.Tid, rec.Ptid, rec.Misc)
-	case *perfdata.Exit:
-		r.Exit(rec.Pid, rec.Tid)
-	case *perfdata.Ksymbol:
-		return r.Ksymbol(machine.KsymbolOf(rec))
-	}
-	return nil
-}
+func (r *Resolver) Apply(rec perfdata.Record) error { return r.m.Apply(rec) }
 
 // LoadKallsyms gives the kernel its symbols, as perf loads kallsyms at
 // the first kernel sample: the symbols are split among the module maps

@@ -196,18 +196,10 @@ func TestApplyRecording(t *testing.T) {
 		if err := r.Apply(rec); err != nil {
 			t.Fatal(err)
 		}
-		switch rec := rec.(type) {
-		case *perfdata.Mmap:
-			m.Mmap(machine.MmapOf(rec))
-		case *perfdata.Comm:
-			m.Comm(rec.Pid, rec.Tid, rec.Comm)
-		case *perfdata.Fork:
-			m.Fork(rec.Pid, rec.Ppid, rec.Tid, rec.Ptid, rec.Misc)
-		case *perfdata.Exit:
-			m.Exit(rec.Pid, rec.Tid)
-		case *perfdata.Ksymbol:
-			m.Ksymbol(machine.KsymbolOf(rec))
-		case *perfdata.Sample:
+		if err := m.Apply(rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec, ok := rec.(*perfdata.Sample); ok {
 			v := r.Publish()
 			mode := uint8(rec.CPUMode())
 			got, gok := v.Find(mode, rec.Pid, rec.Tid, rec.IP)

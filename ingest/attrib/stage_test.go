@@ -53,16 +53,11 @@ func replay(b *testing.B, data []byte, m *machine.Machine) []stageSample {
 	r := openBytes(b, data)
 	var ss []stageSample
 	for r.Next() {
-		switch rec := r.Record().(type) {
-		case *perfdata.Sample:
+		if rec, ok := r.Record().(*perfdata.Sample); ok {
 			ss = append(ss, stageSample{uint8(rec.CPUMode()), rec.Pid, rec.Tid, rec.IP})
-		case *perfdata.Mmap:
-			m.Mmap(machine.MmapOf(rec))
-		case *perfdata.Fork:
-			m.Fork(rec.Pid, rec.Ppid, rec.Tid, rec.Ptid, rec.Misc)
-		case *perfdata.Ksymbol:
-			m.Ksymbol(machine.KsymbolOf(rec))
+			continue
 		}
+		m.Apply(r.Record())
 	}
 	if err := r.Err(); err != nil {
 		b.Fatal(err)

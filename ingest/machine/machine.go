@@ -71,6 +71,25 @@ func MmapOf(rec *perfdata.Mmap) Mmap {
 		Pgoff: rec.Pgoff, Filename: rec.Filename, Prot: prot, Flags: rec.Flags}
 }
 
+// Apply applies a decoded side-band record in file order: MMAP, MMAP2,
+// COMM, FORK, EXIT and KSYMBOL change the maps or the threads; other
+// records (samples among them) change nothing.
+func (m *Machine) Apply(rec perfdata.Record) error {
+	switch rec := rec.(type) {
+	case *perfdata.Mmap:
+		return m.Mmap(MmapOf(rec))
+	case *perfdata.Comm:
+		m.Comm(rec.Pid, rec.Tid, rec.Comm)
+	case *perfdata.Fork:
+		m.Fork(rec.Pid, rec.Ppid, rec.Tid, rec.Ptid, rec.Misc)
+	case *perfdata.Exit:
+		m.Exit(rec.Pid, rec.Tid)
+	case *perfdata.Ksymbol:
+		return m.Ksymbol(KsymbolOf(rec))
+	}
+	return nil
+}
+
 // KsymbolOf reduces a decoded KSYMBOL record to a Ksymbol.
 func KsymbolOf(rec *perfdata.Ksymbol) Ksymbol {
 	return Ksymbol{Addr: rec.Addr, Len: rec.Len, Type: rec.KsymType, Unregister: rec.Unregister(), Name: rec.Name}
