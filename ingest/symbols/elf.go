@@ -87,6 +87,13 @@ func ELFWithDebug(path, debug string) (t *Table, err error) {
 			symFile, symPath = d, debug
 		}
 	}
+	return elfTable(rt, symFile, path, symPath)
+}
+
+// elfTable builds the table of ELFWithDebug from the open runtime file rt
+// (at path) and symbol file symFile (at symPath; rt itself when there is
+// no debug file).
+func elfTable(rt, symFile *elf.File, path, symPath string) (t *Table, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			t, err = nil, &FileError{File: symPath, Err: fmt.Errorf("malformed ELF: %v", r)}
