@@ -142,7 +142,7 @@ func BenchmarkConcurrentFind(b *testing.B) {
 					if impl == "list" && n > 10_000 {
 						continue // minutes per run
 					}
-					name := fmt.Sprintf("maps=%d/updates=%d/readers=%d/impl=%s", n, rate, readers, impl)
+					name := fmt.Sprintf("n=%d/updates=%d/readers=%d/impl=%s", n, rate, readers, impl)
 					b.Run(name, func(b *testing.B) { benchConcurrent(b, impl, n, rate, readers) })
 				}
 			}
@@ -212,7 +212,7 @@ func BenchmarkPublish(b *testing.B) {
 			if impl == "list" && n > 10_000 {
 				continue
 			}
-			b.Run(fmt.Sprintf("maps=%d/impl=%s", n, impl), func(b *testing.B) {
+			b.Run(fmt.Sprintf("n=%d/impl=%s", n, impl), func(b *testing.B) {
 				s := newStore(impl, n)
 				rng := rand.New(rand.NewPCG(5, 6))
 				pub := s.publish

@@ -91,12 +91,13 @@ func familyPlots(rep *compare.Report, stderr io.Writer) ([]familyPlot, error) {
 			fmt.Fprintf(stderr, "kbench plot: %s has no n= key; not plotted\n", row.Name)
 			continue
 		}
-		i, ok := index[row.Bench]
+		family := plotFamily(row)
+		i, ok := index[family]
 		if !ok {
 			i = len(out)
-			index[row.Bench] = i
-			fp := familyPlot{family: row.Bench, plot: plot.Plot{
-				Title:  row.Bench + ": time per operation",
+			index[family] = i
+			fp := familyPlot{family: family, plot: plot.Plot{
+				Title:  family + ": time per operation",
 				XLabel: "n (maps)",
 				YLabel: "time per op (s), median and " + fmt.Sprintf("%.0f%%", 100*rep.Confidence) + " CI",
 			}}
@@ -109,7 +110,7 @@ func familyPlots(rep *compare.Report, stderr io.Writer) ([]familyPlot, error) {
 			if c == nil {
 				continue
 			}
-			key := fmt.Sprint(row.Bench, "\x00", c.Impl, "\x00", row.N)
+			key := fmt.Sprint(family, "\x00", c.Impl, "\x00", row.N)
 			if seen[key] {
 				fmt.Fprintf(stderr, "kbench plot: %s impl=%s: more than one result at n=%d (GOMAXPROCS?); plotting the first\n", row.Name, c.Impl, row.N)
 				continue
@@ -196,6 +197,23 @@ func writeSVG(stdout io.Writer, path string, draw func(io.Writer) error) error {
 	}
 	fmt.Fprintln(stdout, path)
 	return nil
+}
+
+// plotFamily is the plot a row goes on: its benchmark family and its
+// sub-name keys other than n= (and impl=, already gone), as in
+// "ConcurrentFind/updates=0/readers=1"; the GOMAXPROCS suffix is dropped.
+func plotFamily(row *compare.Row) string {
+	name := row.Name
+	if i := strings.LastIndexByte(name, '-'); i > 0 && strings.Trim(name[i+1:], "0123456789") == "" {
+		name = name[:i]
+	}
+	parts := []string{row.Bench}
+	for _, p := range strings.Split(name, "/")[1:] {
+		if !strings.HasPrefix(p, "n=") {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "/")
 }
 
 // fileName makes a benchmark family name safe as a file name.

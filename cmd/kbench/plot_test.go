@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmapindex/kmapindex/bench/compare"
 	"github.com/kmapindex/kmapindex/internal/svgtest"
 )
 
@@ -123,6 +124,22 @@ func TestFileName(t *testing.T) {
 	for in, want := range map[string]string{"Lookup": "Lookup", "Kcore/Order x": "Kcore_Order_x", "a.b-c_d": "a.b-c_d"} {
 		if got := fileName(in); got != want {
 			t.Errorf("fileName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A plot holds one family and every sub-name key but n= and impl=.
+func TestPlotFamily(t *testing.T) {
+	for _, tc := range []struct {
+		name, bench, want string
+	}{
+		{"Lookup/n=1000-2", "Lookup", "Lookup"},
+		{"Lookup/n=1000", "Lookup", "Lookup"},
+		{"ConcurrentFind/n=1000/updates=0/readers=1-2", "ConcurrentFind", "ConcurrentFind/updates=0/readers=1"},
+		{"ConcurrentFind/updates=5/n=10-16", "ConcurrentFind", "ConcurrentFind/updates=5"},
+	} {
+		if got := plotFamily(&compare.Row{Name: tc.name, Bench: tc.bench}); got != tc.want {
+			t.Errorf("plotFamily(%q) = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
