@@ -1,6 +1,6 @@
 // Package resolver is the address-space index of a live profiler: one
 // writer applies perf events (MMAP, MMAP2, COMM, FORK, EXIT, KSYMBOL,
-// KMOD_SEC_MAP and the kernel's symbols at start) with perf 6.1's rules,
+// KMOD_SEC_MAP, and kcore and the kernel's symbols at start) with perf 6.1's rules,
 // and any number of readers turn (pid, tid, address) into a map, a file
 // offset and a symbol, without locks and without ever seeing a
 // half-applied update.
@@ -93,6 +93,14 @@ func (r *Resolver) Ksymbol(k Ksymbol) error { return r.m.Ksymbol(k) }
 // range).
 func (r *Resolver) SectionMap(sec index.Map) error { return r.m.SectionMap(sec) }
 
+// LoadKcore rebuilds the kernel maps from kcore program-header segments
+// (file order) with the kallsyms landmarks lm, as perf does when it reads
+// /proc/kcore (Machine.LoadKcore); later kernel MMAPs are then ignored.
+// Call LoadKallsyms afterwards for the symbols.
+func (r *Resolver) LoadKcore(segs []index.Segment, lm index.Landmarks) error {
+	return r.m.LoadKcore(segs, lm)
+}
+
 // Apply applies a decoded perf.data record: MMAP, MMAP2, COMM, FORK,
 // EXIT and KSYMBOL change the address spaces; other records (samples,
 // rounds, lost counts) change nothing and are ignored.
@@ -112,6 +120,12 @@ func (r *Resolver) LoadKallsyms(ks []kallsyms.Symbol) {
 		if r.m.IsKmodule(mp) {
 			mods = append(mods, mp)
 		}
+	}
+	if r.m.UsesKcore() {
+		// After LoadKcore: maps__split_kallsyms_for_kcore, one table for
+		// every kcore map (look up MapIP).
+		r.kernel = &symbols.KernelTables{Kernel: symbols.Kcore(ks, r.m.Kernel().Find)}
+		return
 	}
 	r.kernel = symbols.Kernel(ks, mods)
 	r.m.OnKernelLoad = nil
@@ -196,7 +210,7 @@ func (v *View) table(mp index.Map) *symbols.Table {
 			return v.kernel.Kernel
 		}
 	case index.KindModule:
-		if v.kernel != nil {
+		if v.kernel != nil && v.kernel.Modules != nil {
 			return v.kernel.Module(mp.DSO)
 		}
 	case index.KindBPFProg, index.KindBPFImage, index.KindOOL:

@@ -221,3 +221,39 @@ func TestApplyRecording(t *testing.T) {
 	}
 	t.Logf("%d samples, %d in a map", samples, found)
 }
+
+// With kcore loaded first, kernel addresses resolve to the kcore maps
+// (the segment holding _stext is the kernel map) and their symbols
+// through kallsyms, rebased to the segments' offsets.
+func TestResolveKcore(t *testing.T) {
+	r := New(Options{NoFiles: true})
+	ks := []kallsyms.Symbol{
+		{Addr: 0xffffffff81000000, Type: 'T', Name: "_text"},
+		{Addr: 0xffffffff81000000, Type: 'T', Name: "_stext"},
+		{Addr: 0xffffffff81000100, Type: 'T', Name: "do_syscall_64"},
+		{Addr: 0xffffffff81000400, Type: 'T', Name: "_etext"},
+	}
+	segs := []index.Segment{
+		{Vaddr: 0xffffffff81000000, Size: 0x2000000, Offset: 0x7fff81001000},
+		{Vaddr: 0xffffc90000000000, Size: 0x100000, Offset: 0x4000},
+	}
+	if err := r.LoadKcore(segs, kallsyms.Landmarks(ks)); err != nil {
+		t.Fatal(err)
+	}
+	r.LoadKallsyms(ks)
+	v := r.Publish()
+	loc := v.Resolve(CPUModeKernel, 1, 1, 0xffffffff81000123)
+	if !loc.Found || loc.Map.Kind != index.KindKernel || loc.Map.End != 0xffffffff83000000 || loc.Symbol.Name != "do_syscall_64" || loc.Offset != 0x7fff81001123 {
+		t.Errorf("kernel text: %+v", loc)
+	}
+	if loc := v.Resolve(CPUModeKernel, 1, 1, 0xffffc90000000010); !loc.Found || loc.Map.Kind != index.KindKcore || loc.Symbol.Name != "" {
+		t.Errorf("vmalloc: %+v", loc)
+	}
+	// Kernel MMAPs are ignored once kcore is loaded.
+	if err := r.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Filename: "[kernel.kallsyms]_text"}); err != nil {
+		t.Fatal(err)
+	}
+	if loc := r.Publish().Resolve(CPUModeKernel, 1, 1, 0xffffffff81000123); loc.Map.End != 0xffffffff83000000 || loc.Symbol.Name != "do_syscall_64" {
+		t.Errorf("after a kernel MMAP: %+v", loc)
+	}
+}

@@ -191,6 +191,10 @@ func New(impl mapset.Impl) *Machine {
 // Kernel returns the kernel maps.
 func (m *Machine) Kernel() mapset.Set { return m.kernel }
 
+// UsesKcore reports whether the kernel maps come from kcore (LoadKcore):
+// kernel symbols then go through symbols.Kcore.
+func (m *Machine) UsesKcore() bool { return m.usesKcore }
+
 // Vmlinux returns the kernel map and whether there is one.
 func (m *Machine) Vmlinux() (index.Map, bool) { return m.vmlinux, m.has }
 
