@@ -1,9 +1,9 @@
 // Package resolver is the address-space index of a live profiler: one
 // writer applies perf events (MMAP, MMAP2, COMM, FORK, EXIT, KSYMBOL,
-// KMOD_SEC_MAP, and kcore and the kernel's symbols at start) with perf 6.1's rules,
-// and any number of readers turn (pid, tid, address) into a map, a file
-// offset and a symbol, without locks and without ever seeing a
-// half-applied update.
+// KMOD_SEC_MAP, and kcore and the kernel's symbols at start) with perf
+// 6.1's rules, and any number of readers turn (pid, tid, address) into a
+// map, a file offset and a symbol, without locks and without ever seeing
+// a half-applied update.
 //
 // The rules are those of package machine, the same code kbench report
 // runs on perf.data files, so the live path and the file path cannot
