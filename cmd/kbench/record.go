@@ -213,6 +213,16 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 	if err := sess.Close(); err != nil {
 		return err
 	}
+	// The build ids of the DSOs the samples hit, found as perf record
+	// finds them: by replaying the recording once it is written
+	// (process_buildids), not while the ring buffers wait.
+	ids, err := recordBuildIDs(w, f, *root)
+	if err != nil {
+		return err
+	}
+	if err := w.SetBuildIDs(ids); err != nil {
+		return err
+	}
 	if err := w.Close(); err != nil {
 		return err
 	}

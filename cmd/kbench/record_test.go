@@ -266,3 +266,54 @@ func TestRecordUsage(t *testing.T) {
 		t.Errorf("-h: %v\n%s", err, errb.String())
 	}
 }
+
+// kbench record writes the BUILD_ID feature as perf record does: the DSOs
+// sample ips hit and the vdso, each with the build id perf reads for it
+// (perf buildid-list -k for the kernel, perf buildid-list -i for a file).
+func TestRecordBuildIDs(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "k.data")
+	recordOrSkip(t, "-F", "999", "-o", file, "--", "sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done")
+	list, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, "buildid-list", "-i", file)
+	if errors.Is(err, perftest.ErrNotInstalled) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, _ = filepath.Abs(sh)
+	names := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		id, name, ok := strings.Cut(line, " ")
+		if !ok {
+			t.Fatalf("buildid-list line %q", line)
+		}
+		names[name] = true
+		var want string
+		switch {
+		case name == "[kernel.kallsyms]":
+			want, _, err = perftest.Run(perftest.Options{NoBuildIDCache: true}, "buildid-list", "-k")
+		case name == "[vdso]":
+			continue // this process's vdso: the same image as perf's own
+		case strings.HasPrefix(name, "/"):
+			want, _, err = perftest.Run(perftest.Options{NoBuildIDCache: true}, "buildid-list", "-i", name)
+		default:
+			t.Errorf("unexpected entry %q", line)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want = strings.TrimSpace(want); id != want {
+			t.Errorf("%s: build id %s, perf reads %s", name, id, want)
+		}
+	}
+	for _, n := range []string{"[vdso]", sh} { // the kernel only if a sample hit it
+		if !names[n] {
+			t.Errorf("no build id for %s in:\n%s", n, list)
+		}
+	}
+}

@@ -93,10 +93,8 @@ func NewWriter(w io.WriteSeeker, opts WriterOptions) (*Writer, error) {
 	if len(opts.IDs) > maxWriterIDs {
 		return nil, fmt.Errorf("perfdata: writer: %d ids, at most %d", len(opts.IDs), maxWriterIDs)
 	}
-	for _, b := range opts.BuildIDs {
-		if len(b.BuildID) > 20 {
-			return nil, fmt.Errorf("perfdata: writer: build id of %s has %d bytes, at most 20", b.Filename, len(b.BuildID))
-		}
+	if err := checkBuildIDs(opts.BuildIDs); err != nil {
+		return nil, err
 	}
 	start, err := w.Seek(0, io.SeekCurrent)
 	if err != nil {
@@ -144,6 +142,41 @@ func NewWriter(w io.WriteSeeker, opts WriterOptions) (*Writer, error) {
 	b = wle.AppendUint64(b, 8*uint64(len(opts.IDs)))
 	wr.write(b)
 	return wr, wr.err
+}
+
+// Data flushes the records written so far and returns where they are in
+// the underlying file: the data section's offset and its size. A recorder
+// reads them back before Close, as perf record replays its recording to
+// find the DSOs the samples hit.
+func (w *Writer) Data() (off, size int64, err error) {
+	if w.err != nil {
+		return 0, 0, w.err
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.err = fmt.Errorf("perfdata: writer: %w", err)
+		return 0, 0, w.err
+	}
+	return w.start + w.data, w.pos - w.data, nil
+}
+
+// SetBuildIDs replaces the BUILD_ID feature entries Close writes: a
+// recorder knows which DSOs the samples hit only at the end, as perf
+// record does (process_buildids).
+func (w *Writer) SetBuildIDs(ids []BuildID) error {
+	if err := checkBuildIDs(ids); err != nil {
+		return err
+	}
+	w.opts.BuildIDs = ids
+	return nil
+}
+
+func checkBuildIDs(ids []BuildID) error {
+	for _, b := range ids {
+		if len(b.BuildID) > 20 {
+			return fmt.Errorf("perfdata: writer: build id of %s has %d bytes, at most 20", b.Filename, len(b.BuildID))
+		}
+	}
+	return nil
 }
 
 // Attr returns the event's attribute as written.
