@@ -1,0 +1,439 @@
+package unwind
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// Inlines answers, for an address of a binary, what binutils' addr2line
+// -i -f prints for it, which perf 6.1 (built without libbfd) runs to
+// expand each unwound frame into its inlined functions (append_inlines,
+// addr2inlines): the innermost function first (an inlined one if the
+// address is in inlined code), then each caller it was inlined into.
+// Names follow bfd: the DWARF function whose range around the address
+// is smallest (the later one on a tie), named by its linkage name, else
+// its name, through DW_AT_abstract_origin and DW_AT_specification; with
+// no DWARF function, the symbol table's nearest function symbol at or
+// below the address. Safe for concurrent use.
+type Inlines struct {
+	d   *dwarf.Data
+	cus []cuSpan // by start
+	// noRanges are the units without ranges, which bfd tries for
+	// every address.
+	noRanges []dwarf.Offset
+	syms     []bfdSym // function-like symbols, in symbol-table order
+	secs     []elf.SectionHeader
+	mu       sync.Mutex
+	units    map[dwarf.Offset]*unitFuncs
+	memo     map[uint64]inlineAnswer
+}
+
+type cuSpan struct {
+	lo, hi uint64
+	off    dwarf.Offset
+}
+
+type bfdSym struct {
+	name        string
+	value, size uint64
+	sec         int
+}
+
+type inlineAnswer struct {
+	names []string
+	ok    bool
+}
+
+// unitFuncs is a compilation unit's function table (bfd's
+// scan_unit_for_symbols): its functions, with their ranges and the
+// function each inlined one sits in, in DIE order.
+type unitFuncs struct {
+	// bfdFails marks a Go unit: binutils 2.40's bfd does not read the
+	// line tables Go writes (addr2line prints "go.go:?", the symbol
+	// table's file and function, for all of a Go binary), so the unit
+	// gives no answer and the symbol table does.
+	bfdFails bool
+	entry    *dwarf.Entry
+	fns      []funcInfo
+	seqs     [][2]uint64 // line sequences' address ranges
+}
+
+type funcInfo struct {
+	ranges  [][2]uint64
+	name    string
+	linkage bool // named by a linkage name (or a C-family DW_AT_name)
+	caller  int  // the enclosing function's index, -1 for none
+}
+
+// OpenInlines reads the DWARF and symbol table of the ELF file at path
+// (the file perf names in dso->symsrc_filename). A file without DWARF
+// answers from its symbol table (or dynamic symbols) alone, as
+// addr2line does ("name" and "??:?", which perf takes as an answer).
+func OpenInlines(path string) (*Inlines, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	in := &Inlines{units: make(map[dwarf.Offset]*unitFuncs), memo: make(map[uint64]inlineAnswer)}
+	for _, s := range f.Sections {
+		in.secs = append(in.secs, s.SectionHeader)
+	}
+	in.readSyms(f)
+	if f.Section(".debug_info") == nil && f.Section(".zdebug_info") == nil {
+		return in, nil
+	}
+	if in.d, err = loadDWARF(f); err != nil {
+		return nil, err
+	}
+	in.readUnits()
+	return in, nil
+}
+
+// readUnits lists the units' address ranges.
+func (in *Inlines) readUnits() {
+	d := in.d
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+			n := 0
+			if rs, err := d.Ranges(e); err == nil {
+				for _, rg := range rs {
+					if rg[0] < rg[1] {
+						in.cus = append(in.cus, cuSpan{rg[0], rg[1], e.Offset})
+						n++
+					}
+				}
+			}
+			if n == 0 {
+				in.noRanges = append(in.noRanges, e.Offset)
+			}
+		}
+		r.SkipChildren()
+	}
+	sort.SliceStable(in.cus, func(i, j int) bool { return in.cus[i].lo < in.cus[j].lo })
+}
+
+// readSyms keeps the symbols bfd's _bfd_elf_maybe_function_sym accepts.
+func (in *Inlines) readSyms(f *elf.File) {
+	syms, err := f.Symbols()
+	if err != nil || len(syms) == 0 {
+		syms, _ = f.DynamicSymbols()
+	}
+	for _, s := range syms {
+		switch elf.ST_TYPE(s.Info) {
+		case elf.STT_SECTION, elf.STT_FILE, elf.STT_OBJECT, elf.STT_TLS, elf.STT_COMMON:
+			continue
+		}
+		if s.Section == elf.SHN_UNDEF || int(s.Section) >= len(f.Sections) {
+			continue
+		}
+		if s.Size == 0 && elf.ST_BIND(s.Info) == elf.STB_LOCAL && elf.ST_TYPE(s.Info) == elf.STT_NOTYPE &&
+			elf.ST_VISIBILITY(s.Other) == elf.STV_HIDDEN {
+			continue
+		}
+		in.syms = append(in.syms, bfdSym{name: s.Name, value: s.Value, size: max(s.Size, 1), sec: int(s.Section)})
+	}
+}
+
+// Funcs returns the function names addr2line -i -f prints for addr,
+// innermost first; ok is false when its first record's location is
+// "??:0" (no DWARF function nor line holds addr), which perf takes as
+// no answer. A function without a line row prints as ":?", which perf
+// takes as an answer.
+func (in *Inlines) Funcs(addr uint64) (names []string, ok bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if a, seen := in.memo[addr]; seen {
+		return a.names, a.ok
+	}
+	a := in.lookup(addr)
+	if len(in.memo) >= 1<<18 {
+		clear(in.memo) // bounded
+	}
+	in.memo[addr] = a
+	return a.names, a.ok
+}
+
+func (in *Inlines) lookup(addr uint64) inlineAnswer {
+	for _, off := range in.unitsFor(addr) {
+		u := in.unit(off)
+		if u == nil {
+			continue
+		}
+		if u.bfdFails {
+			continue
+		}
+		line, best := u.hasLine(addr), u.bestFit(addr)
+		if !line && best < 0 {
+			continue // bfd tries the next unit
+		}
+		return in.answer(u, best, addr)
+	}
+	// No DWARF: bfd names the symbol table's function, if any.
+	if name, ok := in.symbolName(addr); ok {
+		return inlineAnswer{names: []string{name}, ok: true}
+	}
+	return inlineAnswer{}
+}
+
+// answer names the innermost function best (-1: none) and its inliners.
+// A function not named by a linkage name takes the symbol table's name
+// (bfd's _bfd_dwarf2_find_nearest_line "done:" fix-up).
+func (in *Inlines) answer(u *unitFuncs, best int, addr uint64) inlineAnswer {
+	sym, symOK := "", false
+	if best < 0 || !u.fns[best].linkage {
+		sym, symOK = in.symbolName(addr)
+	}
+	if best < 0 {
+		if !symOK {
+			sym = "??"
+		}
+		return inlineAnswer{names: []string{sym}, ok: true}
+	}
+	first := u.fns[best].name
+	if symOK {
+		first = sym
+	}
+	names := []string{first}
+	for i := u.fns[best].caller; i >= 0 && len(names) <= 1024; i = u.fns[i].caller {
+		names = append(names, u.fns[i].name)
+	}
+	return inlineAnswer{names: names, ok: true}
+}
+
+// unitsFor returns the units bfd tries for addr, in DIE order: those
+// whose ranges hold it and those without ranges.
+func (in *Inlines) unitsFor(addr uint64) []dwarf.Offset {
+	i := sort.Search(len(in.cus), func(i int) bool { return in.cus[i].lo > addr })
+	offs := append([]dwarf.Offset(nil), in.noRanges...)
+	for _, c := range in.cus[:i] {
+		if addr < c.hi && !slices.Contains(offs, c.off) {
+			offs = append(offs, c.off)
+		}
+	}
+	slices.Sort(offs)
+	return offs
+}
+
+// unit returns a unit's function table, read once.
+func (in *Inlines) unit(off dwarf.Offset) *unitFuncs {
+	if u, ok := in.units[off]; ok {
+		return u
+	}
+	u := in.scanUnit(off)
+	in.units[off] = u
+	return u
+}
+
+// scanUnit reads a unit's functions.
+func (in *Inlines) scanUnit(off dwarf.Offset) *unitFuncs {
+	r := in.d.Reader()
+	r.Seek(off)
+	cu, err := r.Next()
+	if err != nil || cu == nil {
+		return nil
+	}
+	u := &unitFuncs{entry: cu}
+	lang, _ := cu.Val(dwarf.AttrLanguage).(int64)
+	cLike := nonMangled(lang)
+	if lang == langGo {
+		u.bfdFails = true
+		return u
+	}
+	lr, _ := in.d.LineReader(cu)
+	u.readSeqs(lr)
+	type level struct{ fn int }
+	stack := []level{{-1}} // the function each nesting level is in
+	for depth := 1; depth > 0; {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag == 0 {
+			depth--
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		cur := stack[len(stack)-1].fn
+		switch e.Tag {
+		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine, dwarf.TagEntryPoint:
+			rs, _ := in.d.Ranges(e)
+			name, linkage := in.funcName(e, cLike)
+			u.fns = append(u.fns, funcInfo{ranges: rs, name: name, linkage: linkage, caller: cur})
+			cur = len(u.fns) - 1
+		}
+		if e.Children {
+			depth++
+			stack = append(stack, level{cur})
+		}
+	}
+	return u
+}
+
+// funcName is bfd's name of a function DIE: the linkage name if any,
+// else the name, else the abstract origin's or specification's; linkage
+// says whether bfd takes it as a linkage name.
+func (in *Inlines) funcName(e *dwarf.Entry, cLike bool) (name string, linkage bool) {
+	for hops := 0; e != nil && hops < 8; hops++ {
+		if s, ok := e.Val(dwarf.AttrLinkageName).(string); ok {
+			return s, true
+		}
+		if s, ok := e.Val(dwarf.Attr(0x2007)).(string); ok { // DW_AT_MIPS_linkage_name
+			return s, true
+		}
+		if s, ok := e.Val(dwarf.AttrName).(string); ok {
+			return s, cLike
+		}
+		ref, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			if ref, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset); !ok {
+				break
+			}
+		}
+		r := in.d.Reader()
+		r.Seek(ref)
+		e, _ = r.Next()
+	}
+	return "??", false
+}
+
+const langGo = 0x16 // DW_LANG_Go
+
+// nonMangled is bfd's non_mangled: languages whose DW_AT_name is the
+// symbol's name (C, Ada, Cobol, Fortran 77, Pascal, PL/I, UPC, MIPS
+// assembler).
+func nonMangled(lang int64) bool {
+	switch lang {
+	case 0x01, 0x02, 0x03, 0x05, 0x06, 0x07, 0x09, 0x0c, 0x0d, 0x0f, 0x12, 0x1d, 0x8001:
+		return true
+	}
+	return false
+}
+
+// bestFit is lookup_address_in_function_table: the function with the
+// smallest range holding addr, the later on a tie; -1 for none.
+func (u *unitFuncs) bestFit(addr uint64) int {
+	best, bestLen := -1, uint64(0)
+	for i, f := range u.fns {
+		for _, r := range f.ranges {
+			if addr < r[0] || addr >= r[1] {
+				continue
+			}
+			if l := r[1] - r[0]; best < 0 || l <= bestLen {
+				best, bestLen = i, l
+			}
+		}
+	}
+	return best
+}
+
+// hasLine reports whether one of the unit's line sequences covers addr
+// (bfd's lookup_address_in_line_info_table finds a row there).
+func (u *unitFuncs) hasLine(addr uint64) bool {
+	for _, s := range u.seqs {
+		if addr >= s[0] && addr < s[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// readSeqs reads the ranges of the unit's line sequences.
+func (u *unitFuncs) readSeqs(lr *dwarf.LineReader) {
+	if lr == nil {
+		return
+	}
+	var le dwarf.LineEntry
+	start, open := uint64(0), false
+	for lr.Next(&le) == nil {
+		switch {
+		case le.EndSequence:
+			if open && le.Address > start {
+				u.seqs = append(u.seqs, [2]uint64{start, le.Address})
+			}
+			open = false
+		case !open:
+			start, open = le.Address, true
+		}
+	}
+}
+
+// symbolName is bfd's _bfd_elf_find_function: in the allocated section
+// holding addr, the function symbol with the highest value at or below
+// it, the larger on a tie, the first in the table then.
+func (in *Inlines) symbolName(addr uint64) (string, bool) {
+	sec := -1
+	for i, s := range in.secs {
+		if s.Flags&elf.SHF_ALLOC != 0 && addr >= s.Addr && addr-s.Addr < s.Size {
+			sec = i
+			break
+		}
+	}
+	if sec < 0 {
+		return "", false
+	}
+	best := -1
+	for i, s := range in.syms {
+		if s.sec != sec || s.value > addr {
+			continue
+		}
+		if b := in.syms; best < 0 || s.value > b[best].value || s.value == b[best].value && s.size > b[best].size {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	return in.syms[best].name, true
+}
+
+// dwarfSections are the sections Inlines reads: debug/elf's DWARF
+// would also decompress location lists and frames, which it does not
+// need.
+var dwarfSections = []string{"abbrev", "info", "line", "ranges", "str", "addr", "line_str", "str_offsets", "rnglists"}
+
+// loadDWARF is elf.File.DWARF for executables and shared objects, with
+// only the sections Inlines uses, decompressed in parallel.
+func loadDWARF(f *elf.File) (*dwarf.Data, error) {
+	if f.Type == elf.ET_REL || f.Section(".zdebug_info") != nil {
+		return f.DWARF() // relocations to apply, or the old compression
+	}
+	data := make([][]byte, len(dwarfSections))
+	errs := make([]error, len(dwarfSections))
+	var wg sync.WaitGroup
+	for i, name := range dwarfSections {
+		s := f.Section(".debug_" + name)
+		if s == nil || s.Type == elf.SHT_NOBITS {
+			continue
+		}
+		wg.Go(func() { data[i], errs[i] = s.Data() })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil && dwarfSections[i] != "info" {
+			data[i] = nil // as debug/elf, a section that cannot be read is left out
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	d, err := dwarf.New(data[0], nil, nil, data[1], data[2], nil, data[3], data[4])
+	if err != nil {
+		return nil, err
+	}
+	for i, name := range dwarfSections[5:] {
+		if b := data[5+i]; b != nil {
+			if err := d.AddSection(".debug_"+name, b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return d, nil
+}

@@ -1,0 +1,136 @@
+package unwind
+
+import (
+	"bufio"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/internal/testbuild"
+)
+
+// inlineSrc has functions gcc inlines at -O2 (nested twice), static ones
+// it renames (.constprop, .isra) and an ordinary call.
+const inlineSrc = `
+#include <stdio.h>
+#include <stdlib.h>
+static inline int sq(int x) { return x * x; }
+static inline int sum_sq(int a, int b) { return sq(a) + sq(b); }
+static int __attribute__((noinline)) scale(int x, int k) { return x * k + sum_sq(x, k); }
+int __attribute__((noinline)) work(int n) {
+	int s = 0;
+	for (int i = 0; i < n; i++) s += sum_sq(i, n) + scale(i, 3);
+	return s;
+}
+int main(int argc, char **argv) { printf("%d\n", work(argc > 1 ? atoi(argv[1]) : 1000)); return 0; }
+`
+
+// TestInlinesAddr2line compares Funcs with binutils' addr2line -i -f, as
+// perf 6.1 runs it, at addresses all over a program built at test time
+// with -g -O2, and over the C library's debug file when there is one.
+func TestInlinesAddr2line(t *testing.T) {
+	if _, err := exec.LookPath("addr2line"); err != nil {
+		t.Skip("addr2line not installed")
+	}
+	dir := t.TempDir()
+	src := testbuild.Source(t, dir, "inl.c", inlineSrc)
+	bin := filepath.Join(dir, "inl")
+	if err := testbuild.Compile(t, "gcc", "-g", "-O2", "-fomit-frame-pointer", "-o", bin, src); err != nil {
+		t.Fatal(err)
+	}
+	compareAddr2line(t, bin, 1)
+	stripped := filepath.Join(dir, "inl-stripped")
+	if err := testbuild.Compile(t, "gcc", "-O2", "-s", "-shared", "-fPIC", "-o", stripped, src); err != nil {
+		t.Fatal(err)
+	}
+	compareAddr2line(t, stripped, 1) // dynamic symbols only
+	if libc := libcDebugFile(); libc != "" && !testing.Short() {
+		compareAddr2line(t, libc, 997)
+	}
+}
+
+// libcDebugFile returns the C library's separate debug file, found by
+// build id under /usr/lib/debug; "" when there is none.
+func libcDebugFile() string {
+	f, err := elf.Open("/usr/lib/x86_64-linux-gnu/libc.so.6")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := f.Section(".note.gnu.build-id")
+	if s == nil {
+		return ""
+	}
+	b, err := s.Data()
+	if err != nil || len(b) < 16+20 {
+		return ""
+	}
+	id := fmt.Sprintf("%x", b[16:])
+	p := "/usr/lib/debug/.build-id/" + id[:2] + "/" + id[2:] + ".debug"
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// compareAddr2line asks addr2line about every stride-th address of path's
+// .text and compares its answers with Funcs.
+func compareAddr2line(t *testing.T, path string, stride uint64) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := f.Section(".text")
+	f.Close()
+	if text == nil {
+		t.Fatalf("%s: no .text", path)
+	}
+	in, err := OpenInlines(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []uint64
+	var req strings.Builder
+	for a := text.Addr; a < text.Addr+text.Size; a += stride {
+		addrs = append(addrs, a)
+		fmt.Fprintf(&req, "%016x\n,\n", a) // perf's request and sentinel
+	}
+	cmd := exec.Command("addr2line", "-e", path, "-i", "-f")
+	cmd.Stdin = strings.NewReader(req.String())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	record := func() (fn, loc string) {
+		sc.Scan()
+		fn = sc.Text()
+		sc.Scan()
+		return fn, sc.Text()
+	}
+	bad := 0
+	for _, a := range addrs {
+		var want []string
+		fn, loc := record()
+		ok := loc != "??:0"
+		if ok {
+			for ; fn != "??" || loc != "??:0"; fn, loc = record() {
+				want = append(want, fn)
+			}
+		} else {
+			record() // the sentinel's answer
+		}
+		got, gotOK := in.Funcs(a)
+		if gotOK != ok || strings.Join(got, ";") != strings.Join(want, ";") {
+			if bad++; bad <= 10 {
+				t.Errorf("%s %#x: Funcs %q %v, addr2line %q %v", filepath.Base(path), a, got, gotOK, want, ok)
+			}
+		}
+	}
+	t.Logf("%s: %d of %d addresses differ from addr2line", filepath.Base(path), bad, len(addrs))
+}
