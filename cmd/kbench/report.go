@@ -32,7 +32,7 @@ const reportUsage = `usage: kbench report [-format table|script|json|folded|ppro
                     [-children|-no-children] [-no-branch-stack] [-sort KEYS]
                     [-pid L] [-tid L] [-comm L] [-cpu L] [-time START,END]
                     [-dso L] [-sym L]
-                    [-impl btree|list] [-debugdir DIR] [-o FILE]
+                    [-impl btree|list] [-debugdir DIR] [-symfs DIR] [-o FILE]
                     [-progress auto|always|never] [-cpuprofile FILE] FILE | -i FILE
 
 Attribute every sample of the perf.data FILE ("-": standard input, e.g. a
@@ -74,6 +74,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	hideCallchain := fs.Bool("G", false, "script: hide callchains (perf script -G)")
 	implName := fs.String("impl", "btree", "map implementation: btree or list")
 	debugDir := fs.String("debugdir", "", "perf's build-id cache `dir` (default ~/.debug; \"-\" for none)")
+	symfs := fs.String("symfs", "", "look for DSO files below `dir`, as perf's --symfs (for their symbols and unwinding)")
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
@@ -195,7 +196,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(out, 256<<10)
-	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, KallsymsFile: ksFrom, DebugDir: *debugDir}
+	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, KallsymsFile: ksFrom, DebugDir: *debugDir, Symfs: *symfs}
 	if *format == "table" && !*noBranchStack {
 		opts.BranchMode = attrib.BranchModeDefault(in.r)
 	}

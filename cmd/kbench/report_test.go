@@ -730,7 +730,7 @@ func TestReportSortAndFilters(t *testing.T) {
 // user-mode sample, whose kernel callchain has no entries.
 func TestReportDwarfWithoutBinaries(t *testing.T) {
 	const dir = "testdata/dwarf/"
-	got := mustReport(t, nil, "-format", "script", "-kallsyms", kallsymsSubset, "-debugdir", "-", dir+"dwarf.data")
+	got := mustReport(t, nil, "-format", "script", "-kallsyms", kallsymsSubset, "-debugdir", "-", "-symfs", t.TempDir(), dir+"dwarf.data")
 	want := string(mustRead(t, dir+"dwarf.script"))
 	if !strings.Contains(want, "\n\n\n") {
 		t.Fatal("the golden has no empty chain: the test tests nothing")

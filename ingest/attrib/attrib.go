@@ -64,6 +64,11 @@ type Options struct {
 	// NoFiles leaves user-space and module-section symbols unresolved
 	// instead of reading DSO files (maps and kernel symbols still work).
 	NoFiles bool
+	// Symfs is perf's --symfs: DSO files are looked for below this
+	// directory (a DSO /usr/lib/x.so at Symfs/usr/lib/x.so), for their
+	// symbols and for unwinding; perf's own vdso copy is then not found
+	// either. "" reads them where the recording names them.
+	Symfs string
 	// Script, if set, receives one entry per sample as perf script
 	// -F ip,sym,dso prints it (with callchains unless HideCallchain).
 	Script        io.Writer
@@ -286,6 +291,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		res:  &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
 		cnt:  newCounter(),
 	}
+	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	load := prepareKernel(opts.LoadKallsyms)
 	if load != nil {
 		// The loader may report through the caller's callbacks: it ends
@@ -339,6 +345,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			buildIDs = buildIDMap(r.Features())
 			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.moduleMaps)
 			a.sym.noFiles = opts.NoFiles
+			a.sym.symfs = opts.Symfs
+			a.sym.symfs = opts.Symfs
 			a.sym.kcore = opts.Kcore
 			if a.sym.kcore == nil {
 				a.sym.kcore = KcoreBeside(opts.KallsymsFile)
@@ -368,6 +376,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if a.sym == nil {
 		a.sym = newSymbolizer(opts.Kallsyms, load, buildIDMap(r.Features()), opts.DebugDir, a.moduleMaps)
 		a.sym.noFiles = opts.NoFiles
+		a.sym.symfs = opts.Symfs
 	}
 	if a.sym.err != nil {
 		return nil, fmt.Errorf("attrib: kallsyms: %w", a.sym.err)
@@ -517,6 +526,11 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 					e.addrs = slab.take(len(rec.Callchain))
 					copy(e.addrs, rec.Callchain)
 				}
+				if needsUnwind(rec.Attr) {
+					if b := withUserPayload(&slab, rec); b != nil {
+						e.addrs = b // the user stack rides behind the chain (dwarf.go)
+					}
+				}
 			} else if branches && len(rec.Branches) > 0 {
 				e.addrs = slab.take(2 * len(rec.Branches))
 				for i, b := range rec.Branches {
@@ -574,6 +588,7 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 	if len(batch) > 0 {
 		out <- batch
 	}
+	slab.payload.seal()
 	errc <- r.Err()
 }
 
@@ -584,7 +599,10 @@ var emptyChain = []uint64{}
 // addrSlab hands out the events' address slices from large blocks: one
 // allocation per 64 Ki addresses instead of one per sample. A block is
 // freed when no event refers to it any more.
-type addrSlab struct{ block []uint64 }
+type addrSlab struct {
+	block   []uint64
+	payload payloadArena // DWARF samples' user stacks (dwarf.go)
+}
 
 func (s *addrSlab) take(n int) []uint64 {
 	if n > len(s.block) {
@@ -674,6 +692,7 @@ type attributor struct {
 	kstart    uint64
 	kstartSet bool
 	x86_64    bool
+	dw        *dwarfState // unwinds DWARF callchains (dwarf.go)
 }
 
 // fetchInsn is what perf script's arch_fetch_insn does to the maps for a
@@ -722,7 +741,9 @@ func (a *attributor) moduleMaps() []index.Map {
 func (a *attributor) deliver(e *event) error {
 	switch e.kind {
 	case evSample:
-		return a.sample(e)
+		err := a.sample(e)
+		releasePayload(e) // its user stack's memory is reused (dwarf.go)
+		return err
 	case evHalfFlush:
 		if !a.halfWarned {
 			a.halfWarned = true
@@ -1006,7 +1027,10 @@ func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 	start := len(b)
 	if !a.walkCallchain(e, func(ip uint64, mp index.Map, ok bool) {
 		addr, sym, dso := ip, symbols.Unknown, symbols.Unknown
-		if ok {
+		if name := a.inlinedName(); name != "" {
+			sym, dso = name, "inlined" // prints "name (inlined)", as perf prints an inlined frame
+			addr = mp.MapIP(ip)
+		} else if ok {
 			sym, dso = a.sym.name(mp, ip), mp.DSO
 			if mp.Kind == index.KindUser || mp.Kind == index.KindAnon {
 				// sample__fprintf_callchain shows the binary offset for
@@ -1026,8 +1050,13 @@ func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 // each frame's address and map (ok: found): context markers set the
 // cpumode of the frames after them, at most maxStack frames. An unknown
 // marker drops the whole chain, as perf resets its cursor: walkCallchain
-// then returns false, and the frames already reported are void.
+// then returns false, and the frames already reported are void. A DWARF
+// sample's user frames, unwound from its stack, follow (dwarf.go).
 func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map, ok bool)) bool {
+	if hasUserStack(e) && chainReset(e.addrs) {
+		a.unwindUser(e, frame) // perf appends the unwound frames to the emptied chain (dwarf.go)
+		return true
+	}
 	cpumode := uint8(machine.CPUModeUser)
 	n := 0
 	for _, ip := range e.addrs {
@@ -1045,6 +1074,7 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map,
 		mp, ok := a.m.Resolve(cpumode, e.pid, e.tid, ip)
 		frame(ip, mp, ok)
 	}
+	a.unwindUser(e, frame) // then the user stack perf unwinds (dwarf.go)
 	return true
 }
 

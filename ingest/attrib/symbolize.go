@@ -37,7 +37,8 @@ type symbolizer struct {
 	// sectionFiles maps a section map's DSO ("[mod].sec") to its module
 	// file, from KMOD_SEC_MAP records.
 	sectionFiles map[string]string
-	noFiles      bool // read no DSO files
+	noFiles      bool   // read no DSO files
+	symfs        string // perf's --symfs: where DSO files are looked for
 	bpf          map[index.Map]*symbols.Table
 	kernelMods   func() []index.Map // the kernel's module maps, for the split
 
@@ -233,7 +234,7 @@ func (s *symbolizer) file(dso string) *symbols.Table {
 			break
 		}
 	}
-	if t == nil && dso == machine.VDSOName {
+	if t == nil && dso == machine.VDSOName && s.symfs == "" {
 		t = vdsoTable(id)
 	}
 	s.files[dso] = t
@@ -267,7 +268,7 @@ func (s *symbolizer) candidates(dso string, id []byte) []string {
 		out = append(out, filepath.Join(s.debugDir, ".build-id", h[:2], h[2:], base))
 	}
 	if strings.HasPrefix(dso, "/") {
-		out = append(out, dso)
+		out = append(out, s.symfs+dso) // __symbol__join_symfs
 	}
 	return out
 }

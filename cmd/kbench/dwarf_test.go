@@ -1,0 +1,217 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/internal/perftest"
+	"github.com/kmapindex/kmapindex/internal/testbuild"
+)
+
+// Programs for --call-graph dwarf recordings: deep enough stacks in the
+// main binary, libc reached through the PLT (strlen, strspn, sqrt), a
+// call through the PLT into a shared library of our own in the hot loop,
+// and a signal handler interrupting it.
+const (
+	dwarfMathC = `
+#include <stdio.h>
+#include <string.h>
+#include <math.h>
+__attribute__((noinline)) static double leaf(double x, int n) {
+	double s = 0;
+	for (int i = 0; i < n; i++) s += sqrt(x + i) * 1.0000001;
+	return s;
+}
+__attribute__((noinline)) double mid(double x) { return leaf(x, 2000) + leaf(x * 2, 1000); }
+__attribute__((noinline)) double top(int k) { double s = 0; for (int i = 0; i < k; i++) s += mid(i); return s; }
+__attribute__((noinline)) size_t strs(int k) {
+	char buf[256]; size_t t = 0;
+	memset(buf, 'a', 255); buf[255] = 0;
+	for (int i = 0; i < k; i++) { buf[i % 255] = 'a' + (i % 7); t += strlen(buf) + strspn(buf, "abc"); }
+	return t;
+}
+int main(void) {
+	double s = 0; size_t t = 0;
+	for (int r = 0; r < 20; r++) { s += top(2000); t += strs(200000); }
+	printf("%f %zu\n", s, t);
+	return 0;
+}
+`
+	dwarfLibC = `int foo(int x) { return x * 3 + 1; }
+`
+	dwarfPLTC = `
+#include <stdio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/time.h>
+int foo(int x);
+static volatile long hits;
+__attribute__((noinline)) static void spin(void) { for (volatile int i = 0; i < 20000; i++) hits += i; }
+static void handler(int sig) { (void)sig; spin(); }
+__attribute__((noinline)) long loop(long n) { long s = 0; for (long i = 0; i < n; i++) s += foo((int)i); return s; }
+int main(void) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sigaction(SIGALRM, &sa, 0);
+	struct itimerval it = {{0, 2000}, {0, 2000}};
+	setitimer(ITIMER_REAL, &it, 0);
+	long s = 0;
+	for (int r = 0; r < 6; r++) s += loop(50000000);
+	printf("%ld %ld\n", s, hits);
+	return 0;
+}
+`
+)
+
+// dwarfGoSrc is a Go program: Go binaries have no .eh_frame_hdr, so
+// perf (without libunwind's debug-frame support) reports only the
+// sampled IP of their samples, and addr2line cannot read their line
+// tables, so it names no inlined functions there.
+const dwarfGoSrc = `package main
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"sort"
+)
+
+//go:noinline
+func work(n int) [32]byte {
+	b := make([]byte, 4096)
+	var h [32]byte
+	for i := 0; i < n; i++ {
+		b[i%4096] = byte(i)
+		h = sha256.Sum256(b)
+	}
+	return h
+}
+
+//go:noinline
+func sorter(n int) int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = (i * 7919) % n
+	}
+	sort.Ints(s)
+	return s[n/2]
+}
+
+func main() {
+	t := 0
+	for r := 0; r < 10; r++ {
+		t += int(work(3000)[0]) + sorter(200000)
+	}
+	fmt.Println(t)
+}
+`
+
+// TestReportDwarfGoLive is TestReportDwarfLive for a Go program.
+func TestReportDwarfGoLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a program for seconds")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	dir := t.TempDir()
+	testbuild.Source(t, dir, "main.go", dwarfGoSrc)
+	testbuild.Source(t, dir, "go.mod", "module dwarfgo\n\ngo 1.22\n")
+	bin := filepath.Join(dir, "dwarfgo")
+	cmd := exec.Command(goTool, "build", "-o", bin, ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("go build: %v\n%s", err, out)
+	}
+	compareDwarfRecording(t, "go", bin)
+}
+
+// TestReportDwarfLive records programs built now without frame pointers
+// (-O2 -fomit-frame-pointer, with and without -g) with perf record
+// --call-graph dwarf and compares kbench report -format script with perf
+// script -F ip,sym,dso line for line: frames unwound from the binaries'
+// CFI, PLT entries, a signal frame, and the inlined frames perf names
+// with addr2line. It skips without perf, gcc or perf_event_open.
+func TestReportDwarfLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records programs for seconds")
+	}
+	dir := t.TempDir()
+	math := testbuild.Source(t, dir, "math.c", dwarfMathC)
+	lib := testbuild.Source(t, dir, "foo.c", dwarfLibC)
+	plt := testbuild.Source(t, dir, "plt.c", dwarfPLTC)
+	for _, tc := range []struct {
+		name  string
+		build func(t *testing.T, bin string, flags []string) error
+	}{
+		{"math", func(t *testing.T, bin string, flags []string) error {
+			return testbuild.Compile(t, "gcc", append(flags, "-o", bin, math, "-lm")...)
+		}},
+		{"plt+signal", func(t *testing.T, bin string, flags []string) error {
+			so := bin + "-lib/libfoo.so"
+			if err := os.MkdirAll(filepath.Dir(so), 0o755); err != nil {
+				return err
+			}
+			if err := testbuild.Compile(t, "gcc", append(flags, "-shared", "-fPIC", "-o", so, lib)...); err != nil {
+				return err
+			}
+			return testbuild.Compile(t, "gcc", append(flags, "-o", bin, plt, "-L"+filepath.Dir(so), "-lfoo", "-Wl,-rpath,"+filepath.Dir(so))...)
+		}},
+	} {
+		for _, debug := range []bool{false, true} {
+			name := tc.name
+			flags := []string{"-O2", "-fomit-frame-pointer"}
+			if debug {
+				name += " -g"
+				flags = append(flags, "-g")
+			}
+			t.Run(name, func(t *testing.T) {
+				bin := filepath.Join(dir, strings.NewReplacer(" ", "", "+", "-").Replace(name))
+				if err := tc.build(t, bin, flags); err != nil {
+					t.Fatal(err)
+				}
+				compareDwarfRecording(t, name, bin)
+			})
+		}
+	}
+}
+
+// compareDwarfRecording records bin with --call-graph dwarf and compares
+// the two scripts, logging how many lines match.
+func compareDwarfRecording(t *testing.T, name, bin string) {
+	t.Helper()
+	file := bin + ".data"
+	if err := perftest.Record(file, []string{"--call-graph", "dwarf", "-F", "999"}, bin); err != nil {
+		if errors.Is(err, perftest.ErrNotInstalled) {
+			t.Skip(err)
+		}
+		t.Skipf("perf record (perf_event_open not allowed?): %v", err)
+	}
+	want, err := perftest.Script(file, "--kallsyms", "/proc/kallsyms")
+	if err != nil {
+		t.Skip(err)
+	}
+	got := mustReport(t, nil, "-format", "script", "-kallsyms", "/proc/kallsyms", file)
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	match, shown := 0, 0
+	for i := range min(len(gl), len(wl)) {
+		if gl[i] == wl[i] {
+			match++
+		} else if shown++; shown <= 8 {
+			t.Errorf("%s line %d:\n got %q\nwant %q", name, i+1, gl[i], wl[i])
+		}
+	}
+	if len(gl) != len(wl) {
+		t.Errorf("%s: %d lines, perf script %d", name, len(gl), len(wl))
+	}
+	if !strings.Contains(want, "\n\t") {
+		t.Errorf("%s: perf script printed no callchain: the test tests nothing", name)
+	}
+	t.Logf("%s: %d/%d lines equal perf script", name, match, len(wl))
+}

@@ -1,0 +1,517 @@
+package attrib
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+	"github.com/kmapindex/kmapindex/ingest/unwind"
+)
+
+// DWARF callchains (perf record --call-graph dwarf): the sample carries
+// the user registers and a copy of the user stack, and perf unwinds them
+// as it reads the sample (thread__resolve_callchain: the kernel's chain,
+// then unwind__get_entries' frames, in callee order). The decoder keeps
+// the registers and stack in the spare capacity of the event's callchain
+// slice (after its len), in pooled memory (see payloadArena), so that
+// events stay as small as they were; walkCallchain unwinds them after
+// the kernel's frames, with package unwind, and expands each frame into
+// the inlined functions perf's addr2line names there.
+
+// needsUnwind reports whether perf would unwind samples of attr
+// (thread__resolve_callchain_unwind: both REGS_USER and STACK_USER).
+func needsUnwind(at *perfdata.Attr) bool {
+	const both = perfdata.SampleFormatRegsUser | perfdata.SampleFormatStackUser
+	return at != nil && at.SampleType&both == both
+}
+
+// userPayloadWords is the size of a sample's payload: its tag (see
+// payloadArena), the register mask, the register count and values, the
+// stack's size in bytes and its words.
+func userPayloadWords(regs int, dyn uint64) int {
+	return 4 + regs + int(dyn+7)/8
+}
+
+// withUserPayload returns the callchain (copied from rec) with the
+// sample's user registers and stack after its end, in memory from
+// slab's payload arena; nil when perf would not unwind it: no registers
+// (abi 0) or an empty stack.
+func withUserPayload(slab *addrSlab, rec *perfdata.Sample) []uint64 {
+	n := len(rec.Callchain)
+	dyn := min(rec.StackUserDyn, uint64(len(rec.StackUser)))
+	if rec.RegsUserABI == 0 || dyn == 0 {
+		return nil
+	}
+	b, tag := slab.payload.take(n + userPayloadWords(len(rec.RegsUser), dyn))
+	copy(b, rec.Callchain)
+	p := b[n:]
+	p[0] = tag
+	p[1] = rec.Attr.SampleRegsUser
+	p[2] = uint64(len(rec.RegsUser))
+	k := copy(p[3:], rec.RegsUser)
+	p[3+k] = dyn
+	copy(wordBytes(p[4+k:]), rec.StackUser[:dyn])
+	return b[:n]
+}
+
+// wordBytes views words as bytes (in the host's order, which both
+// withUserPayload and userPayload use).
+func wordBytes(w []uint64) []byte {
+	if len(w) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w))
+}
+
+// userPayload decodes what withUserPayload stored behind e.addrs; the
+// stack aliases the event's memory, valid until releasePayload.
+func userPayload(e *event, s *unwind.Sample) bool {
+	if cap(e.addrs) <= len(e.addrs) {
+		return false
+	}
+	p := e.addrs[len(e.addrs):cap(e.addrs)]
+	if len(p) < 4 || uint64(len(p)) < 4+p[2] {
+		return false
+	}
+	k := int(p[2])
+	s.Regs = unwind.NewRegs(p[1], p[3:3+k])
+	dyn := p[3+k]
+	stack := wordBytes(p[4+k:])
+	if uint64(len(stack)) < dyn {
+		return false
+	}
+	s.Stack = stack[:dyn]
+	return true
+}
+
+// Payload memory. A recording's user stacks are most of its bytes
+// (8 KiB a sample by default): instead of fresh memory for each, the
+// decoder fills 512 KiB blocks, counts the payloads in each, and a
+// block whose payloads have all been delivered is filled again. A
+// payload's tag (its first word) is its offset in its block, from
+// which releasePayload finds the block; unpooledTag marks memory of
+// its own.
+const (
+	payloadBlockWords = 1 << 16
+	unpooledTag       = ^uint64(0)
+	maxPooledBlocks   = 128 // 64 MiB; beyond: plain memory for the garbage collector
+	maxFreeBlocks     = 32  // 16 MiB kept between runs
+)
+
+type payloadBlock struct {
+	words  []uint64
+	pooled bool         // registered in payloads; else plain memory
+	refs   atomic.Int64 // payloads not yet released, plus one while an arena fills it
+}
+
+// payloads holds the pooled blocks by the address of their first word,
+// and the free ones. Blocks whose events were never delivered (a Run
+// that failed) stay registered, leaving fewer to pool.
+var payloads = struct {
+	mu     sync.Mutex
+	byBase map[uintptr]*payloadBlock
+	free   []*payloadBlock
+	freed  chan struct{} // signalled when a block is freed
+}{freed: make(chan struct{}, 1)}
+
+// payloadArena is the decoder's block being filled; noWait counts the
+// blocks to take without waiting for a free one, after a wait failed.
+type payloadArena struct {
+	cur    *payloadBlock
+	off    int
+	noWait int
+}
+
+// take returns n words for one payload and its tag.
+func (ar *payloadArena) take(n int) ([]uint64, uint64) {
+	if n > payloadBlockWords {
+		return make([]uint64, n), unpooledTag
+	}
+	if ar.cur == nil || ar.off+n > len(ar.cur.words) {
+		ar.seal()
+		ar.cur = ar.newBlock()
+	}
+	b := ar.cur.words[ar.off : ar.off+n : ar.off+n]
+	tag := uint64(ar.off)
+	ar.off += n
+	if !ar.cur.pooled {
+		return b, unpooledTag
+	}
+	ar.cur.refs.Add(1)
+	return b, tag
+}
+
+// newBlock returns a pooled block if one can be had, else plain memory.
+func (ar *payloadArena) newBlock() *payloadBlock {
+	var b *payloadBlock
+	if ar.noWait > 0 {
+		ar.noWait--
+		b = pooledBlock()
+	} else if b = newPayloadBlock(); b == nil {
+		ar.noWait = 2 // the ordering queue holds the pool: do not wait for the next ones
+	}
+	if b == nil {
+		b = &payloadBlock{words: make([]uint64, payloadBlockWords)}
+	}
+	return b
+}
+
+// seal drops the arena's hold on its block.
+func (ar *payloadArena) seal() {
+	if ar.cur != nil && ar.cur.pooled {
+		ar.cur.unref()
+	}
+	ar.cur, ar.off = nil, 0
+}
+
+// newPayloadBlock returns a free block, or a new one while fewer than
+// maxPooledBlocks exist; beyond, it waits for one to be freed as long as
+// samples are being delivered (the attributor frees blocks as it goes,
+// so the decoder keeps to its pace), and returns nil once they are not:
+// the events queued for ordering may hold every block.
+func newPayloadBlock() *payloadBlock {
+	for range 1000 {
+		if b := pooledBlock(); b != nil {
+			return b
+		}
+		before := payloadsReleased.Load()
+		select {
+		case <-payloads.freed:
+		case <-time.After(time.Millisecond):
+			if payloadsReleased.Load() == before {
+				return nil // no delivery meanwhile
+			}
+		}
+	}
+	return nil
+}
+
+// payloadsReleased counts the payloads delivered, for newPayloadBlock.
+var payloadsReleased atomic.Int64
+
+// pooledBlock is newPayloadBlock without waiting.
+func pooledBlock() *payloadBlock {
+	payloads.mu.Lock()
+	defer payloads.mu.Unlock()
+	var b *payloadBlock
+	switch {
+	case len(payloads.free) > 0:
+		b = payloads.free[len(payloads.free)-1]
+		payloads.free = payloads.free[:len(payloads.free)-1]
+	case len(payloads.byBase) < maxPooledBlocks:
+		b = &payloadBlock{words: make([]uint64, payloadBlockWords), pooled: true}
+		if payloads.byBase == nil {
+			payloads.byBase = make(map[uintptr]*payloadBlock)
+		}
+		payloads.byBase[uintptr(unsafe.Pointer(&b.words[0]))] = b
+	default:
+		return nil
+	}
+	b.refs.Store(1)
+	return b
+}
+
+// unref releases one hold on b; the last one frees it.
+func (b *payloadBlock) unref() {
+	if b.refs.Add(-1) != 0 {
+		return
+	}
+	payloads.mu.Lock()
+	defer payloads.mu.Unlock()
+	if len(payloads.free) < maxFreeBlocks {
+		payloads.free = append(payloads.free, b)
+		select {
+		case payloads.freed <- struct{}{}:
+		default:
+		}
+	} else {
+		delete(payloads.byBase, uintptr(unsafe.Pointer(&b.words[0])))
+	}
+}
+
+// releasePayload hands e's payload memory back once e was delivered.
+func releasePayload(e *event) {
+	if cap(e.addrs) <= len(e.addrs) {
+		return
+	}
+	payloadsReleased.Add(1)
+	tag := e.addrs[len(e.addrs):cap(e.addrs)][0]
+	if tag == unpooledTag {
+		return
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(e.addrs))) - uintptr(tag)*8
+	payloads.mu.Lock()
+	b := payloads.byBase[base]
+	payloads.mu.Unlock()
+	if b != nil {
+		b.unref()
+	}
+}
+
+// hasUserStack reports whether e carries a user stack to unwind.
+func hasUserStack(e *event) bool { return cap(e.addrs) > len(e.addrs) }
+
+// chainReset reports whether perf empties the kernel's chain of a sample
+// (an unknown context marker within the first maxStack frames:
+// add_callchain_ip resets the cursor). thread__resolve_callchain then
+// still appends the unwound user frames, so a DWARF sample keeps those.
+func chainReset(chain []uint64) bool {
+	n := 0
+	for _, ip := range chain {
+		if ip >= contextMax {
+			if _, ok := contextMode(ip); !ok {
+				return true
+			}
+			continue
+		}
+		if n++; n > maxStack {
+			return false
+		}
+	}
+	return false
+}
+
+// dwarfState is the unwinder of a Run: the binaries' unwind tables
+// (opened once each) and reused buffers.
+type dwarfState struct {
+	cache  unwind.Cache
+	u      unwind.Unwinder
+	sample unwind.Sample
+	ips    []uint64
+	files  map[string]*unwind.File // by DSO name; nil entries: none
+	// symsrc names each DSO's symbol source, which perf runs addr2line
+	// on, and inl holds its answers, opened at first use (nil: none);
+	// inlined is the name of the inlined frame being reported, "" for a
+	// real one.
+	symsrc   map[string]string
+	inl      map[string]*unwind.Inlines
+	inlNames map[inlineKey][]string // inlineNames' answers
+	inlined  string
+	// ready holds the address spaces unwinding is set up for; notReady
+	// the machine generation (plus one) at which one was found not to be.
+	ready    map[uintptr]bool
+	notReady map[uintptr]uint64
+	// bases caches dsoBase, each answer for the generation of the
+	// machine's maps it was found in.
+	bases map[baseKey]baseAt
+}
+
+type baseAt struct{ gen, base uint64 }
+
+// inlineKey is an address of a file addr2line answers for.
+type inlineKey struct {
+	in   *unwind.Inlines
+	addr uint64
+}
+
+type baseKey struct {
+	maps uintptr
+	dso  string
+}
+
+// dsoBase is what perf's read_unwind_spec_eh_frame takes as the load
+// address of a DSO: the start minus the page offset of the lowest map of
+// that DSO in the thread's maps (which may be a stale map of the image
+// before an exec, as in perf).
+func (a *attributor) dsoBase(e *event, dso string) uint64 {
+	d := a.dw
+	t := a.m.SampleThread(e.pid, e.tid)
+	key := baseKey{t.MapsID(), dso}
+	gen := a.m.Generation()
+	if b, ok := d.bases[key]; ok && b.gen == gen {
+		return b.base
+	}
+	var base uint64
+	for _, mp := range t.Maps().Slice() { // by address
+		if mp.DSO == dso && mp.Kind == index.KindUser {
+			base = mp.Start - mp.Pgoff
+			break
+		}
+	}
+	if len(d.bases) > 1<<16 {
+		clear(d.bases) // bounded: stale address spaces go
+	}
+	d.bases[key] = baseAt{gen, base}
+	return base
+}
+
+// unwindUser reports the user frames perf unwinds for e after its
+// kernel chain (unwind__get_entries, callee order), resolved in the
+// thread's maps; nothing when the sample carries no user stack.
+func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp index.Map, ok bool)) {
+	if !hasUserStack(e) {
+		return
+	}
+	if a.dw == nil {
+		a.dw = &dwarfState{files: make(map[string]*unwind.File), inl: make(map[string]*unwind.Inlines), symsrc: make(map[string]string), inlNames: make(map[inlineKey][]string),
+			ready: make(map[uintptr]bool), notReady: make(map[uintptr]uint64), bases: make(map[baseKey]baseAt)}
+	}
+	d := a.dw
+	if !a.unwindReady(e) || !userPayload(e, &d.sample) {
+		return
+	}
+	find := func(addr uint64) (unwind.Mapping, bool) {
+		mp, ok := a.m.Resolve(machine.CPUModeUser, e.pid, e.tid, addr)
+		if !ok {
+			return unwind.Mapping{}, false
+		}
+		f := a.unwindFile(mp)
+		base := mp.Start - mp.Pgoff
+		if f != nil {
+			base = a.dsoBase(e, mp.DSO)
+		}
+		return unwind.Mapping{Start: mp.Start, End: mp.End, Pgoff: mp.Pgoff, Base: base, File: f}, true
+	}
+	d.ips = d.u.Unwind(&d.sample, find, d.ips[:0])
+	for _, ip := range d.ips {
+		mp, ok := a.m.Resolve(machine.CPUModeUser, e.pid, e.tid, ip)
+		if ok && a.inlineFrames(ip, mp, frame) {
+			continue
+		}
+		frame(ip, mp, ok)
+	}
+}
+
+// inlineFrames reports the frames perf's append_inlines makes of an
+// unwound address with a symbol: one per function addr2line -i -f names
+// there, innermost first; each is the frame's own symbol when the
+// (demangled) name is the symbol's, else an inlined frame, which
+// d.inlined names while frame runs. false when there are none (no
+// symbol, no addr2line answer): the frame is then reported as it is.
+func (a *attributor) inlineFrames(ip uint64, mp index.Map, frame func(ip uint64, mp index.Map, ok bool)) bool {
+	names := a.inlineNames(ip, mp)
+	if names == nil {
+		return false
+	}
+	for _, n := range names {
+		a.dw.inlined = n
+		frame(ip, mp, true)
+	}
+	a.dw.inlined = ""
+	return true
+}
+
+// inlineNames returns the frames append_inlines makes of an unwound
+// address: "" for the frame's own symbol, else an inlined function's
+// name; nil for none. Answers are kept per file and address.
+func (a *attributor) inlineNames(ip uint64, mp index.Map) []string {
+	f := a.unwindFile(mp)
+	if f == nil || strings.HasPrefix(mp.DSO, "[") || strings.HasPrefix(mp.DSO, machine.PerfMapPrefix) {
+		return nil
+	}
+	d := a.dw
+	in, seen := d.inl[mp.DSO]
+	if !seen {
+		in, _ = unwind.OpenInlines(d.symsrc[mp.DSO])
+		d.inl[mp.DSO] = in
+	}
+	if in == nil {
+		return nil
+	}
+	addr := mp.MapIP(ip) + f.TextOffset()
+	key := inlineKey{in, addr}
+	if names, ok := d.inlNames[key]; ok {
+		return names
+	}
+	var names []string
+	if sym, ok := a.sym.symbol(mp, ip); ok {
+		if funcs, ok := in.Funcs(addr); ok && len(funcs) > 0 {
+			names = make([]string, len(funcs))
+			for i, n := range funcs {
+				if n = symbols.Demangle(n); n != sym.Name {
+					names[i] = n
+				}
+			}
+		}
+	}
+	if len(d.inlNames) >= 1<<18 {
+		clear(d.inlNames) // bounded
+	}
+	d.inlNames[key] = names
+	return names
+}
+
+// inlinedName is the name of the inlined frame being reported, "" for
+// a real frame.
+func (a *attributor) inlinedName() string {
+	if a.dw == nil {
+		return ""
+	}
+	return a.dw.inlined
+}
+
+// closeUnwind closes the binaries the unwind opened.
+func (a *attributor) closeUnwind() {
+	if a.dw != nil {
+		a.dw.cache.Close()
+	}
+}
+
+// unwindReady says whether perf has unwinding set up for the sample's
+// process: unwind__prepare_access registers libunwind on a process's maps
+// when a map whose file it can read as ELF (dso__type) is inserted, and
+// until then unwind__get_entries reports nothing, not even the sampled
+// IP. Once set up it stays so; kbench checks the maps when a sample
+// needs them.
+func (a *attributor) unwindReady(e *event) bool {
+	d := a.dw
+	t := a.m.SampleThread(e.pid, e.tid)
+	id := t.MapsID()
+	if d.ready[id] {
+		return true
+	}
+	if d.notReady[id] == a.m.Generation()+1 {
+		return false
+	}
+	for _, mp := range t.Maps().Slice() {
+		if a.unwindFile(mp) != nil {
+			d.ready[id] = true
+			return true
+		}
+	}
+	d.notReady[id] = a.m.Generation() + 1
+	return false
+}
+
+// unwindFile returns the unwind tables and contents of a map's DSO, the
+// file perf reads them from (dso__data_get_fd): the one its symbols
+// come from, found by build id or path; this process's vdso for [vdso].
+// nil for anonymous memory and absent files.
+func (a *attributor) unwindFile(mp index.Map) *unwind.File {
+	if mp.Kind != index.KindUser || a.sym == nil || a.sym.noFiles {
+		return nil
+	}
+	d := a.dw
+	if f, ok := d.files[mp.DSO]; ok {
+		return f
+	}
+	var f *unwind.File
+	id := a.sym.buildIDs[mp.DSO]
+	for _, cand := range a.sym.candidates(mp.DSO, id) {
+		if !matchesBuildID(cand, id) {
+			continue
+		}
+		symsrc := symbols.FindDebug(cand)
+		if f = d.cache.Get(cand, symsrc); f != nil {
+			if symsrc == "" {
+				symsrc = cand // perf's dso__name: the symbol source, else the file
+			}
+			d.symsrc[mp.DSO] = symsrc
+			break
+		}
+	}
+	if f == nil && mp.DSO == machine.VDSOName && len(id) == 0 && a.sym.symfs == "" {
+		// perf reads [vdso] from a copy of its own (machine__findnew_vdso)
+		// unless the recording names it by build id: its DSO is then
+		// "[vdso]" itself, which no file holds outside the build-id cache.
+		f = d.cache.GetImage(mp.DSO, ownVDSO)
+	}
+	d.files[mp.DSO] = f
+	return f
+}

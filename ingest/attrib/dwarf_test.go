@@ -1,0 +1,113 @@
+package attrib
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/ingest/unwind"
+)
+
+// TestUserPayload round-trips a sample's user registers and stack
+// through the spare capacity of its callchain slice.
+func TestUserPayload(t *testing.T) {
+	const mask = 1<<unwind.RegBP | 1<<unwind.RegSP | 1<<unwind.RegIP
+	stack := []byte("0123456789abcdefghij")
+	for _, tc := range []struct {
+		name  string
+		abi   uint64
+		dyn   uint64
+		chain []uint64
+		want  bool
+	}{
+		{"kernel chain and stack", 2, 13, []uint64{contextKernel, 0xffffffff81000000}, true},
+		{"no kernel chain", 2, 20, nil, true},
+		{"dyn size past the copy", 2, 99, nil, true},
+		{"no registers (abi 0)", 0, 13, nil, false},
+		{"empty stack", 2, 0, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &perfdata.Sample{Attr: &perfdata.Attr{SampleRegsUser: mask}, Callchain: tc.chain,
+				RegsUserABI: tc.abi, RegsUser: []uint64{7, 0x7000, 0x401000}, StackUser: stack, StackUserDyn: tc.dyn}
+			var slab addrSlab
+			addrs := withUserPayload(&slab, rec)
+			if (addrs != nil) != tc.want {
+				t.Fatalf("payload %v, want %v", addrs != nil, tc.want)
+			}
+			if !tc.want {
+				return
+			}
+			if len(addrs) != len(tc.chain) {
+				t.Fatalf("chain %v, want %v", addrs, tc.chain)
+			}
+			var s unwind.Sample
+			if !userPayload(&event{addrs: addrs}, &s) {
+				t.Fatal("no payload decoded")
+			}
+			if sp, _ := s.Regs.Get(unwind.RegSP); sp != 0x7000 {
+				t.Errorf("SP %#x", sp)
+			}
+			if ip, _ := s.Regs.Get(unwind.RegIP); ip != 0x401000 {
+				t.Errorf("IP %#x", ip)
+			}
+			if want := stack[:min(tc.dyn, uint64(len(stack)))]; !bytes.Equal(s.Stack, want) {
+				t.Errorf("stack %q, want %q", s.Stack, want)
+			}
+			if userPayload(&event{addrs: emptyChain}, &s) {
+				t.Error("a chain without payload decoded one")
+			}
+		})
+	}
+}
+
+// TestChainReset finds the unknown context markers perf resets its
+// callchain at, within the first maxStack frames only.
+func TestChainReset(t *testing.T) {
+	long := make([]uint64, maxStack+1)
+	for _, tc := range []struct {
+		name  string
+		chain []uint64
+		want  bool
+	}{
+		{"empty", nil, false},
+		{"kernel", []uint64{contextKernel, 1, 2}, false},
+		{"user marker", []uint64{contextKernel, 1, contextUser, 3}, false},
+		{"guest marker", []uint64{contextKernel, 1, contextGuestKernel, 3}, true},
+		{"marker past the depth limit", append(append([]uint64{}, long...), contextGuestKernel), false},
+	} {
+		if got := chainReset(tc.chain); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPayloadRecycling: a block's payloads and the arena's hold count
+// references to it; when all are released the block is free again, and
+// memory handed out unpooled is never looked up.
+func TestPayloadRecycling(t *testing.T) {
+	var ar payloadArena
+	var events []*event
+	for range 3 {
+		b, tag := ar.take(10)
+		b[0] = tag // as withUserPayload stores it, at the payload's start
+		events = append(events, &event{addrs: b[:0]})
+	}
+	blk := ar.cur
+	if blk == nil || !blk.pooled {
+		t.Skip("the payload pool is taken by other tests")
+	}
+	if got := blk.refs.Load(); got != 4 {
+		t.Fatalf("refs %d, want 3 payloads + the arena", got)
+	}
+	ar.seal()
+	for _, e := range events {
+		releasePayload(e)
+	}
+	if got := blk.refs.Load(); got != 0 {
+		t.Errorf("refs %d after release, want 0", got)
+	}
+	big, tag := ar.take(payloadBlockWords + 1)
+	if tag != unpooledTag || len(big) != payloadBlockWords+1 {
+		t.Errorf("oversized payload: tag %#x, %d words", tag, len(big))
+	}
+}
