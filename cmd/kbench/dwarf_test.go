@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmapindex/kmapindex/internal/linediff"
 	"github.com/kmapindex/kmapindex/internal/perftest"
 	"github.com/kmapindex/kmapindex/internal/testbuild"
 )
@@ -214,4 +215,24 @@ func compareDwarfRecording(t *testing.T, name, bin string) {
 		t.Errorf("%s: perf script printed no callchain: the test tests nothing", name)
 	}
 	t.Logf("%s: %d/%d lines equal perf script", name, match, len(wl))
+	// The tables take the unwound frames too: the Children column
+	// cumulates them (inlined frames are entries of their own), in caller
+	// order, by the sort keys.
+	for _, tc := range []struct{ kbench, perf []string }{
+		{nil, nil},
+		{[]string{"-children"}, []string{"--children"}},
+		{[]string{"-children", "-sort", "comm,dso,sym"}, []string{"--children", "--sort", "comm,dso,sym"}},
+		{[]string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}},
+	} {
+		want, err := perftest.ReportTable(file, append([]string{"--kallsyms", "/proc/kallsyms"}, tc.perf...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mustReport(t, nil, append(append([]string{"-kallsyms", "/proc/kallsyms"}, tc.kbench...), file)...)
+		g, w := linediff.ReportRows(got), linediff.ReportRows(want)
+		if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
+			t.Errorf("%s %q: table differs from perf report: %s", name, tc.perf, d)
+		}
+		t.Logf("%s %q: %d rows", name, tc.perf, len(w))
+	}
 }

@@ -692,7 +692,8 @@ type attributor struct {
 	kstart    uint64
 	kstartSet bool
 	x86_64    bool
-	dw        *dwarfState // unwinds DWARF callchains (dwarf.go)
+	dw        *dwarfState    // unwinds DWARF callchains (dwarf.go)
+	unwound   []unwoundFrame // a sample's unwound frames, for the caller-order walks
 }
 
 // fetchInsn is what perf script's arch_fetch_insn does to the maps for a

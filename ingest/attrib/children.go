@@ -171,7 +171,13 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
 	ids := append(a.cumIDs[:0], self)
 	var maps uintptr // the thread's address space, once a user frame needs it
-	ok := walkCallerOrder(e.addrs, func(ip uint64, cpumode uint8) {
+	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8, inlined string) {
+		if inlined != "" {
+			mp, _ := a.m.Resolve(cpumode, e.pid, e.tid, ip)
+			kernel = false
+			ids = append(ids, ac.entry(inlinedKey(mp, inlined, event)))
+			return
+		}
 		var key uintptr
 		if cpumode == machine.CPUModeUser {
 			if maps == 0 {

@@ -515,3 +515,39 @@ func (a *attributor) unwindFile(mp index.Map) *unwind.File {
 	d.files[mp.DSO] = f
 	return f
 }
+
+// unwoundFrame is a user frame unwindUser reports: inlined names an
+// inlined function's frame ("" for the frame's own symbol).
+type unwoundFrame struct {
+	ip      uint64
+	mp      index.Map
+	ok      bool
+	inlined string
+}
+
+// walkCallerOrderUnwound is walkCallerOrder for a sample whose user stack
+// perf unwinds: in caller order (perf report --children's), perf's
+// thread__resolve_callchain takes the unwound entries first, outermost
+// first (get_entries reverses them, and inline_list__append puts each
+// frame's inlined functions at the head), then the sample's own chain.
+// frame gets the inlined function's name for an inlined frame, else "".
+func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpumode uint8, inlined string)) bool {
+	if hasUserStack(e) {
+		fs := a.unwound[:0]
+		a.unwindUser(e, func(ip uint64, mp index.Map, ok bool) {
+			fs = append(fs, unwoundFrame{ip, mp, ok, a.inlinedName()})
+		})
+		a.unwound = fs
+		for i := len(fs) - 1; i >= 0; i-- {
+			frame(fs[i].ip, machine.CPUModeUser, fs[i].inlined)
+		}
+	}
+	return walkCallerOrder(e.addrs, func(ip uint64, cpumode uint8) { frame(ip, cpumode, "") })
+}
+
+// inlinedKey is the table entry perf makes of an inlined frame: the
+// inline symbol append_inlines creates, printed "name (inlined)"
+// (hist_entry__sym_snprintf), in the frame's DSO.
+func inlinedKey(mp index.Map, name string, event int) Key {
+	return Key{DSO: mp.DSO, Sym: name + " (inlined)", Event: event}
+}

@@ -64,6 +64,10 @@ type rowCounter struct {
 	rows                     map[RowKey]*row
 	totals                   []Counts // per event, filtered samples included
 	threads                  map[int32]*machine.Thread
+	// commThreads is, with the comm key, the thread of each row's first
+	// sample: perf's hist entry keeps it, and sizes the column by its
+	// command name at the end (see Rows.CommLen).
+	commThreads map[RowKey]*machine.Thread
 	// acc, in a children table, is the Children column: each sample's
 	// period added once to every row of its self entry and callchain,
 	// keyed as rows are (without a level when there is no map), with
@@ -91,7 +95,7 @@ type row struct {
 }
 
 func newRowCounter(keys []string) *rowCounter {
-	rc := &rowCounter{rows: make(map[RowKey]*row), threads: make(map[int32]*machine.Thread)}
+	rc := &rowCounter{rows: make(map[RowKey]*row), threads: make(map[int32]*machine.Thread), commThreads: make(map[RowKey]*machine.Thread)}
 	for _, k := range keys {
 		switch k {
 		case SortComm:
@@ -152,6 +156,11 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	if rc.acc != nil && rk.DSO == symbols.Unknown {
 		rk.Kernel = false
 	}
+	if rc.comm {
+		if _, ok := rc.commThreads[rk]; !ok {
+			rc.commThreads[rk] = t
+		}
+	}
 	return rk
 }
 
@@ -189,16 +198,23 @@ type Rows struct {
 	// ThreadComm is, per tid, the command name perf shows for the pid
 	// key: its thread's at the end.
 	ThreadComm map[int32]string
+	// CommLen is, per row, the length of its thread's command name at the
+	// end, from which perf sizes the comm column (hists__calc_col_len,
+	// thread__comm_len); it prints the row's own name cut to that size.
+	CommLen map[RowKey]int
 	// Elided are the keys whose column perf leaves out because the filter
 	// lists one value for them (sort__setup_elide), with that value.
 	Elided map[string]string
 }
 
 func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
-	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, ThreadComm: make(map[int32]string), Elided: map[string]string{}}
+	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, ThreadComm: make(map[int32]string), CommLen: make(map[RowKey]int), Elided: map[string]string{}}
 	for k, x := range rc.rows {
 		if !x.filtered {
 			r.Counts[k] = x.c
+			if t := rc.commThreads[k]; t != nil {
+				r.CommLen[k] = len(t.Comm)
+			}
 		}
 	}
 	if rc.acc != nil {
@@ -213,6 +229,9 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 					self = s.c
 				}
 				r.Counts[x.key], r.Acc[x.key] = self, x.c
+				if t := rc.commThreads[k]; t != nil {
+					r.CommLen[x.key] = len(t.Comm)
+				}
 			}
 		}
 	}
@@ -356,7 +375,12 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 		for i, c := range cols {
 			widths[i] = len(c.header)
 			for _, k := range keys {
-				if k.Event == ev {
+				if k.Event != ev {
+					continue
+				}
+				if n, ok := r.CommLen[k]; ok && c.key == SortComm {
+					widths[i] = max(widths[i], n)
+				} else {
 					widths[i] = max(widths[i], len(c.text(k)))
 				}
 			}
@@ -389,7 +413,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 			}
 			fmt.Fprintf(&b, "  %7.2f%%  %12d", share(n, total), n.Samples)
 			for i, c := range cols {
-				fmt.Fprintf(&b, "  %-*s", widths[i], c.text(k))
+				fmt.Fprintf(&b, "  %-*.*s", widths[i], widths[i], c.text(k))
 			}
 			b.WriteString("\n")
 		}
@@ -405,9 +429,13 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel, filtered bool, c Counts) {
 	rc := a.rows
 	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], kernel)
-	ok := walkCallerOrder(e.addrs, func(ip uint64, cpumode uint8) {
+	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8, inlined string) {
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: ip, Event: int(e.attr)}
-		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
+		if inlined != "" {
+			mp, _ := a.m.Resolve(cpumode, e.pid, e.tid, ip)
+			kernel = false
+			k = inlinedKey(mp, inlined, int(e.attr))
+		} else if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
 			kernel = cpumode == machine.CPUModeKernel
 			k.DSO, k.Kernel = mp.DSO, kernel
 			if sym, ok := a.sym.symbol(mp, ip); ok {
