@@ -215,6 +215,19 @@ func compareDwarfRecording(t *testing.T, name, bin string) {
 		t.Errorf("%s: perf script printed no callchain: the test tests nothing", name)
 	}
 	t.Logf("%s: %d/%d lines equal perf script", name, match, len(wl))
+	// Folded stacks name an inlined frame by its function, as
+	// stackcollapse-perf.pl folds perf script's "name (inlined)" line.
+	folded := mustReport(t, nil, "-format", "folded", "-kallsyms", "/proc/kallsyms", file)
+	for _, line := range strings.Split(want, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[2] != "(inlined)" {
+			continue
+		}
+		if !strings.Contains(folded, ";"+f[1]+";") && !strings.Contains(folded, ";"+f[1]+" ") {
+			t.Errorf("%s: inlined frame %s is in no folded stack", name, f[1])
+			break
+		}
+	}
 	// The tables take the unwound frames too: the Children column
 	// cumulates them (inlined frames are entries of their own), in caller
 	// order, by the sort keys.

@@ -95,7 +95,9 @@ func (a *attributor) stack(e *event, mp index.Map, found bool, sym string, c Cou
 	if e.addrs != nil && !a.opts.HideCallchain {
 		if !a.walkCallchain(e, func(ip uint64, mp index.Map, ok bool) {
 			f := Frame{Addr: ip, Sym: symbols.Unknown}
-			if ok {
+			if name := a.inlinedName(); name != "" {
+				f.Map, f.Sym = mp, name // perf script's "name (inlined)" frame
+			} else if ok {
 				f.Map, f.Sym = mp, a.sym.name(mp, ip)
 			}
 			frames = append(frames, f)
