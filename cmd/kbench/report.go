@@ -203,10 +203,6 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	pipe := name == "-" || in.r.PipeMode() // perf reads "-" as a pipe
 	opts.Children = *format == "table" && children && attrib.ChildrenApply(in.r, pipe)
 	if keys != nil || filtering {
-		if opts.BranchMode {
-			// Not reproduced yet: perf's sort keys over branch entries.
-			return fail(usageErr("-sort and the filters count samples: not in perf's branch mode (add -no-branch-stack)"))
-		}
 		opts.SortKeys = keys
 		if filtering {
 			opts.Filter = &filter

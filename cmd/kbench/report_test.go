@@ -760,3 +760,41 @@ func TestReportChildrenFlags(t *testing.T) {
 		}
 	}
 }
+
+// In perf's branch mode, sort keys and filters apply to the branch
+// entries: a row per (keys of the sample's thread and CPU, target's DSO
+// and symbol), its level the first entry's, hidden when the sample that
+// made it was filtered. Checked against perf report on a committed
+// recording with branch stacks.
+func TestReportBranchSortKeys(t *testing.T) {
+	file := "testdata/foreign/perf.data.branch-4.14"
+	empty := filepath.Join(t.TempDir(), "kallsyms")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ kbench, perf []string }{
+		{[]string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}},
+		{[]string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}},
+		{[]string{"-sort", "cpu,comm"}, []string{"--sort", "cpu,comm"}},
+		{[]string{"-dso", "[kernel.kallsyms]"}, []string{"--dsos", "[kernel.kallsyms]"}},
+		{[]string{"-sort", "comm,sym", "-comm", "echo"}, []string{"--sort", "comm,sym", "--comms", "echo"}},
+	} {
+		t.Run(strings.Join(tc.kbench, " "), func(t *testing.T) {
+			want, err := perftest.ReportTable(file, append([]string{"--kallsyms", empty}, tc.perf...)...)
+			if errors.Is(err, perftest.ErrNotInstalled) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := mustReport(t, nil, append(append([]string{"-kallsyms", empty, "-debugdir", "-"}, tc.kbench...), file)...)
+			g, w := linediff.ReportRows(got), linediff.ReportRows(want)
+			if len(w) < 2 {
+				t.Fatalf("perf report shows %d rows: the case tests little", len(w))
+			}
+			if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
+				t.Errorf("table differs from perf report %q: %s", tc.perf, d)
+			}
+		})
+	}
+}

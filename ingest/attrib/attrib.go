@@ -317,6 +317,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	switch {
 	case len(sortKeys) > 0:
 		a.rows = newRowCounter(sortKeys)
+		a.rows.firstLevel = branches
 		if children {
 			a.rows.acc = make(map[RowKey]*accRow)
 		}
@@ -859,16 +860,19 @@ func (a *attributor) sample(e *event) error {
 			a.cnt.unknown[key] = n
 		}
 	}
+	filtered := false
+	var t *machine.Thread
+	if f != nil || a.rows != nil {
+		t = a.m.SampleThread(e.pid, e.tid)
+		filtered = f.filtered(t, mp, ok, kernel, sym, hasSym)
+	}
 	if a.res.Branches != nil {
-		a.branches(e, kernel, event)
+		a.branches(e, kernel, event, filtered)
 	}
 	if a.acc != nil {
 		a.cumulate(e, self, kernel, event, c)
 	}
-	filtered := false
-	if f != nil || a.rows != nil {
-		t := a.m.SampleThread(e.pid, e.tid)
-		filtered = f.filtered(t, mp, ok, kernel, sym, hasSym)
+	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
 			self := a.rows.add(key, t, int32(e.cpu()), filtered, c)
 			if a.rows.acc != nil {
@@ -908,7 +912,7 @@ func (a *attributor) stateTable(st *mapState) *symbols.Table {
 // maps, then the kernel's (thread__find_cpumode_addr_location; resolving
 // may load symbols, so the source is resolved too), and each entry adds
 // period 1 under the target's (dso, symbol) with the sample's level.
-func (a *attributor) branches(e *event, kernel bool, event int) {
+func (a *attributor) branches(e *event, kernel bool, event int, filtered bool) {
 	for i := 0; i+1 < len(e.addrs); i += 2 {
 		to := e.addrs[i]
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: to, Event: event}
@@ -919,6 +923,10 @@ func (a *attributor) branches(e *event, kernel bool, event int) {
 			}
 		}
 		a.resolveAnyMode(e, e.addrs[i+1])
+		if a.rows != nil {
+			a.branchRow(e, to, kernel, event, filtered)
+			continue
+		}
 		// perf's rows are told apart by (dso, symbol) alone; the level
 		// shown is the first entry's.
 		id := k
@@ -937,6 +945,24 @@ func (a *attributor) branches(e *event, kernel bool, event int) {
 // resolveAnyMode finds the map of addr as perf does for a branch entry
 // (thread__find_cpumode_addr_location): in the sample's thread's maps,
 // else in the kernel's (inKernel).
+// branchRow counts a branch-stack entry (target to) in the table by sort
+// keys, as perf report's branch mode makes a hist entry of each: the
+// sample's thread and CPU, the target's map and symbol
+// (iter_next_branch_entry), at the sample's level, hidden when the sample
+// was filtered (the entries take al->filtered, which machine__resolve set
+// from the sample's own thread, map and symbol).
+func (a *attributor) branchRow(e *event, to uint64, kernel bool, event int, filtered bool) {
+	t := a.m.SampleThread(e.pid, e.tid)
+	k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: to, Event: event}
+	if mp, _, found := a.resolveAnyMode(e, to); found {
+		k.DSO = mp.DSO
+		if sym, ok := a.sym.symbol(mp, to); ok {
+			k.Sym, k.Addr = sym.Name, sym.Start
+		}
+	}
+	a.rows.add(k, t, int32(e.cpu()), filtered, Counts{1, 1})
+}
+
 func (a *attributor) resolveAnyMode(e *event, addr uint64) (mp index.Map, inKernel, ok bool) {
 	if mp, ok := a.m.Resolve(machine.CPUModeUser, e.pid, e.tid, addr); ok {
 		return mp, false, true

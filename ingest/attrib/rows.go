@@ -68,6 +68,11 @@ type rowCounter struct {
 	// sample: perf's hist entry keeps it, and sizes the column by its
 	// command name at the end (see Rows.CommLen).
 	commThreads map[RowKey]*machine.Thread
+	// firstLevel, in perf's branch mode, tells rows apart without their
+	// level and shows the first entry's: a target's row keeps the level of
+	// the sample that first reached it (hist entries compare the symbol,
+	// not the level).
+	firstLevel bool
 	// acc, in a children table, is the Children column: each sample's
 	// period added once to every row of its self entry and callchain,
 	// keyed as rows are (without a level when there is no map), with
@@ -92,6 +97,7 @@ type accRow struct {
 type row struct {
 	c        Counts
 	filtered bool
+	kernel   bool // the level shown, the first entry's (rowCounter.firstLevel)
 }
 
 func newRowCounter(keys []string) *rowCounter {
@@ -120,10 +126,14 @@ func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c 
 		rc.totals = append(rc.totals, Counts{})
 	}
 	rc.totals[k.Event].add(c)
+	kernel := k.Kernel
+	if rc.firstLevel {
+		k.Kernel = false
+	}
 	rk := rc.key(k, t, cpu)
 	r := rc.rows[rk]
 	if r == nil {
-		r = &row{filtered: filtered}
+		r = &row{filtered: filtered, kernel: kernel}
 		rc.rows[rk] = r
 	}
 	r.c.add(c)
@@ -211,8 +221,12 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, ThreadComm: make(map[int32]string), CommLen: make(map[RowKey]int), Elided: map[string]string{}}
 	for k, x := range rc.rows {
 		if !x.filtered {
+			t := rc.commThreads[k]
+			if rc.firstLevel {
+				k.Kernel = x.kernel
+			}
 			r.Counts[k] = x.c
-			if t := rc.commThreads[k]; t != nil {
+			if t != nil {
 				r.CommLen[k] = len(t.Comm)
 			}
 		}
