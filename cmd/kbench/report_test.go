@@ -767,18 +767,35 @@ func TestReportChildrenFlags(t *testing.T) {
 // made it was filtered. Checked against perf report on a committed
 // recording with branch stacks.
 func TestReportBranchSortKeys(t *testing.T) {
-	file := "testdata/foreign/perf.data.branch-4.14"
-	empty := filepath.Join(t.TempDir(), "kallsyms")
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ kbench, perf []string }{
+	testForeignSortKeys(t, "perf.data.branch-4.14", []struct{ kbench, perf []string }{
 		{[]string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}},
 		{[]string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}},
 		{[]string{"-sort", "cpu,comm"}, []string{"--sort", "cpu,comm"}},
 		{[]string{"-dso", "[kernel.kallsyms]"}, []string{"--dsos", "[kernel.kallsyms]"}},
 		{[]string{"-sort", "comm,sym", "-comm", "echo"}, []string{"--sort", "comm,sym", "--comms", "echo"}},
-	} {
+	})
+}
+
+// An event group's table by sort keys is perf's group view: a row per
+// key with an overhead and a sample count per member, ordered by the
+// leader's period, then the members'.
+func TestReportGroupSortKeys(t *testing.T) {
+	testForeignSortKeys(t, "perf.data.group_desc-4.14", []struct{ kbench, perf []string }{
+		{[]string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}},
+		{[]string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}},
+		{[]string{"-sort", "dso,sym", "-comm", "echo"}, []string{"--sort", "dso,sym", "--comms", "echo"}},
+	})
+}
+
+// testForeignSortKeys compares kbench's tables of a committed foreign
+// recording with perf report's, with an empty kallsyms file.
+func testForeignSortKeys(t *testing.T, name string, cases []struct{ kbench, perf []string }) {
+	file := filepath.Join(foreignDir, name)
+	empty := filepath.Join(t.TempDir(), "kallsyms")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
 		t.Run(strings.Join(tc.kbench, " "), func(t *testing.T) {
 			want, err := perftest.ReportTable(file, append([]string{"--kallsyms", empty}, tc.perf...)...)
 			if errors.Is(err, perftest.ErrNotInstalled) {

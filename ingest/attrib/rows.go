@@ -277,45 +277,85 @@ func (r *Rows) order(keys []RowKey) {
 		if c := cmp.Compare(r.Acc[b].Period, r.Acc[a].Period); c != 0 {
 			return c // overhead_children first (setup_overhead)
 		}
-		ca, cb := r.Counts[a], r.Counts[b]
-		if c := cmp.Compare(cb.Period, ca.Period); c != 0 {
+		if c := cmp.Compare(r.Counts[b].Period, r.Counts[a].Period); c != 0 {
 			return c
 		}
-		for _, k := range r.Keys {
-			var c int
-			switch k {
-			case SortComm:
-				c = strings.Compare(a.Comm, b.Comm)
-			case SortPid:
-				c = cmp.Compare(a.Tid, b.Tid)
-			case SortCPU:
-				c = cmp.Compare(a.CPU, b.CPU)
-			case SortDSO:
-				if c = unknownLast(a.DSO, b.DSO); c == 0 {
-					c = strings.Compare(ShortName(a.DSO, a.Kernel), ShortName(b.DSO, b.Kernel))
-				}
-			case SortSym:
-				if c = unknownLast(a.Sym, b.Sym); c == 0 {
-					c = strings.Compare(a.Sym, b.Sym)
-				}
+		return r.compareKeys(a, b, r.Counts[a], r.Counts[b])
+	})
+}
+
+// compareKeys orders two rows of equal overhead: by each sort key in
+// turn, then by samples (ca and cb) and address; rows perf would not
+// tell apart by then differ in a field the keys do not show, and any
+// fixed order will do.
+func (r *Rows) compareKeys(a, b RowKey, ca, cb Counts) int {
+	for _, k := range r.Keys {
+		var c int
+		switch k {
+		case SortComm:
+			c = strings.Compare(a.Comm, b.Comm)
+		case SortPid:
+			c = cmp.Compare(a.Tid, b.Tid)
+		case SortCPU:
+			c = cmp.Compare(a.CPU, b.CPU)
+		case SortDSO:
+			if c = unknownLast(a.DSO, b.DSO); c == 0 {
+				c = strings.Compare(ShortName(a.DSO, a.Kernel), ShortName(b.DSO, b.Kernel))
 			}
-			if c != 0 {
+		case SortSym:
+			if c = unknownLast(a.Sym, b.Sym); c == 0 {
+				c = strings.Compare(a.Sym, b.Sym)
+			}
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	if c := cmp.Compare(cb.Samples, ca.Samples); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(int64(a.Addr), int64(b.Addr)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.DSO, b.DSO); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Tid, b.Tid)
+}
+
+// groupRows merges the rows of a group's events (first and the n-1 after
+// it), as perf's group view shows them: one row per key, a count per
+// member, ordered by the leader's period, then each member's
+// (__hpp__sort), then by the keys.
+func (r *Rows) groupRows(first, n int) ([]RowKey, map[RowKey][]Counts) {
+	counts := make(map[RowKey][]Counts)
+	for k, c := range r.Counts {
+		if k.Event < first || k.Event >= first+n {
+			continue
+		}
+		ev := k.Event
+		k.Event = first
+		cs := counts[k]
+		if cs == nil {
+			cs = make([]Counts, n)
+			counts[k] = cs
+		}
+		cs[ev-first].add(c)
+	}
+	keys := make([]RowKey, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b RowKey) int {
+		ca, cb := counts[a], counts[b]
+		for i := range ca {
+			if c := cmp.Compare(cb[i].Period, ca[i].Period); c != 0 {
 				return c
 			}
 		}
-		if c := cmp.Compare(cb.Samples, ca.Samples); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(int64(a.Addr), int64(b.Addr)); c != 0 {
-			return c
-		}
-		// Rows perf would not tell apart by now differ in a field the
-		// keys do not show; any fixed order will do.
-		if c := strings.Compare(a.DSO, b.DSO); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Tid, b.Tid)
+		return r.compareKeys(a, b, ca[0], cb[0])
 	})
+	return keys, counts
 }
 
 // column is one key's column: its header and each row's text.
@@ -377,21 +417,42 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 	}
 	r.order(keys)
 	cols := r.columns()
-	for ev, name := range res.Events {
-		var total Counts
-		if ev < len(r.Totals) {
-			total = r.Totals[ev]
+	groups := res.eventGroups()
+	if r.Acc != nil { // as the flat table: perf's group view of children is not reproduced
+		groups = groups[:0]
+		for i := range res.Events {
+			groups = append(groups, eventGroup{i, 1})
 		}
-		if total.Samples == 0 && len(res.Events) > 1 {
+	}
+	for _, g := range groups {
+		totals := make([]Counts, g.n)
+		var sum Counts
+		for i := range totals {
+			if ev := g.first + i; ev < len(r.Totals) {
+				totals[i] = r.Totals[ev]
+				sum.add(totals[i])
+			}
+		}
+		if sum.Samples == 0 && len(res.Events) > 1 {
 			continue
+		}
+		var gkeys []RowKey
+		counts := func(k RowKey) []Counts { return []Counts{r.Counts[k]} }
+		if g.n == 1 {
+			for _, k := range keys {
+				if k.Event == g.first {
+					gkeys = append(gkeys, k)
+				}
+			}
+		} else {
+			var m map[RowKey][]Counts
+			gkeys, m = r.groupRows(g.first, g.n)
+			counts = func(k RowKey) []Counts { return m[k] }
 		}
 		widths := make([]int, len(cols))
 		for i, c := range cols {
 			widths[i] = len(c.header)
-			for _, k := range keys {
-				if k.Event != ev {
-					continue
-				}
+			for _, k := range gkeys {
 				if n, ok := r.CommLen[k]; ok && c.key == SortComm {
 					widths[i] = max(widths[i], n)
 				} else {
@@ -399,11 +460,15 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "#\n# Samples: %d  of event '%s'\n#\n", total.Samples, name)
+		if g.n == 1 {
+			fmt.Fprintf(&b, "#\n# Samples: %d  of event '%s'\n#\n", sum.Samples, res.Events[g.first])
+		} else {
+			fmt.Fprintf(&b, "#\n# Samples: %d  of events '%s'\n#\n", sum.Samples, res.groupName(g))
+		}
 		if r.Acc != nil {
 			fmt.Fprintf(&b, "# Children      Self  %12s", "Samples")
 		} else {
-			fmt.Fprintf(&b, "# Overhead  %12s", "Samples")
+			fmt.Fprintf(&b, "# %*s  %*s", 8*g.n, "Overhead", 12*g.n, "Samples")
 		}
 		for i, c := range cols {
 			fmt.Fprintf(&b, "  %-*s", widths[i], c.header)
@@ -412,20 +477,26 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 		if r.Acc != nil {
 			b.WriteString(strings.Repeat(".", 8) + "  ")
 		}
-		fmt.Fprintf(&b, "%s  %s", strings.Repeat(".", 8), strings.Repeat(".", 12))
+		fmt.Fprintf(&b, "%s  %s", strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n))
 		for i := range cols {
 			fmt.Fprintf(&b, "  %s", strings.Repeat(".", widths[i]))
 		}
 		b.WriteString("\n#\n")
-		for _, k := range keys {
-			if k.Event != ev {
-				continue
-			}
-			n := r.Counts[k]
+		for _, k := range gkeys {
+			cs := counts(k)
 			if r.Acc != nil {
-				fmt.Fprintf(&b, "  %7.2f%%", share(r.Acc[k], total))
+				fmt.Fprintf(&b, "  %7.2f%%", share(r.Acc[k], totals[0]))
 			}
-			fmt.Fprintf(&b, "  %7.2f%%  %12d", share(n, total), n.Samples)
+			// perf's hpp__fmt: the first value in its width, each
+			// member's after one space; counts "%*u" each.
+			fmt.Fprintf(&b, "  %7.2f%%", share(cs[0], totals[0]))
+			for i := 1; i < g.n; i++ {
+				fmt.Fprintf(&b, " %6.2f%%", share(cs[i], totals[i]))
+			}
+			b.WriteString("  ")
+			for i := range g.n {
+				fmt.Fprintf(&b, "%12d", cs[i].Samples)
+			}
 			for i, c := range cols {
 				fmt.Fprintf(&b, "  %-*.*s", widths[i], widths[i], c.text(k))
 			}
