@@ -26,9 +26,9 @@ const (
 	miscKernel   = uint16(perfdata.CPUModeKernel)
 	miscUser     = uint16(perfdata.CPUModeUser)
 	miscForkExec = 1 << 13 // PERF_RECORD_MISC_FORK_EXEC
-	// KernelMmapName is the filename of the host kernel's MMAP record
-	// without its reference symbol ("[kernel.kallsyms]" + "_text").
-	kernelMmapPrefix = "[kernel.kallsyms]"
+	// kernelMmapPrefix starts the filename of the host kernel's MMAP
+	// record, before its reference symbol ("[kernel.kallsyms]" + "_text").
+	kernelMmapPrefix = index.KernelDSO
 
 	protRead   = 1       // PROT_READ
 	protWrite  = 2       // PROT_WRITE
