@@ -26,8 +26,8 @@ equal() { # equal A B: lines of A equal in B at the same position, and the count
 	echo "$(( $(printf '%s' "$a" | grep -c .) - $(diff <(printf '%s\n' "$a") <(printf '%s\n' "$b") | grep -c '^<') ))/$(printf '%s' "$a" | grep -c .)"
 }
 printf '%-48s %-16s %-16s %-16s %s\n' file script:empty script:proc script:default table:proc
-for f in "$dir"/perf.data.* "$dir"/*.perf.data; do
-	[ -f "$f" ] || continue
+for f in $(printf '%s\n' "$dir"/perf.data.* "$dir"/*.perf.data | sort -u); do
+	[ -f "$f" ] || continue # a name matching both patterns is listed once
 	case $f in *.pb_data | *.pb_text | *.buildids) continue ;; esac
 	out=()
 	for ks in "$empty" /proc/kallsyms ""; do
