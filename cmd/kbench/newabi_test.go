@@ -38,8 +38,8 @@ func widenAttrs(t *testing.T, b []byte, extra int) []byte {
 }
 
 // A recording whose perf_event_attr is larger than perf 6.1's (as perf
-// 5.13 and later write) is refused by perf 6.1; kbench reads it as the
-// original, with a warning that says so.
+// builds with newer kernel headers write) is refused by perf 6.1; kbench
+// reads it as the original, with a warning that says so.
 func TestReportNewerAttrABI(t *testing.T) {
 	orig := testdataDir + "busy.data"
 	data := mustRead(t, orig)

@@ -50,8 +50,9 @@ func (a *Attr) SampleIDAll() bool { return a.Flags&AttrSampleIDAll != 0 }
 // (PERF_ATTR_SIZE_VER7) for Debian's, built with the system's uapi
 // headers. read_attr (util/header.c) refuses a recording with a larger
 // one, "file uses a more recent and unsupported ABI (N bytes extra)", as
-// perf 5.13 and later write (sig_data: 136 bytes; config3: 144). The
-// Reader reads such attrs, taking the fields it knows.
+// perf builds with newer kernel headers write (sig_data, in Linux 5.13's:
+// 136 bytes; config3: 144), whatever their version. The Reader reads such
+// attrs, taking the fields it knows.
 const Perf61AttrSize = 128
 
 // IDHdrSize returns the size of the sample_id trailer of non-SAMPLE kernel
