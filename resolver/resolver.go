@@ -115,19 +115,13 @@ func (r *Resolver) LoadKallsyms(ks []kallsyms.Symbol) {
 	if r.kernel != nil {
 		return
 	}
-	var mods []index.Map
-	for _, mp := range r.m.Kernel().Slice() {
-		if r.m.IsKmodule(mp) {
-			mods = append(mods, mp)
-		}
-	}
 	if r.m.UsesKcore() {
 		// After LoadKcore: maps__split_kallsyms_for_kcore, one table for
 		// every kcore map (look up MapIP).
 		r.kernel = &symbols.KernelTables{Kernel: symbols.Kcore(ks, r.m.Kernel().Find)}
 		return
 	}
-	r.kernel = symbols.Kernel(ks, mods)
+	r.kernel = symbols.Kernel(ks, r.m.ModuleMaps())
 	r.m.OnKernelLoad = nil
 	r.m.LoadKernel()
 	if r.kernel.Kernel.Len() > 0 {

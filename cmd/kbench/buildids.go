@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
@@ -66,7 +65,7 @@ func (h *hitTracker) side(rec perfdata.Record) {
 		kernel := mm.CPUMode == machine.CPUModeKernel
 		var d hitDSO
 		switch {
-		case kernel && strings.HasPrefix(m.Filename, machine.KernelMmapName[:len(machine.KernelMmapName)-1]):
+		case kernel && machine.IsKernelMmap(m.Filename):
 			d = hitDSO{h.m.KernelDSO(), true}
 		case kernel:
 			d = hitDSO{h.m.ModuleDSO(m.Filename), true}

@@ -344,7 +344,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			// before the first record; HEADER_BUILD_ID records (pipe
 			// mode, perf inject -b) add to them as they are read.
 			buildIDs = buildIDMap(r.Features())
-			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.moduleMaps)
+			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.m.ModuleMaps)
 			a.sym.noFiles = opts.NoFiles
 			a.sym.symfs = opts.Symfs
 			a.sym.symfs = opts.Symfs
@@ -375,7 +375,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		return nil, runErr
 	}
 	if a.sym == nil {
-		a.sym = newSymbolizer(opts.Kallsyms, load, buildIDMap(r.Features()), opts.DebugDir, a.moduleMaps)
+		a.sym = newSymbolizer(opts.Kallsyms, load, buildIDMap(r.Features()), opts.DebugDir, a.m.ModuleMaps)
 		a.sym.noFiles = opts.NoFiles
 		a.sym.symfs = opts.Symfs
 	}
@@ -727,17 +727,6 @@ func (a *attributor) fetchInsn(e *event) {
 	if mp, ok := a.m.Resolve(mode, e.pid, e.tid, e.ip); ok && mp.Kind == index.KindModule {
 		a.sym.loadModule(mp)
 	}
-}
-
-// moduleMaps returns the kernel's module maps (for splitting kallsyms).
-func (a *attributor) moduleMaps() []index.Map {
-	var mods []index.Map
-	for _, mp := range a.m.Kernel().Slice() {
-		if mp.Kind == index.KindModule {
-			mods = append(mods, mp)
-		}
-	}
-	return mods
 }
 
 func (a *attributor) deliver(e *event) error {

@@ -191,6 +191,18 @@ func New(impl mapset.Impl) *Machine {
 // Kernel returns the kernel maps.
 func (m *Machine) Kernel() mapset.Set { return m.kernel }
 
+// ModuleMaps returns the kernel's module maps, among which kallsyms is
+// split (maps__split_kallsyms).
+func (m *Machine) ModuleMaps() []index.Map {
+	var mods []index.Map
+	for _, mp := range m.kernel.Slice() {
+		if mp.Kind == index.KindModule {
+			mods = append(mods, mp)
+		}
+	}
+	return mods
+}
+
 // UsesKcore reports whether the kernel maps come from kcore (LoadKcore):
 // kernel symbols then go through symbols.Kcore.
 func (m *Machine) UsesKcore() bool { return m.usesKcore }
@@ -314,11 +326,18 @@ func itoa(v uint32) string {
 	return string(b[i:])
 }
 
+// IsKernelMmap reports whether a kernel MMAP's filename names the kernel
+// itself ("[kernel.kallsyms]_text", "[kernel.kallsyms]"), as
+// machine__process_kernel_mmap_event tells it from a module's.
+func IsKernelMmap(filename string) bool {
+	return strings.HasPrefix(filename, KernelMmapName[:len(KernelMmapName)-1])
+}
+
 // kernelMmap is machine__process_kernel_mmap_event.
 func (m *Machine) kernelMmap(r Mmap) error {
 	m.markKernel()
 	name := r.Filename
-	isKernel := strings.HasPrefix(name, KernelMmapName[:len(KernelMmapName)-1])
+	isKernel := IsKernelMmap(name)
 	switch {
 	case strings.HasPrefix(name, "/") || (!isKernel && strings.HasPrefix(name, "[")):
 		mod := index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingDSO, Kind: index.KindModule, DSO: m.ModuleDSO(name)}
