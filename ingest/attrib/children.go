@@ -171,13 +171,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
 	ids := append(a.cumIDs[:0], self)
 	var maps uintptr // the thread's address space, once a user frame needs it
-	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8, inlined string) {
-		if inlined != "" {
-			mp, _ := a.m.Resolve(cpumode, e.pid, e.tid, ip)
-			kernel = false
-			ids = append(ids, ac.entry(inlinedKey(mp, inlined, event)))
-			return
-		}
+	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		var key uintptr
 		if cpumode == machine.CPUModeUser {
 			if maps == 0 {
@@ -219,6 +213,9 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		if st.final && a.m.Generation() == gen {
 			*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int32(event), id: id, mode: cpumode, inMap: true, filled: true}
 		}
+	}, func(k Key) {
+		kernel = false
+		ids = append(ids, ac.entry(k))
 	})
 	if !ok {
 		ids = ids[:1] // perf resets the cursor

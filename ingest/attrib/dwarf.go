@@ -530,8 +530,9 @@ type unwoundFrame struct {
 // thread__resolve_callchain takes the unwound entries first, outermost
 // first (get_entries reverses them, and inline_list__append puts each
 // frame's inlined functions at the head), then the sample's own chain.
-// frame gets the inlined function's name for an inlined frame, else "".
-func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpumode uint8, inlined string)) bool {
+// An inlined frame goes to inlined as its table key, made from the map
+// the unwind found; every other frame to frame.
+func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpumode uint8), inlined func(k Key)) bool {
 	if hasUserStack(e) {
 		fs := a.unwound[:0]
 		a.unwindUser(e, func(ip uint64, mp index.Map, ok bool) {
@@ -539,15 +540,19 @@ func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpum
 		})
 		a.unwound = fs
 		for i := len(fs) - 1; i >= 0; i-- {
-			frame(fs[i].ip, machine.CPUModeUser, fs[i].inlined)
+			if f := fs[i]; f.inlined != "" {
+				inlined(a.inlinedKey(f, int(e.attr)))
+			} else {
+				frame(f.ip, machine.CPUModeUser)
+			}
 		}
 	}
-	return walkCallerOrder(e.addrs, func(ip uint64, cpumode uint8) { frame(ip, cpumode, "") })
+	return walkCallerOrder(e.addrs, frame)
 }
 
-// inlinedKey is the table entry perf makes of an inlined frame: the
+// inlinedKey is the table entry perf makes of an inlined frame f: the
 // inline symbol append_inlines creates, printed "name (inlined)"
 // (hist_entry__sym_snprintf), in the frame's DSO.
-func inlinedKey(mp index.Map, name string, event int) Key {
-	return Key{DSO: mp.DSO, Sym: name + " (inlined)", Event: event}
+func (a *attributor) inlinedKey(f unwoundFrame, event int) Key {
+	return Key{DSO: f.mp.DSO, Sym: f.inlined + " (inlined)", Event: event}
 }

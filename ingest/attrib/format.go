@@ -106,22 +106,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if r.Branches != nil {
 		counts, byEvent = r.Branches, r.BranchEvents
 	}
-	groups := r.eventGroups()
-	if r.Children != nil { // perf's group view of children is not reproduced: one table per event
-		groups = groups[:0]
-		for i := range r.Events {
-			groups = append(groups, eventGroup{i, 1})
-		}
-	}
-	for _, g := range groups {
-		totals := make([]Counts, g.n)
-		var sum Counts
-		for i := range totals {
-			if ev := g.first + i; ev < len(byEvent) {
-				totals[i] = byEvent[ev]
-				sum.add(totals[i])
-			}
-		}
+	for _, g := range r.tableGroups(r.Children != nil) {
+		totals, sum := g.totals(byEvent)
 		if sum.Samples == 0 && len(r.Events) > 1 {
 			continue
 		}
@@ -147,19 +133,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 		b.WriteString("#\n")
 		for _, row := range rows {
-			// perf's hpp__fmt: the first value "%*.2f%%" in its width,
-			// each member's after one space; counts "%*u" each.
 			if r.Children != nil {
 				fmt.Fprintf(&b, "  %7.2f%%", share(row.acc, totals[0]))
 			}
-			fmt.Fprintf(&b, "  %7.2f%%", share(row.c[0], totals[0]))
-			for i := 1; i < g.n; i++ {
-				fmt.Fprintf(&b, " %6.2f%%", share(row.c[i], totals[i]))
-			}
-			b.WriteString("  ")
-			for i := range g.n {
-				fmt.Fprintf(&b, "%12d", row.c[i].Samples)
-			}
+			writeGroupCounts(&b, row.c, totals)
 			fmt.Fprintf(&b, "  %-*s  %s %s\n", dsoWidth, ShortName(row.key.DSO, row.key.Kernel), level(row.key), row.key.SymbolName())
 			if b.Len() >= 64<<10 {
 				if err := flush(); err != nil {
@@ -182,6 +159,47 @@ func (r *Result) writeTablePreamble(b *bytes.Buffer) {
 // eventGroup is a run of events shown as one table: a group leader and
 // its members, or a single event.
 type eventGroup struct{ first, n int }
+
+// tableGroups returns the tables to print: the event groups
+// (eventGroups), or one per event in a children table, whose group view
+// is not reproduced.
+func (r *Result) tableGroups(children bool) []eventGroup {
+	if !children {
+		return r.eventGroups()
+	}
+	gs := make([]eventGroup, len(r.Events))
+	for i := range gs {
+		gs[i] = eventGroup{i, 1}
+	}
+	return gs
+}
+
+// totals returns the group's members' totals in byEvent, and their sum.
+func (g eventGroup) totals(byEvent []Counts) (totals []Counts, sum Counts) {
+	totals = make([]Counts, g.n)
+	for i := range totals {
+		if ev := g.first + i; ev < len(byEvent) {
+			totals[i] = byEvent[ev]
+			sum.add(totals[i])
+		}
+	}
+	return totals, sum
+}
+
+// writeGroupCounts writes a row's overhead and sample columns, one per
+// member (cs, of totals), as perf's hpp__fmt lays out a group: the first
+// value "%*.2f%%" in its width, each member's after one space; counts
+// "%*u" each.
+func writeGroupCounts(b *bytes.Buffer, cs, totals []Counts) {
+	fmt.Fprintf(b, "  %7.2f%%", share(cs[0], totals[0]))
+	for i := 1; i < len(cs); i++ {
+		fmt.Fprintf(b, " %6.2f%%", share(cs[i], totals[i]))
+	}
+	b.WriteString("  ")
+	for _, c := range cs {
+		fmt.Fprintf(b, "%12d", c.Samples)
+	}
+}
 
 // eventGroups returns the tables perf report shows: the GROUP_DESC groups
 // as process_group_desc applies them (each leader in event order, its

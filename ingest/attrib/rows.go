@@ -417,22 +417,8 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 	}
 	r.order(keys)
 	cols := r.columns()
-	groups := res.eventGroups()
-	if r.Acc != nil { // as the flat table: perf's group view of children is not reproduced
-		groups = groups[:0]
-		for i := range res.Events {
-			groups = append(groups, eventGroup{i, 1})
-		}
-	}
-	for _, g := range groups {
-		totals := make([]Counts, g.n)
-		var sum Counts
-		for i := range totals {
-			if ev := g.first + i; ev < len(r.Totals) {
-				totals[i] = r.Totals[ev]
-				sum.add(totals[i])
-			}
-		}
+	for _, g := range res.tableGroups(r.Acc != nil) {
+		totals, sum := g.totals(r.Totals)
 		if sum.Samples == 0 && len(res.Events) > 1 {
 			continue
 		}
@@ -487,16 +473,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 			if r.Acc != nil {
 				fmt.Fprintf(&b, "  %7.2f%%", share(r.Acc[k], totals[0]))
 			}
-			// perf's hpp__fmt: the first value in its width, each
-			// member's after one space; counts "%*u" each.
-			fmt.Fprintf(&b, "  %7.2f%%", share(cs[0], totals[0]))
-			for i := 1; i < g.n; i++ {
-				fmt.Fprintf(&b, " %6.2f%%", share(cs[i], totals[i]))
-			}
-			b.WriteString("  ")
-			for i := range g.n {
-				fmt.Fprintf(&b, "%12d", cs[i].Samples)
-			}
+			writeGroupCounts(&b, cs, totals)
 			for i, c := range cols {
 				fmt.Fprintf(&b, "  %-*.*s", widths[i], widths[i], c.text(k))
 			}
@@ -514,20 +491,20 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel, filtered bool, c Counts) {
 	rc := a.rows
 	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], kernel)
-	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8, inlined string) {
+	add := func(k Key) { keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, k.Kernel) }
+	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: ip, Event: int(e.attr)}
-		if inlined != "" {
-			mp, _ := a.m.Resolve(cpumode, e.pid, e.tid, ip)
-			kernel = false
-			k = inlinedKey(mp, inlined, int(e.attr))
-		} else if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
+		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
 			kernel = cpumode == machine.CPUModeKernel
 			k.DSO, k.Kernel = mp.DSO, kernel
 			if sym, ok := a.sym.symbol(mp, ip); ok {
 				k.Sym, k.Addr = sym.Name, sym.Start
 			}
 		}
-		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, k.Kernel)
+		add(k)
+	}, func(k Key) {
+		kernel = false
+		add(k)
 	})
 	if !ok {
 		keys, levels = keys[:1], levels[:1] // perf resets the cursor
