@@ -3,6 +3,7 @@ package perfevent
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -192,15 +193,7 @@ func (s *synth) readModules() ([]module, error) {
 	for i, m := range ms {
 		mods[i].Module = m
 	}
-	slices.SortStableFunc(mods, func(a, b module) int {
-		switch {
-		case a.Start < b.Start:
-			return -1
-		case a.Start > b.Start:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(mods, func(a, b module) int { return cmp.Compare(a.Start, b.Start) })
 	if len(mods) > 0 {
 		s.modulePaths(mods)
 	}

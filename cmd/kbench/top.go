@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/perfevent"
@@ -251,19 +252,18 @@ func topRow(v *resolver.View, s topSample, keys []string) topKey {
 	return k
 }
 
-// topDSO is the short DSO name perf top prints: "[kernel]" for the
-// kernel, "[name]" for a module, a file's base name.
+// topDSO is the DSO name perf top prints: "[kernel]" for the kernel
+// (perf top --stdio shows it so here), else the short name perf report
+// prints.
 func topDSO(loc resolver.Location) string {
-	switch {
+	switch k := loc.Map.Kind; {
 	case !loc.Found:
 		return "[unknown]"
-	case loc.Map.Kind == index.KindKernel || loc.Map.Kind == index.KindKcore:
+	case k == index.KindKernel || k == index.KindKcore:
 		return "[kernel]"
-	case loc.Map.Kind == index.KindModule:
-		short, _ := index.KmodName(loc.Map.DSO)
-		return short
+	default:
+		return attrib.ShortName(loc.Map.DSO, k != index.KindUser && k != index.KindAnon)
 	}
-	return filepath.Base(loc.Map.DSO)
 }
 
 // writeTopTable prints the header and the top rows by samples (ties by
@@ -281,13 +281,8 @@ func writeTopTable(w io.Writer, c *topCounts, st perfevent.Stats, freq uint64, e
 	total := c.samples
 	c.mu.Unlock()
 	slices.SortFunc(rows, func(a, b row) int {
-		if a.n != b.n {
-			if a.n > b.n {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(fmt.Sprint(a.k), fmt.Sprint(b.k))
+		return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.k.comm, b.k.comm), strings.Compare(a.k.pid, b.k.pid),
+			strings.Compare(a.k.dso, b.k.dso), strings.Compare(a.k.sym, b.k.sym), boolCompare(a.k.kernel, b.k.kernel))
 	})
 	fmt.Fprintf(w, "kbench top: %d samples in %.1f s (%.0f/s), %d Hz cpu-clock; lost: %d samples in %d LOST records\n",
 		total, elapsed.Seconds(), float64(total)/max(elapsed.Seconds(), 1e-9), freq, st.Lost, st.LostRecords)
@@ -316,4 +311,15 @@ func writeTopTable(w io.Writer, c *topCounts, st perfevent.Stats, freq uint64, e
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
+}
+
+// boolCompare orders false before true.
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case b:
+		return -1
+	}
+	return 1
 }
