@@ -552,7 +552,14 @@ func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpum
 
 // inlinedKey is the table entry perf makes of an inlined frame f: the
 // inline symbol append_inlines creates, printed "name (inlined)"
-// (hist_entry__sym_snprintf), in the frame's DSO.
+// (hist_entry__sym_snprintf), in the frame's DSO, spanning the symbol
+// it is inlined into. _sort__sym_cmp tells two inline symbols of one
+// name apart unless their spans overlap, so the same function inlined
+// into two others makes two entries: Addr keeps the span's start.
 func (a *attributor) inlinedKey(f unwoundFrame, event int) Key {
-	return Key{DSO: f.mp.DSO, Sym: f.inlined + " (inlined)", Event: event}
+	k := Key{DSO: f.mp.DSO, Sym: f.inlined + " (inlined)", Event: event}
+	if sym, ok := a.sym.symbol(f.mp, f.ip); ok {
+		k.Addr = sym.Start
+	}
+	return k
 }

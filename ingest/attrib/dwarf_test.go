@@ -2,10 +2,14 @@ package attrib
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
 
+	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
 	"github.com/kmapindex/kmapindex/ingest/unwind"
+	"github.com/kmapindex/kmapindex/internal/testbuild"
 )
 
 // TestUserPayload round-trips a sample's user registers and stack
@@ -109,5 +113,49 @@ func TestPayloadRecycling(t *testing.T) {
 	big, tag := ar.take(payloadBlockWords + 1)
 	if tag != unpooledTag || len(big) != payloadBlockWords+1 {
 		t.Errorf("oversized payload: tag %#x, %d words", tag, len(big))
+	}
+}
+
+// An inlined frame's table entry spans the symbol it is inlined into,
+// as perf's inline symbols do: one function inlined into two others makes
+// two entries (_sort__sym_cmp keeps apart inline symbols whose spans do
+// not overlap), and two frames inside one symbol share theirs.
+func TestInlinedKeySpan(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "two")
+	src := testbuild.Source(t, dir, "two.c", "int one(int x) { return x * 3 + 1; }\nint two(int x) { return x * 5 + 2; }\nint main(void) { return one(1) + two(2); }\n")
+	if err := testbuild.Compile(t, "gcc", "-O1", "-o", exe, src); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := symbols.ELF(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s1, s2 symbols.Symbol
+	for i := range tab.Len() {
+		switch s := tab.Symbol(i); s.Name {
+		case "one":
+			s1 = s
+		case "two":
+			s2 = s
+		}
+	}
+	if s1.End <= s1.Start+1 || s2.End <= s2.Start {
+		t.Fatalf("symbols one %v, two %v", s1, s2)
+	}
+	a := &attributor{sym: newSymbolizer(nil, nil, nil, "", nil)}
+	mp := index.Map{Start: 1 << 40, End: 1<<40 + s2.End + 0x1000, Mapping: index.MappingDSO, Kind: index.KindUser, DSO: exe}
+	frame := func(off uint64) unwoundFrame {
+		return unwoundFrame{ip: mp.Start + off, mp: mp, ok: true, inlined: "helper"}
+	}
+	k1, k1b, k2 := a.inlinedKey(frame(s1.Start), 0), a.inlinedKey(frame(s1.End-1), 0), a.inlinedKey(frame(s2.Start), 0)
+	if k1.Sym != "helper (inlined)" || k1.DSO != exe {
+		t.Errorf("key %+v", k1)
+	}
+	if k1 != k1b {
+		t.Errorf("two frames in %s: %+v and %+v", s1.Name, k1, k1b)
+	}
+	if k1 == k2 {
+		t.Errorf("frames in %s and %s share an entry: %+v", s1.Name, s2.Name, k1)
 	}
 }
