@@ -27,7 +27,7 @@ func NewDecoder(attr *Attr, bo binary.ByteOrder) *Decoder {
 			bo = binary.BigEndian
 		}
 	}
-	d.r.bo = bo
+	d.r.setByteOrder(bo)
 	d.r.idToAttr = make(map[uint64]*Attr)
 	d.r.stats.ByType = make(map[RecordType]uint64)
 	a := *attr

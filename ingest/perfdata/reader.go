@@ -116,6 +116,7 @@ func WithoutCompressed2() Option { return func(r *Reader) { r.noCompressed2 = tr
 type Reader struct {
 	hdr      FileHeader
 	bo       binary.ByteOrder
+	big      bool // bo is big-endian (setByteOrder)
 	attrs    []*Attr
 	idToAttr map[uint64]*Attr
 	// idDense mirrors idToAttr for small ids (perf numbers them from 1):
@@ -138,11 +139,15 @@ type Reader struct {
 	recBuf []byte
 	hdrBuf [8]byte
 
-	raw RawRecord
-	rec Record
-	err error
-	eof bool
-	z   *zstream
+	// The current record for Raw: its bytes, offset and whether it came
+	// out of a compressed record.
+	rawData       []byte
+	rawOff        int64
+	rawCompressed bool
+	rec           Record
+	err           error
+	eof           bool
+	z             *zstream
 
 	stats Stats
 
@@ -275,9 +280,9 @@ func (r *Reader) init() error {
 	r.hdr.Version = 2
 	switch binary.LittleEndian.Uint64(h[:]) {
 	case magicLE:
-		r.bo = binary.LittleEndian
+		r.setByteOrder(binary.LittleEndian)
 	case magicBE:
-		r.bo = binary.BigEndian
+		r.setByteOrder(binary.BigEndian)
 	case magicV1:
 		r.hdr.Version = 1
 	default:
@@ -293,9 +298,9 @@ func (r *Reader) init() error {
 		// big-endian host big-endian ones. Both are accepted here.
 		switch {
 		case binary.LittleEndian.Uint64(h[8:]) == pipeHeaderSize:
-			r.bo = binary.LittleEndian
+			r.setByteOrder(binary.LittleEndian)
 		case binary.BigEndian.Uint64(h[8:]) == pipeHeaderSize:
-			r.bo = binary.BigEndian
+			r.setByteOrder(binary.BigEndian)
 		}
 	}
 	if r.bo != nil && r.bo.Uint64(h[8:]) == pipeHeaderSize {
@@ -314,10 +319,11 @@ func (r *Reader) init() error {
 		// The legacy header encodes its byte order in attr_size, which
 		// must be the size of a perf_file_attr of ABI version 0 to 4 in
 		// one order or the other (try_all_file_abis).
-		var err error
-		if r.bo, err = legacyByteOrder(h[16:24]); err != nil {
+		bo, err := legacyByteOrder(h[16:24])
+		if err != nil {
 			return err
 		}
+		r.setByteOrder(bo)
 	}
 	r.hdr.ByteOrder = r.bo
 	r.hdr.Size = r.bo.Uint64(h[8:])
@@ -536,7 +542,22 @@ func (r *Reader) Record() Record { return r.rec }
 
 // Raw returns the current record undecoded. Data is valid until the next
 // call to Next.
-func (r *Reader) Raw() RawRecord { return r.raw }
+func (r *Reader) Raw() RawRecord {
+	rec := r.rawData
+	if len(rec) < 8 {
+		return RawRecord{}
+	}
+	return RawRecord{
+		Type:       RecordType(r.bo.Uint32(rec)),
+		Misc:       r.bo.Uint16(rec[4:]),
+		Size:       r.bo.Uint16(rec[6:]),
+		Offset:     r.rawOff,
+		Compressed: r.rawCompressed,
+		Data:       rec,
+		ByteOrder:  r.bo,
+		IDHdrSize:  r.IDHdrSize(),
+	}
+}
 
 // ParseSampleID decodes the sample_id trailer at the end of a raw record of
 // this recording (its last IDHdrSize bytes), whatever its type. It is meant
@@ -562,6 +583,20 @@ var errEnd = errors.New("end of data")
 // followed by out-of-record payload: those are copied into r.recBuf.
 func (r *Reader) readRaw() ([]byte, int64, error) {
 	off := r.pos
+	if n := r.in.Buffered(); n >= 8 {
+		// The common case: the whole record is buffered already.
+		w, _ := r.in.Peek(n)
+		size := int(r.u16(w[6:]))
+		if size >= 8 && size <= n {
+			switch RecordType(r.u32(w)) {
+			case RecordCompressed, RecordCompressed2, RecordHeaderTracing, RecordAuxtrace:
+			default:
+				r.in.Discard(size)
+				r.pos += int64(size)
+				return w[:size:size], off, nil
+			}
+		}
+	}
 	hdr, err := r.in.Peek(8)
 	if len(hdr) < 8 {
 		if len(hdr) == 0 && err == io.EOF {
@@ -576,11 +611,11 @@ func (r *Reader) readRaw() ([]byte, int64, error) {
 		}
 		return nil, off, formatError(off, "record header at file offset %#x: %d of 8 bytes before the end of the data: %w", off, len(hdr), err)
 	}
-	size := int(r.bo.Uint16(hdr[6:]))
+	size := int(r.u16(hdr[6:]))
 	if size < 8 {
-		return nil, off, formatError(off, "record at file offset %#x (type %d): size %d is smaller than its 8-byte header", off, r.bo.Uint32(hdr), size)
+		return nil, off, formatError(off, "record at file offset %#x (type %d): size %d is smaller than its 8-byte header", off, r.u32(hdr), size)
 	}
-	typ := RecordType(r.bo.Uint32(hdr))
+	typ := RecordType(r.u32(hdr))
 	rec, err := r.in.Peek(size)
 	if len(rec) < size && r.hdr.Pipe && err == io.EOF {
 		r.stats.CutShort, r.stats.CutShortAt = uint64(len(rec)), off
@@ -604,25 +639,25 @@ func (r *Reader) readRaw() ([]byte, int64, error) {
 	r.pos += int64(size)
 	// Records followed by data outside themselves (perf_session__process_user_event).
 	var skip uint64
-	switch RecordType(r.bo.Uint32(rec)) {
+	switch RecordType(r.u32(rec)) {
 	case RecordHeaderTracing:
 		if size >= 12 {
-			skip = uint64(r.bo.Uint32(rec[8:]))
+			skip = uint64(r.u32(rec[8:]))
 		}
 	case RecordAuxtrace:
 		if size >= 16 {
-			skip = r.bo.Uint64(rec[8:])
+			skip = r.u64(rec[8:])
 		}
 	}
 	if skip > 0 {
 		if skip > 1<<62 || (r.end >= 0 && skip > uint64(r.end-r.pos)) {
-			return nil, off, formatError(off, "record at file offset %#x (type %d): its %d bytes of trailing payload run past the end of the data", off, r.bo.Uint32(rec), skip)
+			return nil, off, formatError(off, "record at file offset %#x (type %d): its %d bytes of trailing payload run past the end of the data", off, r.u32(rec), skip)
 		}
 		m, err := io.CopyN(io.Discard, r.in, int64(skip))
 		r.pos += m
 		r.stats.SkippedBytes += uint64(m)
 		if err != nil {
-			return nil, off, formatError(off, "record at file offset %#x (type %d): skipping %d bytes of trailing payload: %w", off, r.bo.Uint32(rec), skip, err)
+			return nil, off, formatError(off, "record at file offset %#x (type %d): skipping %d bytes of trailing payload: %w", off, r.u32(rec), skip, err)
 		}
 	}
 	return rec, off, nil
@@ -692,14 +727,14 @@ func (r *Reader) noCompressionFeature() bool {
 // compressedPayload returns the zstd payload of a COMPRESSED or COMPRESSED2
 // record.
 func (r *Reader) compressedPayload(rec []byte) ([]byte, bool) {
-	switch RecordType(r.bo.Uint32(rec)) {
+	switch RecordType(r.u32(rec)) {
 	case RecordCompressed:
 		return rec[8:], true
 	case RecordCompressed2:
 		if r.noCompressed2 || len(rec) < 16 || r.noCompressionFeature() {
 			return nil, false
 		}
-		n := r.bo.Uint64(rec[8:])
+		n := r.u64(rec[8:])
 		if n > uint64(len(rec)-16) {
 			return nil, false
 		}
@@ -712,18 +747,39 @@ func (r *Reader) compressedPayload(rec []byte) ([]byte, bool) {
 	return nil, false
 }
 
-func (r *Reader) deliver(rec []byte, off int64, compressed bool) bool {
-	r.raw = RawRecord{
-		Type:       RecordType(r.bo.Uint32(rec)),
-		Misc:       r.bo.Uint16(rec[4:]),
-		Size:       r.bo.Uint16(rec[6:]),
-		Offset:     off,
-		Compressed: compressed,
-		Data:       rec,
-		ByteOrder:  r.bo,
-		IDHdrSize:  r.IDHdrSize(),
+// setByteOrder sets the recording's byte order.
+func (r *Reader) setByteOrder(bo binary.ByteOrder) {
+	r.bo, r.big = bo, bo == binary.BigEndian
+}
+
+// u16, u32 and u64 read in the recording's byte order without going
+// through the ByteOrder interface: the record loop reads a few fields of
+// every record.
+func (r *Reader) u16(b []byte) uint16 {
+	if r.big {
+		return binary.BigEndian.Uint16(b)
 	}
-	info := Info{Type: r.raw.Type, Misc: r.raw.Misc, Size: r.raw.Size, Offset: off, Compressed: compressed}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (r *Reader) u32(b []byte) uint32 {
+	if r.big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (r *Reader) u64(b []byte) uint64 {
+	if r.big {
+		return binary.BigEndian.Uint64(b)
+	}
+	return binary.LittleEndian.Uint64(b)
+}
+
+func (r *Reader) deliver(rec []byte, off int64, compressed bool) bool {
+	// Raw builds the RawRecord from these when asked: most callers never do.
+	r.rawData, r.rawOff, r.rawCompressed = rec, off, compressed
+	info := Info{Type: RecordType(r.u32(rec)), Misc: r.u16(rec[4:]), Size: r.u16(rec[6:]), Offset: off, Compressed: compressed}
 	rc, err := r.decode(rec, info)
 	if err != nil {
 		return r.fail(err)

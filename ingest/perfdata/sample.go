@@ -57,7 +57,7 @@ func (r *Reader) sampleAttr(b []byte, off int64) (*Attr, error) {
 	if 8*(p+1) > len(b) {
 		return nil, formatError(off, "SAMPLE at file offset %#x: %d-byte body has no room for the sample id at byte %d", off, len(b), 8*p)
 	}
-	return r.attrByID(r.bo.Uint64(b[8*p:]), "SAMPLE", off)
+	return r.attrByID(r.u64(b[8*p:]), "SAMPLE", off)
 }
 
 func (r *Reader) attrByID(id uint64, what string, off int64) (*Attr, error) {
