@@ -211,6 +211,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	opts.Stacks = *format == "pprof" || *format == "folded"
 	// Script lines and stacks need no per-symbol counts.
 	opts.NoCounts = *format == "script" || opts.Stacks
+	opts.NoSampleSets = *format != "json" // only JSON shows the maps' sample sets
 	opts.HideCallchain = *hideCallchain
 	if *format == "script" {
 		opts.Script = bw

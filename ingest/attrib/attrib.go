@@ -96,6 +96,10 @@ type Options struct {
 	// ByMapSym, BySym, ByEvent) empty, for output that needs none: script
 	// lines, stacks. Keeping them is about a quarter of attribution.
 	NoCounts bool
+	// NoSampleSets leaves Result.ByMap empty: its sample sets are what
+	// the JSON form's per-map digests need, and adding every sample to
+	// one costs as much as counting it.
+	NoSampleSets bool
 	// SortKeys, if set, also counts the samples by these perf report
 	// --sort keys (ParseSortKeys) into Result.Rows; a Filter does too,
 	// by dso,sym when SortKeys is empty.
@@ -298,8 +302,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		// before Run does, whether or not a kernel sample needed it.
 		defer load()
 	}
-	batches := make(chan []event, 64)
-	free := make(chan []event, 66)
+	deliveries := make(chan delivery, 16)
+	pools := newOrderPools()
 	errc := make(chan error, 1)
 	branches := opts.BranchMode && opts.Script == nil
 	if branches {
@@ -331,22 +335,18 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		kmodsecType = kmodsec.DefaultType
 	}
 	var lost lostCounts // written by decode, read after errc
-	go decode(r, batches, free, errc, opts.Progress, wantChains, branches, kmodsecType, &lost)
+	go decode(r, deliveries, pools, errc, opts.Progress, wantChains, branches, kmodsecType, &lost)
 
 	var buildIDs map[string][]byte
 	var runErr error
-	for batch := range batches {
-		if runErr != nil {
-			continue // drain so the decoder ends
-		}
-		if a.sym == nil {
+	for d := range deliveries {
+		if runErr == nil && len(d.keys) > 0 && a.sym == nil {
 			// Build ids come from the features, which file mode has
 			// before the first record; HEADER_BUILD_ID records (pipe
 			// mode, perf inject -b) add to them as they are read.
 			buildIDs = buildIDMap(r.Features())
 			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.m.ModuleMaps)
 			a.sym.noFiles = opts.NoFiles
-			a.sym.symfs = opts.Symfs
 			a.sym.symfs = opts.Symfs
 			a.sym.kcore = opts.Kcore
 			if a.sym.kcore == nil {
@@ -357,16 +357,13 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			m.KernelBuildIDs = kernelBuildIDs(r.Features())
 			m.OnKernelLoad = a.sym.loadKernel
 		}
-		for i := range batch {
-			if err := a.deliver(&batch[i]); err != nil {
-				runErr = err
-				break
+		for _, k := range d.keys {
+			if runErr != nil {
+				break // drain so the decoder ends
 			}
+			runErr = a.deliver(k.e)
 		}
-		select {
-		case free <- batch[:0]:
-		default:
-		}
+		pools.recycle(d)
 	}
 	if err := <-errc; err != nil {
 		return nil, err
@@ -479,33 +476,21 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 // sends them in batches (reused from free when the attributor has
 // returned them). Ordering here, beside decoding, leaves the attributor
 // only the delivery.
-func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts) {
+func decode(r *perfdata.Reader, out chan<- delivery, pools *orderPools, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts) {
 	defer close(out)
-	newBatch := func() []event {
-		select {
-		case b := <-free:
-			return b
-		default:
-			return make([]event, 0, batchSize)
-		}
+	o := &orderer{
+		send:    func(keys []orderKey, done []*segment) { out <- delivery{keys, done} },
+		segment: pools.segment,
+		keyBuf:  pools.keys,
 	}
-	batch := newBatch()
-	n := 0
-	emit := func(e *event) {
-		batch = append(batch, *e)
-		if len(batch) == batchSize {
-			out <- batch
-			batch = newBatch()
-			if n++; progress != nil && n%16 == 0 {
-				progress(r.Raw().Offset)
-			}
-		}
-	}
-	o := &orderer{deliver: emit}
-	o.onHalf = func() { emit(&event{kind: evHalfFlush}) }
+	o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}) }
+	records := 0
 	var e event // one for all records: the orderer copies it
 	var slab addrSlab
 	for r.Next() {
+		if records++; progress != nil && records%(1<<16) == 0 {
+			progress(r.Raw().Offset)
+		}
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
 			period := rec.Period
@@ -586,9 +571,6 @@ func decode(r *perfdata.Reader, out chan<- []event, free <-chan []event, errc ch
 		o.push(&e)
 	}
 	o.finish()
-	if len(batch) > 0 {
-		out <- batch
-	}
 	slab.payload.seal()
 	errc <- r.Err()
 }
@@ -814,7 +796,7 @@ func (a *attributor) sample(e *event) error {
 	var self int32 // the Children entry of the sample itself
 	if ok {
 		st := a.cnt.state(mp, kernel)
-		if !a.opts.NoCounts {
+		if !a.opts.NoCounts && !a.opts.NoSampleSets {
 			st.bm.Add(ord)
 		}
 		t := a.stateTable(st)

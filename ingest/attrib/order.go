@@ -60,27 +60,136 @@ type sideband struct {
 // timestamp seen before the previous round and remembers the current
 // highest; the end of the file delivers the rest. Events without a
 // timestamp (0, or no PERF_SAMPLE_TIME) are delivered at once.
+//
+// Events are copied once, into segments, and stay there: a delivery is a
+// list of pointers into them in delivery order, with the segments none of
+// whose events are queued any more (the consumer recycles those once it
+// has delivered the list). Between rounds only the order is computed:
+// the new events' keys are sorted (they arrive as a few ascending runs,
+// one per CPU buffer) and merged with the sorted keys left from the
+// previous flush.
 type orderer struct {
-	queue     []event
-	bytes     int     // the queue's size, events and their callchains
-	last      uint64  // the time of the event queued last (perf's oe->last)
-	onHalf    func()  // called when the queue bound flushes half
-	spare     []event // the other buffer of queue
-	keys      []orderKey
+	cur       *segment   // receives pushed events
+	segs      []*segment // every segment not yet handed back, oldest first, cur last
+	roundSegs int        // len(segs) at the previous round: those hold no queued event after this round's flush
+	rest      []orderKey // queued keys left by the last flush, sorted
+	fresh     []orderKey // keys queued since the last flush, in push order
+	imm       []orderKey // events delivered at once, not yet sent
 	tmp       []orderKey // merge buffer
+	bytes     int        // queued events and their callchains
+	last      uint64     // the time of the event queued last (perf's oe->last)
 	maxTime   uint64
 	nextFlush uint64
-	deliver   func(*event)
+	onHalf    func() // called when the queue bound flushes half
+	// send hands a delivery to the consumer: keys in delivery order and
+	// the segments it may recycle once it has delivered them.
+	send func(keys []orderKey, done []*segment)
+	// segment returns an empty segment (a recycled one or a new one).
+	segment func() *segment
+	// keyBuf returns an empty key slice for a delivery.
+	keyBuf func() []orderKey
 }
 
-// push queues a copy of *e (the caller's batch is reused), or delivers it
-// at once.
+// segment holds queued events. Its array never grows: keys point into it.
+type segment struct{ events []event }
+
+// segmentEvents is a segment's capacity.
+const segmentEvents = 4096
+
+func newSegment() *segment { return &segment{events: make([]event, 0, segmentEvents)} }
+
+// delivery is what the orderer sends: events in delivery order, then
+// segments to recycle.
+type delivery struct {
+	keys []orderKey
+	done []*segment
+}
+
+// orderPools recycle segments and key slices between the orderer and
+// the consumer of its deliveries; beyond what they hold, new ones are
+// made (the deliveries channel bounds what is in flight).
+type orderPools struct {
+	segs chan *segment
+	keyc chan []orderKey
+}
+
+func newOrderPools() *orderPools {
+	return &orderPools{segs: make(chan *segment, 64), keyc: make(chan []orderKey, 16)}
+}
+
+func (p *orderPools) segment() *segment {
+	select {
+	case sg := <-p.segs:
+		return sg
+	default:
+		return newSegment()
+	}
+}
+
+func (p *orderPools) keys() []orderKey {
+	select {
+	case k := <-p.keyc:
+		return k
+	default:
+		return make([]orderKey, 0, segmentEvents)
+	}
+}
+
+// recycle takes back d's memory once its events were delivered.
+func (p *orderPools) recycle(d delivery) {
+	for _, sg := range d.done {
+		sg.events = sg.events[:0]
+		select {
+		case p.segs <- sg:
+		default:
+		}
+	}
+	if cap(d.keys) > 0 {
+		select {
+		case p.keyc <- d.keys[:0]:
+		default:
+		}
+	}
+}
+
+// orderKey is a queued event and its timestamp.
+type orderKey struct {
+	time uint64
+	e    *event
+}
+
+// slot copies *e into the current segment and returns the copy.
+func (o *orderer) slot(e *event) *event {
+	if o.cur == nil || len(o.cur.events) == cap(o.cur.events) {
+		o.cur = o.newSegment()
+		o.segs = append(o.segs, o.cur)
+	}
+	o.cur.events = append(o.cur.events, *e)
+	return &o.cur.events[len(o.cur.events)-1]
+}
+
+func (o *orderer) newSegment() *segment {
+	if o.segment != nil {
+		return o.segment()
+	}
+	return newSegment()
+}
+
+func (o *orderer) newKeys() []orderKey {
+	if o.keyBuf != nil {
+		return o.keyBuf()
+	}
+	return nil
+}
+
+// push queues a copy of *e (the caller reuses *e), or delivers it at
+// once.
 func (o *orderer) push(e *event) {
 	if e.time == 0 || e.time == ^uint64(0) {
-		o.deliver(e)
+		o.deliverNow(e)
 		return
 	}
-	o.queue = append(o.queue, *e)
+	o.fresh = append(o.fresh, orderKey{e.time, o.slot(e)})
 	o.maxTime = max(o.maxTime, e.time)
 	o.last = e.time
 	o.bytes += eventSize + 8*len(e.addrs)
@@ -88,9 +197,12 @@ func (o *orderer) push(e *event) {
 		// perf's queue at its size limit (ordered_events__queue with
 		// OE_FLUSH__HALF): deliver up to the middle between the oldest
 		// queued time and the last one queued.
-		first := o.queue[0].time
-		for i := range o.queue {
-			first = min(first, o.queue[i].time)
+		first := o.last
+		for _, k := range o.rest {
+			first = min(first, k.time)
+		}
+		for _, k := range o.fresh {
+			first = min(first, k.time)
 		}
 		limit := first
 		if o.last > first {
@@ -100,7 +212,34 @@ func (o *orderer) push(e *event) {
 			o.onHalf()
 		}
 		o.flush(limit)
+		o.releaseUnqueued()
 	}
+}
+
+// deliverNow delivers a copy of *e ahead of every queued event.
+func (o *orderer) deliverNow(e *event) {
+	if o.imm == nil {
+		o.imm = o.newKeys()
+	}
+	o.imm = append(o.imm, orderKey{e.time, o.slot(e)})
+	if len(o.imm) >= segmentEvents {
+		o.sendImm()
+	}
+}
+
+// sendImm sends the events delivered at once so far; with nothing
+// queued, every segment goes back with them.
+func (o *orderer) sendImm() {
+	if len(o.imm) == 0 {
+		return
+	}
+	var done []*segment
+	if len(o.rest) == 0 && len(o.fresh) == 0 {
+		done = o.segs
+		o.segs, o.cur, o.roundSegs = nil, nil, 0
+	}
+	o.send(o.imm, done)
+	o.imm = nil
 }
 
 // eventSize is an event's size in the queue; maxQueueBytes bounds the
@@ -114,54 +253,104 @@ const (
 // queueBound is the bound in force: maxQueueBytes, lowered by tests.
 var queueBound = maxQueueBytes
 
-// round handles FINISHED_ROUND.
+// round handles FINISHED_ROUND. Every event queued before the previous
+// round has a time up to nextFlush, so this flush delivers them all: the
+// segments they filled go back. The next events start a segment.
 func (o *orderer) round() {
 	o.flush(o.nextFlush)
 	o.nextFlush = o.maxTime
+	o.cur = nil
+	n := o.roundSegs
+	o.roundSegs = len(o.segs)
+	if len(o.rest) == 0 {
+		n = len(o.segs)
+	}
+	o.release(n)
 }
 
-// flush delivers queued events with time <= limit, in time order. It
-// sorts small (time, position) keys rather than the events themselves.
+// release hands the n oldest segments back, after everything sent so
+// far.
+func (o *orderer) release(n int) {
+	if n == 0 {
+		return
+	}
+	if n == len(o.segs) {
+		o.cur = nil
+	}
+	done := slices.Clone(o.segs[:n])
+	o.segs = slices.Delete(o.segs, 0, n)
+	o.roundSegs = max(0, o.roundSegs-n)
+	o.sendImm()
+	o.send(nil, done)
+}
+
+// releaseUnqueued hands back the segments, other than the current one,
+// that no queued event is in (after a half flush, which may leave events
+// anywhere).
+func (o *orderer) releaseUnqueued() {
+	used := make(map[*segment]bool)
+	for _, k := range o.rest {
+		p := uintptr(unsafe.Pointer(k.e))
+		for _, sg := range o.segs {
+			if len(sg.events) > 0 && p >= uintptr(unsafe.Pointer(&sg.events[0])) && p <= uintptr(unsafe.Pointer(&sg.events[len(sg.events)-1])) {
+				used[sg] = true
+				break
+			}
+		}
+	}
+	var done, keep []*segment
+	for _, sg := range o.segs {
+		if used[sg] || sg == o.cur {
+			keep = append(keep, sg)
+		} else {
+			done = append(done, sg)
+		}
+	}
+	if len(done) > 0 {
+		o.segs, o.roundSegs = keep, 0
+		o.sendImm()
+		o.send(nil, done)
+	}
+}
+
+// flush delivers queued events with time <= limit, in time order.
 func (o *orderer) flush(limit uint64) {
-	if len(o.queue) == 0 {
+	o.sendImm()
+	if len(o.fresh) == 0 && len(o.rest) == 0 {
 		return
 	}
-	o.keys = o.keys[:0]
-	for i := range o.queue {
-		o.keys = append(o.keys, orderKey{o.queue[i].time, int32(i)})
+	var fresh []orderKey
+	fresh, o.tmp = sortKeys(o.fresh, o.tmp)
+	if len(o.rest) == 0 {
+		o.rest, o.fresh = fresh, o.rest[:0]
+	} else if len(fresh) > 0 {
+		merged := slices.Grow(o.tmp[:0], len(o.rest)+len(fresh))[:len(o.rest)+len(fresh)]
+		mergeKeys(merged, o.rest, fresh)
+		o.tmp, o.rest, o.fresh = o.rest[:0], merged, fresh[:0]
+	} else {
+		o.fresh = fresh[:0]
 	}
-	o.keys, o.tmp = sortKeys(o.keys, o.tmp)
-	n := 0
-	for n < len(o.keys) && o.keys[n].time <= limit {
-		o.deliver(&o.queue[o.keys[n].pos])
-		n++
-	}
-	if n == len(o.queue) {
-		clear(o.queue)
-		o.queue = o.queue[:0]
-		o.bytes = 0
+	n, _ := slices.BinarySearchFunc(o.rest, limit, func(k orderKey, t uint64) int {
+		if k.time <= t {
+			return -1
+		}
+		return 1
+	})
+	if n == 0 {
 		return
 	}
-	rest := o.spare[:0]
-	o.bytes = 0
-	for _, k := range o.keys[n:] {
-		rest = append(rest, o.queue[k.pos])
-		o.bytes += eventSize + 8*len(o.queue[k.pos].addrs)
+	out := append(o.newKeys(), o.rest[:n]...)
+	for _, k := range out {
+		o.bytes -= eventSize + 8*len(k.e.addrs)
 	}
-	clear(o.queue)
-	o.queue, o.spare = rest, o.queue[:0]
+	o.rest = o.rest[:copy(o.rest, o.rest[n:])]
+	o.send(out, nil)
 }
 
-// orderKey is an event's timestamp and position in the queue.
-type orderKey struct {
-	time uint64
-	pos  int32
-}
-
-// sortKeys sorts keys by time, equal times keeping their order (the
-// positions ascend), and returns the sorted slice and the spare buffer.
-// The queue between two rounds is a few ascending runs (one per CPU
-// buffer perf flushed), so it merges runs bottom-up: O(n log runs).
+// sortKeys sorts keys by time, equal times keeping their order, and
+// returns the sorted slice and the spare buffer. The keys between two
+// rounds are a few ascending runs (one per CPU buffer perf flushed), so
+// it merges runs bottom-up: O(n log runs).
 func sortKeys(keys, tmp []orderKey) ([]orderKey, []orderKey) {
 	// Run boundaries.
 	var bounds []int
@@ -210,8 +399,12 @@ func mergeKeys(dst, a, b []orderKey) {
 	copy(dst[k:], b[j:])
 }
 
-// finish delivers everything left.
-func (o *orderer) finish() { o.flush(^uint64(0)) }
+// finish delivers everything left and hands every segment back.
+func (o *orderer) finish() {
+	o.flush(^uint64(0))
+	o.sendImm()
+	o.release(len(o.segs))
+}
 
 // cpu returns a SAMPLE's CPU, kept in ppid: the event stays 80 bytes.
 func (e *event) cpu() uint32 { return e.ppid }

@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -18,28 +19,154 @@ func TestSortKeys(t *testing.T) {
 	for range 2000 {
 		n := rng.IntN(200)
 		keys := make([]orderKey, n)
+		evs := make([]event, n)
 		base := uint64(0)
 		for i := range keys {
 			if rng.IntN(10) == 0 {
 				base = rng.Uint64N(50) // start another run
 			}
 			base += rng.Uint64N(3)
-			keys[i] = orderKey{base, int32(i)}
+			keys[i] = orderKey{base, &evs[i]}
 		}
 		want := slices.Clone(keys)
-		slices.SortStableFunc(want, func(a, b orderKey) int {
-			switch {
-			case a.time < b.time:
-				return -1
-			case a.time > b.time:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(want, func(a, b orderKey) int { return cmp.Compare(a.time, b.time) })
 		var got []orderKey
 		got, tmp = sortKeys(slices.Clone(keys), tmp)
 		if !slices.Equal(got, want) {
 			t.Fatalf("sortKeys(%v) = %v, want %v", keys, got, want)
+		}
+	}
+}
+
+// orderSink collects an orderer's deliveries and poisons the segments it
+// gets back, as reuse would overwrite them: a segment handed back too
+// early shows as a poisoned event delivered later.
+type orderSink struct {
+	got      []uint64 // delivered events' ip
+	poisoned int
+	segs     int
+}
+
+func (s *orderSink) send(keys []orderKey, done []*segment) {
+	for _, k := range keys {
+		if k.e.kind == evHalfFlush {
+			continue
+		}
+		if k.e.ip == ^uint64(0) {
+			s.poisoned++
+		}
+		s.got = append(s.got, k.e.ip)
+	}
+	for _, sg := range done {
+		for i := range sg.events[:cap(sg.events)] {
+			sg.events[:cap(sg.events)][i].ip = ^uint64(0)
+		}
+		s.segs++
+	}
+}
+
+// refOrder is perf's ordered_events the simple way: a queue stably sorted
+// at each flush.
+type refOrder struct {
+	queue     []event
+	got       []uint64
+	bytes     int
+	last      uint64
+	maxTime   uint64
+	nextFlush uint64
+}
+
+func (r *refOrder) push(e event) {
+	if e.time == 0 || e.time == ^uint64(0) {
+		r.got = append(r.got, e.ip)
+		return
+	}
+	r.queue = append(r.queue, e)
+	r.maxTime, r.last = max(r.maxTime, e.time), e.time
+	r.bytes += eventSize + 8*len(e.addrs)
+	if r.bytes > queueBound {
+		first := r.queue[0].time
+		for _, q := range r.queue {
+			first = min(first, q.time)
+		}
+		limit := first
+		if r.last > first {
+			limit += (r.last - first) / 2
+		}
+		r.flush(limit)
+	}
+}
+
+func (r *refOrder) flush(limit uint64) {
+	slices.SortStableFunc(r.queue, func(a, b event) int { return cmp.Compare(a.time, b.time) })
+	n := 0
+	for n < len(r.queue) && r.queue[n].time <= limit {
+		r.got = append(r.got, r.queue[n].ip)
+		r.bytes -= eventSize + 8*len(r.queue[n].addrs)
+		n++
+	}
+	r.queue = slices.Delete(r.queue, 0, n)
+}
+
+// The orderer delivers what a stable sort at every flush delivers, on
+// random streams: per-CPU ascending runs, late events, events without a
+// time, rounds or none (half flushes), and it hands back no segment
+// before the last of its events is delivered.
+func TestOrdererDifferential(t *testing.T) {
+	defer func(b int) { queueBound = b }(queueBound)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 300 {
+		queueBound = maxQueueBytes
+		if trial%3 == 0 {
+			queueBound = (1 + rng.IntN(400)) * eventSize
+		}
+		var sink orderSink
+		o := &orderer{send: sink.send}
+		o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}) }
+		ref := &refOrder{}
+		cpus := 1 + rng.IntN(4)
+		clock := make([]uint64, cpus)
+		n := rng.IntN(30000)
+		roundEvery := 1 + rng.IntN(5000)
+		if trial%4 == 0 {
+			roundEvery = 0 // no FINISHED_ROUND
+		}
+		for i := range n {
+			c := rng.IntN(cpus)
+			clock[c] += rng.Uint64N(4)
+			e := event{ip: uint64(i), time: clock[c] + 1}
+			switch rng.IntN(50) {
+			case 0:
+				e.time = 0
+			case 1:
+				e.time = 1 + rng.Uint64N(clock[c]+1) // late
+			}
+			if rng.IntN(8) == 0 {
+				e.addrs = make([]uint64, rng.IntN(4))
+			}
+			o.push(&e)
+			ref.push(e)
+			if roundEvery > 0 && i%roundEvery == roundEvery-1 {
+				o.round()
+				ref.flush(ref.nextFlush)
+				ref.nextFlush = ref.maxTime
+			}
+		}
+		o.finish()
+		ref.flush(^uint64(0))
+		if sink.poisoned > 0 {
+			t.Fatalf("trial %d: %d events delivered from segments handed back", trial, sink.poisoned)
+		}
+		if !slices.Equal(sink.got, ref.got) {
+			i := 0
+			for i < min(len(sink.got), len(ref.got)) && sink.got[i] == ref.got[i] {
+				i++
+			}
+			t.Fatalf("trial %d (%d events, %d cpus, round every %d, bound %d): delivery differs at %d of %d/%d",
+				trial, n, cpus, roundEvery, queueBound, i, len(sink.got), len(ref.got))
+		}
+		if len(o.segs) != 0 || sink.segs == 0 && n > 0 {
+			t.Fatalf("trial %d: %d segments kept at the end, %d handed back", trial, len(o.segs), sink.segs)
 		}
 	}
 }
@@ -50,13 +177,20 @@ func TestSortKeys(t *testing.T) {
 func TestOrdererBounded(t *testing.T) {
 	n, delivered, halves := 3*maxQueueBytes/eventSize, 0, 0
 	var last uint64
-	o := &orderer{deliver: func(e *event) {
-		if e.time < last {
-			t.Fatalf("event at %d delivered after %d", e.time, last)
+	o := &orderer{send: func(keys []orderKey, _ []*segment) {
+		for _, k := range keys {
+			if k.e.kind == evHalfFlush {
+				halves++
+				continue
+			}
+			if k.e.time < last {
+				t.Fatalf("event at %d delivered after %d", k.e.time, last)
+			}
+			last = k.e.time
+			delivered++
 		}
-		last = e.time
-		delivered++
-	}, onHalf: func() { halves++ }}
+	}}
+	o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}) }
 	peak := 0
 	for i := range n {
 		// Two interleaved, each ascending: what two CPUs' buffers give.
@@ -131,7 +265,7 @@ func TestRunQueueBoundWarns(t *testing.T) {
 	}
 }
 
-// Events are copied twice each and queued by the million: a field added
+// Events are copied once each and queued by the million: a field added
 // carelessly grows them by a word. 80 bytes is what they take today.
 func TestEventSize(t *testing.T) {
 	if eventSize > 80 {
