@@ -11,36 +11,44 @@ import (
 // default table's fast path; a table by other sort keys cumulates by
 // RowKey (rowCounter.cumulate).
 type accumulator struct {
-	entries []accEntry
-	byKey   map[Key]int32 // the entry of each key; a key without a map has no level
-	noMap   map[noMapKey]int32
-	stamp   uint32 // the current sample's stamp (its ordinal + 1)
+	keys   []Key         // each entry's key, with the level of the first frame that reached it (which perf shows)
+	counts []accCount    // each entry's counts, apart from the keys: the per-frame work touches only these
+	byKey  map[Key]int32 // the entry of each key; a key without a map has no level
+	noMap  map[noMapKey]int32
+	stamp  uint32 // the current sample's stamp (its ordinal + 1)
 	// frames caches, per machine generation, what a frame resolved to:
 	// callchains repeat the same return addresses, and resolving and
 	// symbolizing one took most of the time.
 	frames [1 << frameCacheBits]frameSlot
 }
 
-// frameCacheBits sizes the frame cache (64 Ki slots, 2.5 MiB).
-const frameCacheBits = 16
+// frameCacheBits sizes the frame cache (32 Ki slots of 32 bytes: it fits
+// in a core's L2 cache, which a larger one did not, for no fewer misses).
+const frameCacheBits = 15
 
 // frameSlot is a frame's resolution: with map (inMap) the entry of its
-// symbol or address, counted under a final table; else no map.
+// symbol or address, counted under a final table; else no map, and the
+// entry of its address (noMapEntry's, which keeps the level it was made
+// with).
 type frameSlot struct {
-	ip     uint64
-	gen    uint64
-	maps   uintptr // the thread's address space; 0 for kernel-mode frames
-	event  int32
-	id     int32
-	mode   uint8
-	inMap  bool
-	filled bool
+	ip    uint64
+	gen   uint64
+	maps  uintptr // the thread's address space; 0 for kernel-mode frames
+	id    int32
+	event int16 // events past maxSlotEvent are not cached
+	mode  uint8
+	flags uint8 // slotFilled, slotInMap
 }
 
-// accEntry is one row: its key (with the level of the first frame that
-// reached it, which perf shows) and its counts.
-type accEntry struct {
-	key   Key
+const (
+	slotFilled = 1 << iota
+	slotInMap
+
+	maxSlotEvent = 1<<15 - 1
+)
+
+// accCount is one row's counts.
+type accCount struct {
 	c     Counts
 	stamp uint32 // the last sample counted: each counts once per row
 }
@@ -79,15 +87,16 @@ func (ac *accumulator) entry(k Key) int32 {
 	if i, ok := ac.byKey[id]; ok {
 		return i
 	}
-	i := int32(len(ac.entries))
-	ac.entries = append(ac.entries, accEntry{key: k})
+	i := int32(len(ac.keys))
+	ac.keys = append(ac.keys, k)
+	ac.counts = append(ac.counts, accCount{})
 	ac.byKey[id] = i
 	return i
 }
 
 // add counts c into entry i once per sample.
 func (ac *accumulator) add(i int32, c Counts) {
-	e := &ac.entries[i]
+	e := &ac.counts[i]
 	if e.stamp != ac.stamp {
 		e.stamp = ac.stamp
 		e.c.add(c)
@@ -148,9 +157,9 @@ func (ac *accumulator) noMapEntry(addr uint64, kernel bool, event int) int32 {
 
 // result returns the Children counts by key.
 func (ac *accumulator) result() map[Key]Counts {
-	m := make(map[Key]Counts, len(ac.entries))
-	for _, e := range ac.entries {
-		m[e.key] = e.c
+	m := make(map[Key]Counts, len(ac.keys))
+	for i, k := range ac.keys {
+		m[k] = ac.counts[i].c
 	}
 	return m
 }
@@ -181,9 +190,9 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		}
 		gen := a.m.Generation()
 		slot := &ac.frames[frameHash(ip, key)]
-		if slot.filled && slot.ip == ip && slot.maps == key && slot.gen == gen && slot.mode == cpumode && slot.event == int32(event) {
-			if !slot.inMap {
-				ids = append(ids, ac.noMapEntry(ip, kernel, event))
+		if slot.flags&slotFilled != 0 && slot.ip == ip && slot.maps == key && slot.gen == gen && slot.mode == cpumode && int(slot.event) == event {
+			if slot.flags&slotInMap == 0 {
+				ids = append(ids, slot.id) // noMapEntry's, made already
 				return
 			}
 			kernel = cpumode == machine.CPUModeKernel
@@ -192,9 +201,10 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		}
 		mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip)
 		if !found {
-			ids = append(ids, ac.noMapEntry(ip, kernel, event))
-			if a.m.Generation() == gen {
-				*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int32(event), mode: cpumode, filled: true}
+			id := ac.noMapEntry(ip, kernel, event)
+			ids = append(ids, id)
+			if a.m.Generation() == gen && event <= maxSlotEvent {
+				*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int16(event), id: id, mode: cpumode, flags: slotFilled}
 			}
 			return
 		}
@@ -210,8 +220,8 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		ids = append(ids, id)
 		// Cached only once nothing can change its answer: the table is
 		// final and resolving it changed nothing (a kernel load would).
-		if st.final && a.m.Generation() == gen {
-			*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int32(event), id: id, mode: cpumode, inMap: true, filled: true}
+		if st.final && a.m.Generation() == gen && event <= maxSlotEvent {
+			*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int16(event), id: id, mode: cpumode, flags: slotFilled | slotInMap}
 		}
 	}, func(k Key) {
 		kernel = false
