@@ -302,7 +302,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		// before Run does, whether or not a kernel sample needed it.
 		defer load()
 	}
-	deliveries := make(chan delivery, 16)
+	// Few deliveries in flight: each is a round of events, and more only
+	// raised the peak memory (-children: 134 -> 118 MB with 4 instead of
+	// 16) for no speed.
+	deliveries := make(chan delivery, 4)
 	pools := newOrderPools()
 	errc := make(chan error, 1)
 	branches := opts.BranchMode && opts.Script == nil

@@ -75,6 +75,8 @@ type orderer struct {
 	rest      []orderKey // queued keys left by the last flush, sorted
 	fresh     []orderKey // keys queued since the last flush, in push order
 	imm       []orderKey // events delivered at once, not yet sent
+	immCur    *segment   // receives them
+	immSegs   []*segment // their segments
 	tmp       []orderKey // merge buffer
 	bytes     int        // queued events and their callchains
 	last      uint64     // the time of the event queued last (perf's oe->last)
@@ -138,6 +140,7 @@ func (p *orderPools) keys() []orderKey {
 // recycle takes back d's memory once its events were delivered.
 func (p *orderPools) recycle(d delivery) {
 	for _, sg := range d.done {
+		clear(sg.events) // drop their callchains' and side bands' memory
 		sg.events = sg.events[:0]
 		select {
 		case p.segs <- sg:
@@ -158,14 +161,16 @@ type orderKey struct {
 	e    *event
 }
 
-// slot copies *e into the current segment and returns the copy.
-func (o *orderer) slot(e *event) *event {
-	if o.cur == nil || len(o.cur.events) == cap(o.cur.events) {
-		o.cur = o.newSegment()
-		o.segs = append(o.segs, o.cur)
+// slot copies *e into the segment *cur, or a new one appended to
+// *segs when it is full, and returns the copy.
+func (o *orderer) slot(cur **segment, segs *[]*segment, e *event) *event {
+	if *cur == nil || len((*cur).events) == cap((*cur).events) {
+		*cur = o.newSegment()
+		*segs = append(*segs, *cur)
 	}
-	o.cur.events = append(o.cur.events, *e)
-	return &o.cur.events[len(o.cur.events)-1]
+	sg := *cur
+	sg.events = append(sg.events, *e)
+	return &sg.events[len(sg.events)-1]
 }
 
 func (o *orderer) newSegment() *segment {
@@ -189,7 +194,7 @@ func (o *orderer) push(e *event) {
 		o.deliverNow(e)
 		return
 	}
-	o.fresh = append(o.fresh, orderKey{e.time, o.slot(e)})
+	o.fresh = append(o.fresh, orderKey{e.time, o.slot(&o.cur, &o.segs, e)})
 	o.maxTime = max(o.maxTime, e.time)
 	o.last = e.time
 	o.bytes += eventSize + 8*len(e.addrs)
@@ -212,34 +217,29 @@ func (o *orderer) push(e *event) {
 			o.onHalf()
 		}
 		o.flush(limit)
-		o.releaseUnqueued()
+		o.compact()
 	}
 }
 
-// deliverNow delivers a copy of *e ahead of every queued event.
+// deliverNow delivers a copy of *e ahead of every queued event. Such
+// events have segments of their own, handed back with them.
 func (o *orderer) deliverNow(e *event) {
 	if o.imm == nil {
 		o.imm = o.newKeys()
 	}
-	o.imm = append(o.imm, orderKey{e.time, o.slot(e)})
+	o.imm = append(o.imm, orderKey{e.time, o.slot(&o.immCur, &o.immSegs, e)})
 	if len(o.imm) >= segmentEvents {
 		o.sendImm()
 	}
 }
 
-// sendImm sends the events delivered at once so far; with nothing
-// queued, every segment goes back with them.
+// sendImm sends the events delivered at once so far, and their segments.
 func (o *orderer) sendImm() {
 	if len(o.imm) == 0 {
 		return
 	}
-	var done []*segment
-	if len(o.rest) == 0 && len(o.fresh) == 0 {
-		done = o.segs
-		o.segs, o.cur, o.roundSegs = nil, nil, 0
-	}
-	o.send(o.imm, done)
-	o.imm = nil
+	o.send(o.imm, o.immSegs)
+	o.imm, o.immSegs, o.immCur = nil, nil, nil
 }
 
 // eventSize is an event's size in the queue; maxQueueBytes bounds the
@@ -280,36 +280,21 @@ func (o *orderer) release(n int) {
 	done := slices.Clone(o.segs[:n])
 	o.segs = slices.Delete(o.segs, 0, n)
 	o.roundSegs = max(0, o.roundSegs-n)
-	o.sendImm()
 	o.send(nil, done)
 }
 
-// releaseUnqueued hands back the segments, other than the current one,
-// that no queued event is in (after a half flush, which may leave events
-// anywhere).
-func (o *orderer) releaseUnqueued() {
-	used := make(map[*segment]bool)
-	for _, k := range o.rest {
-		p := uintptr(unsafe.Pointer(k.e))
-		for _, sg := range o.segs {
-			if len(sg.events) > 0 && p >= uintptr(unsafe.Pointer(&sg.events[0])) && p <= uintptr(unsafe.Pointer(&sg.events[len(sg.events)-1])) {
-				used[sg] = true
-				break
-			}
-		}
+// compact copies the queued events into new segments and hands every
+// old one back. A half flush (a stream without FINISHED_ROUND) may leave
+// queued events anywhere, and a few of them would otherwise keep many
+// segments.
+func (o *orderer) compact() {
+	old := o.segs
+	o.segs, o.cur, o.roundSegs = nil, nil, 0
+	for i := range o.rest { // flush left nothing in fresh
+		o.rest[i].e = o.slot(&o.cur, &o.segs, o.rest[i].e)
 	}
-	var done, keep []*segment
-	for _, sg := range o.segs {
-		if used[sg] || sg == o.cur {
-			keep = append(keep, sg)
-		} else {
-			done = append(done, sg)
-		}
-	}
-	if len(done) > 0 {
-		o.segs, o.roundSegs = keep, 0
-		o.sendImm()
-		o.send(nil, done)
+	if len(old) > 0 {
+		o.send(nil, old)
 	}
 }
 
