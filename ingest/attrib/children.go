@@ -16,24 +16,24 @@ type accumulator struct {
 	byKey  map[Key]int32 // the entry of each key; a key without a map has no level
 	noMap  map[noMapKey]int32
 	stamp  uint32 // the current sample's stamp (its ordinal + 1)
-	// frames caches, per machine generation, what a frame resolved to:
+	// frames caches, per version of the maps, what a frame resolved to:
 	// callchains repeat the same return addresses, and resolving and
 	// symbolizing one took most of the time.
 	frames [1 << frameCacheBits]frameSlot
 }
 
-// frameCacheBits sizes the frame cache (32 Ki slots of 32 bytes: it fits
+// frameCacheBits sizes the frame cache (32 Ki slots of 24 bytes: it fits
 // in a core's L2 cache, which a larger one did not, for no fewer misses).
 const frameCacheBits = 15
 
-// frameSlot is a frame's resolution: with map (inMap) the entry of its
-// symbol or address, counted under a final table; else no map, and the
-// entry of its address (noMapEntry's, which keeps the level it was made
-// with).
+// frameSlot is a frame's resolution under one version of the maps it was
+// looked up in (machine.Thread.MapsVersion or Machine.KernelVersion):
+// with map (inMap) the entry of its symbol or address, counted under a
+// final table; else no map, and the entry of its address (noMapEntry's,
+// which keeps the level it was made with).
 type frameSlot struct {
 	ip    uint64
-	gen   uint64
-	maps  uintptr // the thread's address space; 0 for kernel-mode frames
+	ver   uint64
 	id    int32
 	event int16 // events past maxSlotEvent are not cached
 	mode  uint8
@@ -179,18 +179,20 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 	ac := a.acc
 	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
 	ids := append(a.cumIDs[:0], self)
-	var maps uintptr // the thread's address space, once a user frame needs it
-	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
-		var key uintptr
-		if cpumode == machine.CPUModeUser {
-			if maps == 0 {
-				maps = a.m.SampleThread(e.pid, e.tid).MapsID() // Resolve would make the thread too
-			}
-			key = maps
+	var userVer uint64 // the thread's maps' version, once a user frame needs it
+	version := func(cpumode uint8) uint64 {
+		if cpumode != machine.CPUModeUser {
+			return a.m.KernelVersion()
 		}
-		gen := a.m.Generation()
-		slot := &ac.frames[frameHash(ip, key)]
-		if slot.flags&slotFilled != 0 && slot.ip == ip && slot.maps == key && slot.gen == gen && slot.mode == cpumode && int(slot.event) == event {
+		if userVer == 0 {
+			userVer = a.m.SampleThread(e.pid, e.tid).MapsVersion() // Resolve would make the thread too
+		}
+		return userVer
+	}
+	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
+		ver := version(cpumode)
+		slot := &ac.frames[frameHash(ip, ver)]
+		if slot.flags&slotFilled != 0 && slot.ip == ip && slot.ver == ver && slot.mode == cpumode && int(slot.event) == event {
 			if slot.flags&slotInMap == 0 {
 				ids = append(ids, slot.id) // noMapEntry's, made already
 				return
@@ -200,11 +202,15 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 			return
 		}
 		mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip)
+		userVer = 0
+		// Cached only while nothing changed the maps it was found in (a
+		// kernel load does).
+		cache := version(cpumode) == ver && event <= maxSlotEvent
 		if !found {
 			id := ac.noMapEntry(ip, kernel, event)
 			ids = append(ids, id)
-			if a.m.Generation() == gen && event <= maxSlotEvent {
-				*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int16(event), id: id, mode: cpumode, flags: slotFilled}
+			if cache {
+				*slot = frameSlot{ip: ip, ver: ver, event: int16(event), id: id, mode: cpumode, flags: slotFilled}
 			}
 			return
 		}
@@ -218,10 +224,9 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 			id = ac.addrEntry(st, ip, event)
 		}
 		ids = append(ids, id)
-		// Cached only once nothing can change its answer: the table is
-		// final and resolving it changed nothing (a kernel load would).
-		if st.final && a.m.Generation() == gen && event <= maxSlotEvent {
-			*slot = frameSlot{ip: ip, gen: gen, maps: key, event: int16(event), id: id, mode: cpumode, flags: slotFilled | slotInMap}
+		// And only once the table is final.
+		if cache && st.final {
+			*slot = frameSlot{ip: ip, ver: ver, event: int16(event), id: id, mode: cpumode, flags: slotFilled | slotInMap}
 		}
 	}, func(k Key) {
 		kernel = false
@@ -274,6 +279,6 @@ func walkCallerOrder(chain []uint64, frame func(ip uint64, cpumode uint8)) bool 
 }
 
 // frameHash picks a frame's cache slot.
-func frameHash(ip uint64, maps uintptr) uint64 {
-	return ((ip ^ uint64(maps)>>4) * 0x9e3779b97f4a7c15) >> (64 - frameCacheBits)
+func frameHash(ip, ver uint64) uint64 {
+	return ((ip ^ ver<<20) * 0x9e3779b97f4a7c15) >> (64 - frameCacheBits)
 }

@@ -143,6 +143,8 @@ type Machine struct {
 	// kcore, kernel MMAP records are ignored.
 	usesKcore bool
 	gen       uint64 // see Generation
+	versions  uint64 // versions handed out (MapsVersion, KernelVersion)
+	kver      uint64 // the kernel maps' version
 
 	procs uint64     // address spaces made so far: the next one's id
 	pub   *publisher // what changed since the last View, once Publish ran
@@ -152,6 +154,20 @@ type Machine struct {
 // map set or the thread table changes, or the kernel loads. Callers may
 // cache Resolve's answers for one generation.
 func (m *Machine) Generation() uint64 { return m.gen }
+
+// MapsVersion identifies the thread's address space as it is now: no
+// other address space, nor this one before or after a change, nor the
+// kernel maps (KernelVersion) ever had the same version. A user-mode
+// Resolve for the thread answers the same for an address as long as the
+// version stays, whatever else changes in the machine: callers cache
+// answers by it.
+func (t *Thread) MapsVersion() uint64 { return t.maps.ver }
+
+// KernelVersion identifies the kernel maps as they are now, as
+// MapsVersion does an address space: a kernel-mode Resolve answers the
+// same for an address as long as it stays (a Resolve that loads the
+// kernel changes it).
+func (m *Machine) KernelVersion() uint64 { return m.kver }
 
 // MapsID identifies the thread's address space: threads of a process
 // share it. It is only meaningful within one Generation.
@@ -174,6 +190,7 @@ type Thread struct {
 type procMaps struct {
 	set mapset.Set
 	id  uint64
+	ver uint64 // see Thread.MapsVersion
 }
 
 func (m *Machine) newProcMaps(set mapset.Set) *procMaps {

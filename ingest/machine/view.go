@@ -59,13 +59,20 @@ func (m *Machine) markThread(tid uint32) {
 	}
 }
 
+// markProc and markKernel record that an address space or the kernel
+// maps are about to change: they get a new version, and the next View
+// copies them.
 func (m *Machine) markProc(p *procMaps) {
+	m.versions++
+	p.ver = m.versions
 	if m.pub != nil {
 		m.pub.dirtyProcs[p] = struct{}{}
 	}
 }
 
 func (m *Machine) markKernel() {
+	m.versions++
+	m.kver = m.versions
 	if m.pub != nil {
 		m.pub.dirtyKernel = true
 	}

@@ -146,3 +146,75 @@ func checkView(t *testing.T, v *View, w viewWant) {
 		}
 	}
 }
+
+// A version names one state of one address space (or of the kernel
+// maps): every answer Resolve gave under a version stays its answer
+// while the version is current, through random records, kernel loads and
+// lookups. The frame cache of perf report --children relies on it.
+func TestVersionsIdentifyAnswers(t *testing.T) {
+	type query struct {
+		ver  uint64
+		mode uint8
+		addr uint64
+	}
+	type answer struct {
+		mp index.Map
+		ok bool
+	}
+	for _, im := range mapset.All {
+		t.Run("impl="+im.Name, func(t *testing.T) {
+			for seed := range uint64(20) {
+				rng := rand.New(rand.NewPCG(seed, 11))
+				m := New(im)
+				m.OnKernelLoad = func(m *Machine) { m.FixupKernel(0xffffffff81000000, 0xffffffff81800000) }
+				m.RegisterIdle()
+				m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"})
+				seen := map[query]answer{}
+				checked, versions := 0, map[uint64]bool{}
+				for range 400 {
+					randomOp(rng, m)
+					for range 20 {
+						pid := uint32(rng.IntN(6) + 1)
+						tid := pid
+						if rng.IntN(3) == 0 {
+							tid = pid*100 + uint32(rng.IntN(3))
+						}
+						q := query{mode: CPUModeUser, addr: uint64(rng.IntN(72)) << 11}
+						if rng.IntN(3) == 0 {
+							q.mode, q.addr = CPUModeKernel, 0xffffffffc0000000+uint64(rng.IntN(72))<<11
+							if rng.IntN(4) == 0 {
+								q.addr = 0xffffffff81000000 + uint64(rng.IntN(32))<<20
+							}
+						}
+						before := m.KernelVersion()
+						if q.mode == CPUModeUser {
+							before = m.SampleThread(pid, tid).MapsVersion()
+						}
+						mp, ok := m.Resolve(q.mode, pid, tid, q.addr)
+						after := m.KernelVersion()
+						if q.mode == CPUModeUser {
+							after = m.SampleThread(pid, tid).MapsVersion()
+						}
+						if before != after {
+							continue // this lookup changed them (a kernel load): not cached
+						}
+						q.ver = before
+						versions[before] = true
+						got := answer{mp, ok}
+						if want, hit := seen[q]; hit {
+							checked++
+							if got != want {
+								t.Fatalf("seed %d: %s addr %#x under version %d: %v %v, earlier %v %v",
+									seed, map[uint8]string{CPUModeUser: "user", CPUModeKernel: "kernel"}[q.mode], q.addr, q.ver, mp, ok, want.mp, want.ok)
+							}
+						}
+						seen[q] = got
+					}
+				}
+				if checked < 1000 || len(versions) < 50 {
+					t.Fatalf("seed %d: %d answers checked over %d versions: the test checks too little", seed, checked, len(versions))
+				}
+			}
+		})
+	}
+}
