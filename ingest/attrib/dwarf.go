@@ -292,7 +292,10 @@ type dwarfState struct {
 	symsrc   map[string]string
 	inl      map[string]*unwind.Inlines
 	inlNames map[inlineKey][]string // inlineNames' answers
-	inlined  string
+	// recent holds some of inlNames' entries, direct-mapped by address,
+	// which are quicker to find there.
+	recent  *[recentSlots]recentNames
+	inlined string
 	// ready holds the address spaces unwinding is set up for; notReady
 	// the machine generation (plus one) at which one was found not to be.
 	ready    map[uintptr]bool
@@ -300,7 +303,40 @@ type dwarfState struct {
 	// bases caches dsoBase, each answer for the generation of the
 	// machine's maps it was found in.
 	bases map[baseKey]baseAt
+
+	// find is userMap as the unwinder's Finder, made once; e is the
+	// sample being unwound.
+	find unwind.Finder
+	e    *event
+	// hits caches userMap's answers for the address space hitMaps in
+	// machine generation hitGen (Resolve's answers hold for one
+	// generation); miss is the answer for an address no map holds.
+	hits    []mapHit
+	hitMaps uintptr
+	hitGen  uint64
+	miss    mapHit
 }
+
+// mapHit is a map the unwind found: the machine's, and the unwinder's
+// view of it (its file and load base). inl is its DSO's addr2line
+// answers, once inlSet says they were looked up.
+type mapHit struct {
+	mp     index.Map
+	um     unwind.Mapping
+	inl    *unwind.Inlines
+	inlSet bool
+}
+
+// recentSlots is the size of dwarfState.recent (a power of two).
+const recentSlots = 1 << 12
+
+type recentNames struct {
+	key   inlineKey
+	names []string
+}
+
+// maxHits bounds the maps dwarfState keeps in hits.
+const maxHits = 32
 
 type baseAt struct{ gen, base uint64 }
 
@@ -349,33 +385,81 @@ func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp index.Map, ok
 		return
 	}
 	if a.dw == nil {
-		a.dw = &dwarfState{files: make(map[string]*unwind.File), inl: make(map[string]*unwind.Inlines), symsrc: make(map[string]string), inlNames: make(map[inlineKey][]string),
-			ready: make(map[uintptr]bool), notReady: make(map[uintptr]uint64), bases: make(map[baseKey]baseAt)}
+		a.dw = a.newDwarfState()
 	}
 	d := a.dw
 	if !a.unwindReady(e) || !userPayload(e, &d.sample) {
 		return
 	}
-	find := func(addr uint64) (unwind.Mapping, bool) {
-		mp, ok := a.m.Resolve(machine.CPUModeUser, e.pid, e.tid, addr)
-		if !ok {
-			return unwind.Mapping{}, false
-		}
-		f := a.unwindFile(mp)
-		base := mp.Start - mp.Pgoff
-		if f != nil {
-			base = a.dsoBase(e, mp.DSO)
-		}
-		return unwind.Mapping{Start: mp.Start, End: mp.End, Pgoff: mp.Pgoff, Base: base, File: f}, true
-	}
-	d.ips = d.u.Unwind(&d.sample, find, d.ips[:0])
+	d.e = e
+	a.checkHits()
+	d.ips = d.u.Unwind(&d.sample, d.find, d.ips[:0])
 	for _, ip := range d.ips {
-		mp, ok := a.m.Resolve(machine.CPUModeUser, e.pid, e.tid, ip)
-		if ok && a.inlineFrames(ip, mp, frame) {
+		h, ok := a.userMap(ip)
+		if ok && a.inlineFrames(ip, h, frame) {
 			continue
 		}
-		frame(ip, mp, ok)
+		frame(ip, h.mp, ok)
 	}
+	d.e = nil
+}
+
+// newDwarfState makes the unwinder of a Run, at its first DWARF sample.
+func (a *attributor) newDwarfState() *dwarfState {
+	d := &dwarfState{files: make(map[string]*unwind.File), inl: make(map[string]*unwind.Inlines), symsrc: make(map[string]string), inlNames: make(map[inlineKey][]string),
+		ready: make(map[uintptr]bool), notReady: make(map[uintptr]uint64), bases: make(map[baseKey]baseAt),
+		hits: make([]mapHit, 0, maxHits), recent: new([recentSlots]recentNames)}
+	d.find = func(addr uint64) (unwind.Mapping, bool) {
+		h, ok := a.userMap(addr)
+		return h.um, ok
+	}
+	return d
+}
+
+// checkHits empties the map cache when the sample's address space or the
+// machine's generation is not the one it holds.
+func (a *attributor) checkHits() {
+	d := a.dw
+	id, gen := a.m.SampleThread(d.e.pid, d.e.tid).MapsID(), a.m.Generation()
+	if id != d.hitMaps || gen != d.hitGen {
+		d.hits, d.hitMaps, d.hitGen = d.hits[:0], id, gen
+	}
+}
+
+// userMap is the machine's map of addr in the thread of the sample being
+// unwound (Resolve), with the unwinder's view of it; the answer is valid
+// until the next call.
+func (a *attributor) userMap(addr uint64) (*mapHit, bool) {
+	d := a.dw
+	if gen := a.m.Generation(); gen != d.hitGen {
+		d.hits, d.hitGen = d.hits[:0], gen
+	}
+	for i := range d.hits {
+		if h := &d.hits[i]; h.mp.Contains(addr) {
+			return h, true
+		}
+	}
+	e := d.e
+	mp, ok := a.m.Resolve(machine.CPUModeUser, e.pid, e.tid, addr)
+	if !ok {
+		d.miss = mapHit{mp: mp}
+		return &d.miss, false
+	}
+	f := a.unwindFile(mp)
+	base := mp.Start - mp.Pgoff
+	if f != nil {
+		base = a.dsoBase(e, mp.DSO)
+	}
+	h := mapHit{mp: mp, um: unwind.Mapping{Start: mp.Start, End: mp.End, Pgoff: mp.Pgoff, Base: base, File: f}}
+	if gen := a.m.Generation(); gen != d.hitGen || !mp.Contains(addr) {
+		d.miss = h // the machine changed meanwhile: not cached
+		return &d.miss, true
+	}
+	if len(d.hits) == maxHits {
+		d.hits = d.hits[:0]
+	}
+	d.hits = append(d.hits, h)
+	return &d.hits[len(d.hits)-1], true
 }
 
 // inlineFrames reports the frames perf's append_inlines makes of an
@@ -384,11 +468,12 @@ func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp index.Map, ok
 // (demangled) name is the symbol's, else an inlined frame, which
 // d.inlined names while frame runs. false when there are none (no
 // symbol, no addr2line answer): the frame is then reported as it is.
-func (a *attributor) inlineFrames(ip uint64, mp index.Map, frame func(ip uint64, mp index.Map, ok bool)) bool {
-	names := a.inlineNames(ip, mp)
+func (a *attributor) inlineFrames(ip uint64, h *mapHit, frame func(ip uint64, mp index.Map, ok bool)) bool {
+	names := a.inlineNames(ip, h)
 	if names == nil {
 		return false
 	}
+	mp := h.mp
 	for _, n := range names {
 		a.dw.inlined = n
 		frame(ip, mp, true)
@@ -400,23 +485,24 @@ func (a *attributor) inlineFrames(ip uint64, mp index.Map, frame func(ip uint64,
 // inlineNames returns the frames append_inlines makes of an unwound
 // address: "" for the frame's own symbol, else an inlined function's
 // name; nil for none. Answers are kept per file and address.
-func (a *attributor) inlineNames(ip uint64, mp index.Map) []string {
-	f := a.unwindFile(mp)
-	if f == nil || strings.HasPrefix(mp.DSO, "[") || strings.HasPrefix(mp.DSO, machine.PerfMapPrefix) {
-		return nil
+func (a *attributor) inlineNames(ip uint64, h *mapHit) []string {
+	if !h.inlSet {
+		h.inl, h.inlSet = a.inlinesOf(h.mp, h.um.File), true
 	}
-	d := a.dw
-	in, seen := d.inl[mp.DSO]
-	if !seen {
-		in, _ = unwind.OpenInlines(d.symsrc[mp.DSO])
-		d.inl[mp.DSO] = in
-	}
+	in := h.inl
 	if in == nil {
 		return nil
 	}
-	addr := mp.MapIP(ip) + f.TextOffset()
+	d := a.dw
+	mp := h.mp
+	addr := mp.MapIP(ip) + h.um.File.TextOffset()
 	key := inlineKey{in, addr}
+	slot := &d.recent[(addr^addr>>12)&(recentSlots-1)]
+	if slot.key == key {
+		return slot.names
+	}
 	if names, ok := d.inlNames[key]; ok {
+		*slot = recentNames{key, names}
 		return names
 	}
 	var names []string
@@ -432,9 +518,26 @@ func (a *attributor) inlineNames(ip uint64, mp index.Map) []string {
 	}
 	if len(d.inlNames) >= 1<<18 {
 		clear(d.inlNames) // bounded
+		*d.recent = [recentSlots]recentNames{}
 	}
 	d.inlNames[key] = names
+	*slot = recentNames{key, names}
 	return names
+}
+
+// inlinesOf returns the addr2line answers for a map whose unwind file is
+// f: those of its DSO's symbol source, opened at first use; nil for none.
+func (a *attributor) inlinesOf(mp index.Map, f *unwind.File) *unwind.Inlines {
+	if f == nil || strings.HasPrefix(mp.DSO, "[") || strings.HasPrefix(mp.DSO, machine.PerfMapPrefix) {
+		return nil
+	}
+	d := a.dw
+	in, seen := d.inl[mp.DSO]
+	if !seen {
+		in, _ = unwind.OpenInlines(d.symsrc[mp.DSO])
+		d.inl[mp.DSO] = in
+	}
+	return in
 }
 
 // inlinedName is the name of the inlined frame being reported, "" for

@@ -50,10 +50,24 @@ const maxRows = 1 << 18
 // no FDE.
 type rowInfo struct {
 	row       row
+	live      uint32 // the registers whose rule is not "same value", a bit each
 	sec       *section
 	signal    bool
 	err       error
 	lookupErr error
+}
+
+// rowInfo.live has a bit per register.
+var _ [32 - nRegs]struct{}
+
+// setLive sets r.live from r.row.
+func (r *rowInfo) setLive() {
+	r.live = 0
+	for i, rl := range r.row.regs {
+		if rl.where != whereSame {
+			r.live |= 1 << i
+		}
+	}
 }
 
 // ehRow returns the row at vaddr pc through .eh_frame_hdr, computed once
@@ -69,6 +83,7 @@ func (f *File) ehRow(pc uint64, rem *[]row) *rowInfo {
 	} else {
 		r.signal = fd.cie.signal
 		r.row, *rem, r.err = rowAt(f.eh, fd, pc, nil, *rem)
+		r.setLive()
 	}
 	if f.nrow.Add(1) <= maxRows {
 		f.rows.Store(pc, r)

@@ -29,6 +29,10 @@ type Inlines struct {
 	mu       sync.Mutex
 	units    map[dwarf.Offset]*unitFuncs
 	memo     map[uint64]inlineAnswer
+	refNames map[refKey]refName // nameOf's answers
+	// readAll makes scanUnit read every DIE and look every name up, as
+	// bfd does (for tests: the shortcuts must not change the answers).
+	readAll bool
 }
 
 type cuSpan struct {
@@ -244,6 +248,7 @@ func (in *Inlines) scanUnit(off dwarf.Offset) *unitFuncs {
 	u := &unitFuncs{entry: cu}
 	lang, _ := cu.Val(dwarf.AttrLanguage).(int64)
 	cLike := nonMangled(lang)
+	langC := isC(lang)
 	if lang == langGo {
 		u.bfdFails = true
 		return u
@@ -271,6 +276,10 @@ func (in *Inlines) scanUnit(off dwarf.Offset) *unitFuncs {
 			cur = len(u.fns) - 1
 		}
 		if e.Children {
+			if !in.readAll && noFuncsBelow(e.Tag, langC) {
+				r.SkipChildren()
+				continue
+			}
 			depth++
 			stack = append(stack, level{cur})
 		}
@@ -278,31 +287,105 @@ func (in *Inlines) scanUnit(off dwarf.Offset) *unitFuncs {
 	return u
 }
 
+// tagGNUCallSite is DW_TAG_GNU_call_site, GCC's DW_TAG_call_site before
+// DWARF 5.
+const tagGNUCallSite dwarf.Tag = 0x4109
+
+// noFuncsBelow reports whether the children of a DIE of tag hold no
+// function, which scanUnit can then skip (bfd reads them to find none):
+// DWARF gives a call site only its parameters, an enumeration its
+// enumerators, an array type its subranges and a subroutine type its
+// parameters; a C structure or union has only members, C having no
+// member functions. Types are much of a unit's DIEs.
+func noFuncsBelow(tag dwarf.Tag, langC bool) bool {
+	switch tag {
+	case dwarf.TagCallSite, tagGNUCallSite, dwarf.TagEnumerationType, dwarf.TagArrayType, dwarf.TagSubroutineType:
+		return true
+	case dwarf.TagStructType, dwarf.TagUnionType:
+		return langC
+	}
+	return false
+}
+
+// isC reports whether a unit's DW_AT_language is C: C89, C, C99, C11 or
+// C17.
+func isC(lang int64) bool {
+	switch lang {
+	case 0x01, 0x02, 0x0c, 0x1d, 0x2c:
+		return true
+	}
+	return false
+}
+
 // funcName is bfd's name of a function DIE: the linkage name if any,
 // else the name, else the abstract origin's or specification's; linkage
 // says whether bfd takes it as a linkage name.
 func (in *Inlines) funcName(e *dwarf.Entry, cLike bool) (name string, linkage bool) {
-	for hops := 0; e != nil && hops < 8; hops++ {
-		if s, ok := e.Val(dwarf.AttrLinkageName).(string); ok {
-			return s, true
-		}
-		if s, ok := e.Val(dwarf.Attr(0x2007)).(string); ok { // DW_AT_MIPS_linkage_name
-			return s, true
-		}
-		if s, ok := e.Val(dwarf.AttrName).(string); ok {
-			return s, cLike
-		}
-		ref, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
-		if !ok {
-			if ref, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset); !ok {
-				break
-			}
-		}
-		r := in.d.Reader()
-		r.Seek(ref)
-		e, _ = r.Next()
+	switch name, kind := in.nameOf(e, 0); kind {
+	case nameLinkage:
+		return name, true
+	case namePlain:
+		return name, cLike
 	}
 	return "??", false
+}
+
+// nameKind says where funcName found a name.
+type nameKind uint8
+
+const (
+	nameNone    nameKind = iota
+	nameLinkage          // DW_AT_linkage_name or DW_AT_MIPS_linkage_name
+	namePlain            // DW_AT_name
+)
+
+// refKey is a DIE funcName follows a reference to, and the references
+// followed to get there (at most 8 DIEs are looked at).
+type refKey struct {
+	off  dwarf.Offset
+	hops int
+}
+
+type refName struct {
+	name string
+	kind nameKind
+}
+
+// nameOf is funcName's search from e, reached through hops references;
+// where the search goes on at another DIE, the answer is kept by it
+// (many inlined instances share their abstract origin).
+func (in *Inlines) nameOf(e *dwarf.Entry, hops int) (string, nameKind) {
+	if e == nil || hops >= 8 {
+		return "", nameNone
+	}
+	if s, ok := e.Val(dwarf.AttrLinkageName).(string); ok {
+		return s, nameLinkage
+	}
+	if s, ok := e.Val(dwarf.Attr(0x2007)).(string); ok { // DW_AT_MIPS_linkage_name
+		return s, nameLinkage
+	}
+	if s, ok := e.Val(dwarf.AttrName).(string); ok {
+		return s, namePlain
+	}
+	ref, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+	if !ok {
+		if ref, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset); !ok {
+			return "", nameNone
+		}
+	}
+	key := refKey{ref, hops + 1}
+	if a, ok := in.refNames[key]; ok && !in.readAll {
+		return a.name, a.kind
+	}
+	r := in.d.Reader()
+	r.Seek(ref)
+	next, _ := r.Next()
+	name, kind := in.nameOf(next, hops+1)
+	if in.refNames == nil || len(in.refNames) >= 1<<16 {
+		in.refNames = make(map[refKey]refName) // bounded
+	}
+	in.refNames[key] = refName{name, kind}
+	return name, kind
 }
 
 const langGo = 0x16 // DW_LANG_Go

@@ -1,6 +1,9 @@
 package unwind
 
-import "errors"
+import (
+	"errors"
+	"math/bits"
+)
 
 // DefaultMaxStack is perf script's default depth (PERF_MAX_STACK_DEPTH).
 const DefaultMaxStack = 127
@@ -46,6 +49,21 @@ type Unwinder struct {
 	find Finder
 	rem  []row // remember_state stack, reused
 	stop error // why the last unwind ended
+	fr   frame // the cursor, reused
+
+	// rows caches procInfo's answers through .eh_frame_hdr by binary
+	// and address, direct-mapped: a File's own cache is shared and
+	// slower to consult.
+	rows *[rowSlots]rowSlot
+}
+
+// rowSlots is the size of an Unwinder's row cache (a power of two).
+const rowSlots = 1 << 12
+
+type rowSlot struct {
+	file *File
+	pc   uint64
+	r    *rowInfo
 }
 
 // Stop returns why the last Unwind ended: nil at the end of the chain
@@ -102,12 +120,13 @@ func (u *Unwinder) Unwind(s *Sample, find Finder, dst []uint64) []uint64 {
 	u.s, u.find = s, find
 	defer func() { u.s, u.find = nil, nil }()
 	ips := append(dst, ip)
-	f := frame{ip: ip, cfa: sp}
+	f := &u.fr
+	*f = frame{ip: ip, cfa: sp}
 	for i := range f.locs {
 		f.locs[i] = loc{locReg, uint64(i)}
 	}
 	for n := 1; n < max; n++ {
-		r, err := u.step(&f)
+		r, err := u.step(f)
 		if r <= 0 {
 			u.stop = err
 			break
@@ -261,7 +280,7 @@ func (u *Unwinder) dwarfStep(f *frame) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	return u.apply(f, &r.row, r.sec)
+	return u.apply(f, &r.row, r.live, r.sec)
 }
 
 // procInfo is perf's find_proc_info, then the CFA programs: the row for
@@ -273,7 +292,7 @@ func (u *Unwinder) procInfo(pc uint64) (*rowInfo, error) {
 		return nil, ErrNoMap
 	}
 	file := m.File
-	r := file.ehRow(pc-(m.Base-file.elfBase), &u.rem)
+	r := u.ehRow(file, pc-(m.Base-file.elfBase))
 	if r.lookupErr == nil {
 		return r, nil
 	}
@@ -288,6 +307,7 @@ func (u *Unwinder) procInfo(pc uint64) (*rowInfo, error) {
 		}
 		dr := &rowInfo{signal: fd.cie.signal, sec: file.debug.sec}
 		dr.row, u.rem, dr.err = rowAt(dr.sec, fd, pc, nil, u.rem)
+		dr.setLive()
 		return dr, nil
 	}
 	if errors.Is(r.lookupErr, errNoHdr) {
@@ -296,16 +316,33 @@ func (u *Unwinder) procInfo(pc uint64) (*rowInfo, error) {
 	return nil, r.lookupErr
 }
 
+// ehRow is file.ehRow through the Unwinder's cache.
+func (u *Unwinder) ehRow(file *File, pc uint64) *rowInfo {
+	if u.rows == nil {
+		u.rows = new([rowSlots]rowSlot)
+	}
+	sl := &u.rows[(pc^pc>>12)&(rowSlots-1)]
+	if sl.file == file && sl.pc == pc && sl.r != nil {
+		return sl.r
+	}
+	r := file.ehRow(pc, &u.rem)
+	*sl = rowSlot{file, pc, r}
+	return r
+}
+
 // apply is apply_reg_state: the CFA, then each register's location, then
-// the caller's pc from the return-address column.
-func (u *Unwinder) apply(f *frame, rw *row, sec *section) (int, error) {
+// the caller's pc from the return-address column. live has a bit for
+// each register whose rule is not "same value" (which leaves it as it
+// is), in register order as apply_reg_state goes.
+func (u *Unwinder) apply(f *frame, rw *row, live uint32, sec *section) (int, error) {
 	prevIP, prevCFA := f.ip, f.cfa
 	cfa, err := u.cfa(f, rw, sec)
 	if err != nil {
 		return 0, err
 	}
 	locs := f.locs
-	for i := range nRegs {
+	for m := live; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros32(m)
 		if err := u.regLoc(f, &locs, i, rw.regs[i], cfa, sec); err != nil {
 			return 0, err
 		}
