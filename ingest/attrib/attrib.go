@@ -511,14 +511,16 @@ func decode(r *perfdata.Reader, out chan<- delivery, pools *orderPools, errc cha
 				// Sampled, even empty (a DWARF-mode user sample's kernel
 				// chain): perf script prints the chain form then.
 				e.addrs = emptyChain
-				if len(rec.Callchain) > 0 {
+				var b []uint64
+				if needsUnwind(rec.Attr) {
+					b = withUserPayload(&slab, rec) // the chain, and the user stack behind it (dwarf.go)
+				}
+				switch {
+				case b != nil:
+					e.addrs = b
+				case len(rec.Callchain) > 0:
 					e.addrs = slab.take(len(rec.Callchain))
 					copy(e.addrs, rec.Callchain)
-				}
-				if needsUnwind(rec.Attr) {
-					if b := withUserPayload(&slab, rec); b != nil {
-						e.addrs = b // the user stack rides behind the chain (dwarf.go)
-					}
 				}
 			} else if branches && len(rec.Branches) > 0 {
 				e.addrs = slab.take(2 * len(rec.Branches))
