@@ -191,7 +191,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 	}
 	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		ver := version(cpumode)
-		slot := &ac.frames[frameHash(ip, ver)]
+		slot := &ac.frames[slotHash(ip, ver, frameCacheBits)]
 		if slot.flags&slotFilled != 0 && slot.ip == ip && slot.ver == ver && slot.mode == cpumode && int(slot.event) == event {
 			if slot.flags&slotInMap == 0 {
 				ids = append(ids, slot.id) // noMapEntry's, made already
@@ -278,7 +278,8 @@ func walkCallerOrder(chain []uint64, frame func(ip uint64, cpumode uint8)) bool 
 	return true
 }
 
-// frameHash picks a frame's cache slot.
-func frameHash(ip, ver uint64) uint64 {
-	return ((ip ^ ver<<20) * 0x9e3779b97f4a7c15) >> (64 - frameCacheBits)
+// slotHash picks the slot of an address under a version of the maps in
+// a cache of 1<<bits slots (the frame and sample caches).
+func slotHash(ip, ver uint64, bits uint) uint64 {
+	return ((ip ^ ver<<20) * 0x9e3779b97f4a7c15) >> (64 - bits)
 }

@@ -1,0 +1,135 @@
+package attrib
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+// rowDSO matches a table row's DSO (a, b, c or a BPF program's).
+var rowDSO = regexp.MustCompile(`(?m)\s(a|b|c|bpf_prog_[abc])\s+\[[.k]\]`)
+
+// runCached runs file with opts, the sample cache on or off, and returns
+// the table (or script) output and the canonical form of the result.
+func runCached(t *testing.T, file string, opts Options, cacheOff bool) (string, string) {
+	t.Helper()
+	defer func(off bool) { sampleCacheOff = off }(sampleCacheOff)
+	sampleCacheOff = cacheOff
+	r, err := perfdata.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var script bytes.Buffer
+	if opts.Script != nil {
+		opts.Script = &script
+	}
+	res, err := Run(r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Script != nil {
+		return script.String(), res.Canonical()
+	}
+	var table bytes.Buffer
+	if err := res.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	return table.String(), res.Canonical()
+}
+
+// The sample cache changes no output, on every committed recording, in
+// every view that resolves samples.
+func TestSampleCacheChangesNothing(t *testing.T) {
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := map[string]Options{
+		"table":    {},
+		"children": {Children: true},
+		"sort":     {SortKeys: []string{SortComm, SortPid, SortDSO, SortSym}},
+		"script":   {Script: &bytes.Buffer{}, FetchInsn: true},
+	}
+	for _, file := range recordings(t) {
+		for name, opts := range views {
+			opts.Kallsyms, opts.DebugDir = ks, "-"
+			gotOut, gotCanon := runCached(t, file, opts, false)
+			wantOut, wantCanon := runCached(t, file, opts, true)
+			if gotOut != wantOut || gotCanon != wantCanon {
+				t.Errorf("%s, %s: the sample cache changed the output", filepath.Base(file), name)
+			}
+		}
+	}
+}
+
+// Samples at the same addresses while the maps change under them (a
+// process remapping, a forked child remapping its copy, threads sharing
+// the maps, BPF programs coming and going in the kernel) are counted in
+// the maps of their time, the sample cache on or off.
+func TestSampleCacheFollowsMapChanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	path := filepath.Join(t.TempDir(), "perf.data")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
+	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Tid: 0, Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"})
+	dsos := []string{"/bin/a", "/bin/b", "/bin/c"}
+	tm := uint64(10)
+	for i := range 3000 {
+		tm++
+		pid := uint32(100 + rng.IntN(3))
+		tid := pid + uint32(rng.IntN(2))*1000
+		switch rng.IntN(40) {
+		case 0:
+			w.WriteMmap(&perfdata.Mmap{Info: u, Pid: pid, Tid: pid, Addr: 0x400000, Len: 0x1000, Filename: dsos[rng.IntN(len(dsos))], Prot: 5, SampleID: perfdata.SampleID{Time: tm}})
+		case 1:
+			child := uint32(200 + rng.IntN(3))
+			w.WriteFork(&perfdata.Fork{Pid: child, Ppid: pid, Tid: child, Ptid: pid, Time: tm, SampleID: perfdata.SampleID{Time: tm}})
+		case 2:
+			w.WriteKsymbol(&perfdata.Ksymbol{Addr: 0xffffffffa0000000, Len: 0x100, KsymType: 1, Flags: uint16(rng.IntN(2)), Name: "bpf_prog_" + dsos[rng.IntN(len(dsos))][5:], SampleID: perfdata.SampleID{Time: tm}})
+		case 3:
+			w.WriteFinishedRound()
+		}
+		if rng.IntN(3) == 0 {
+			pid = uint32(200 + rng.IntN(3))
+			tid = pid
+		}
+		s := &perfdata.Sample{Info: u, Pid: pid, Tid: tid, Time: tm, Period: 1, IP: 0x400010 + uint64(rng.IntN(2))*8}
+		if i%4 == 0 {
+			s.Info, s.IP = k, 0xffffffffa0000010
+		}
+		w.WriteSample(s)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, opts := range []Options{{NoFiles: true, DebugDir: "-"}, {NoFiles: true, DebugDir: "-", SortKeys: []string{SortPid, SortDSO, SortSym}}} {
+		got, gotCanon := runCached(t, path, opts, false)
+		want, wantCanon := runCached(t, path, opts, true)
+		if got != want || gotCanon != wantCanon {
+			t.Errorf("sort %v: with the sample cache:\n%s\nwithout:\n%s", opts.SortKeys, got, want)
+		}
+		seen := map[string]bool{}
+		for _, m := range rowDSO.FindAllStringSubmatch(want, -1) {
+			seen[m[1]] = true
+		}
+		if len(seen) < 6 {
+			t.Errorf("sort %v: rows of %d of the 6 DSOs: the maps did not change under the samples\n%s", opts.SortKeys, len(seen), want)
+		}
+	}
+}
