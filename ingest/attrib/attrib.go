@@ -302,10 +302,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		// before Run does, whether or not a kernel sample needed it.
 		defer load()
 	}
-	// Few deliveries in flight: each is a round of events, and more only
-	// raised the peak memory (-children: 134 -> 118 MB with 4 instead of
-	// 16) for no speed.
-	deliveries := make(chan delivery, 4)
+	// The deliveries in flight hold at most flowBytes: more only raised
+	// the peak memory, for no speed.
+	deliveries := make(chan delivery, 64)
+	flow := newFlowLimit(flowBytes)
 	pools := newOrderPools()
 	errc := make(chan error, 1)
 	branches := opts.BranchMode && opts.Script == nil
@@ -338,7 +338,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		kmodsecType = kmodsec.DefaultType
 	}
 	var lost lostCounts // written by decode, read after errc
-	go decode(r, deliveries, pools, errc, opts.Progress, wantChains, branches, kmodsecType, &lost)
+	go decode(r, deliveries, pools, flow, errc, opts.Progress, wantChains, branches, kmodsecType, &lost)
 
 	var buildIDs map[string][]byte
 	var runErr error
@@ -367,6 +367,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			runErr = a.deliver(k.e)
 		}
 		pools.recycle(d)
+		flow.release(d.bytes)
 	}
 	if err := <-errc; err != nil {
 		return nil, err
@@ -479,10 +480,13 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 // sends them in batches (reused from free when the attributor has
 // returned them). Ordering here, beside decoding, leaves the attributor
 // only the delivery.
-func decode(r *perfdata.Reader, out chan<- delivery, pools *orderPools, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts) {
+func decode(r *perfdata.Reader, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts) {
 	defer close(out)
 	o := &orderer{
-		send:    func(keys []orderKey, done []*segment) { out <- delivery{keys, done} },
+		send: func(d delivery) {
+			flow.acquire(d.bytes)
+			out <- d
+		},
 		segment: pools.segment,
 		keyBuf:  pools.keys,
 	}

@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -67,16 +68,16 @@ type sideband struct {
 // has delivered the list). Between rounds only the order is computed:
 // the new events' keys are sorted (they arrive as a few ascending runs,
 // one per CPU buffer) and merged with the sorted keys left from the
-// previous flush.
+// previous flush. Deliveries gather at least minDelivery events (rounds
+// can be a few events each), except the last.
 type orderer struct {
 	cur       *segment   // receives pushed events
 	segs      []*segment // every segment not yet handed back, oldest first, cur last
-	roundSegs int        // len(segs) at the previous round: those hold no queued event after this round's flush
+	rounds    uint64     // FINISHED_ROUNDs so far: events pushed now are of interval rounds
 	rest      []orderKey // queued keys left by the last flush, sorted
 	fresh     []orderKey // keys queued since the last flush, in push order
-	imm       []orderKey // events delivered at once, not yet sent
-	immCur    *segment   // receives them
-	immSegs   []*segment // their segments
+	immCur    *segment   // receives the events delivered at once
+	batch     delivery   // what the next delivery holds so far
 	tmp       []orderKey // merge buffer
 	bytes     int        // queued events and their callchains
 	last      uint64     // the time of the event queued last (perf's oe->last)
@@ -85,15 +86,26 @@ type orderer struct {
 	onHalf    func() // called when the queue bound flushes half
 	// send hands a delivery to the consumer: keys in delivery order and
 	// the segments it may recycle once it has delivered them.
-	send func(keys []orderKey, done []*segment)
+	send func(d delivery)
 	// segment returns an empty segment (a recycled one or a new one).
 	segment func() *segment
 	// keyBuf returns an empty key slice for a delivery.
 	keyBuf func() []orderKey
 }
 
-// segment holds queued events. Its array never grows: keys point into it.
-type segment struct{ events []event }
+// A delivery carries at least minDelivery events or deliveryBytes bytes
+// (of events, callchains and user stacks), but for the last.
+const (
+	minDelivery   = 2048
+	deliveryBytes = 1 << 20
+)
+
+// segment holds events. Its array never grows: keys point into it. last
+// is the interval (orderer.rounds) of its last queued event.
+type segment struct {
+	events []event
+	last   uint64
+}
 
 // segmentEvents is a segment's capacity.
 const segmentEvents = 4096
@@ -103,9 +115,14 @@ func newSegment() *segment { return &segment{events: make([]event, 0, segmentEve
 // delivery is what the orderer sends: events in delivery order, then
 // segments to recycle.
 type delivery struct {
-	keys []orderKey
-	done []*segment
+	keys  []orderKey
+	done  []*segment
+	bytes int // the memory its events hold (deliveredSize)
 }
+
+// deliveredSize is the memory e holds until it is delivered: itself, its
+// callchain and the user stack behind it.
+func deliveredSize(e *event) int { return eventSize + 8*cap(e.addrs) }
 
 // orderPools recycle segments and key slices between the orderer and
 // the consumer of its deliveries; beyond what they hold, new ones are
@@ -155,21 +172,62 @@ func (p *orderPools) recycle(d delivery) {
 	}
 }
 
+// flowBytes bounds the memory of the deliveries in flight (flowLimit).
+const flowBytes = 4 << 20
+
+// flowLimit bounds the memory of the deliveries sent and not yet
+// delivered: the decoder waits for room before it sends (a delivery
+// larger than the bound goes alone).
+type flowLimit struct {
+	mu       sync.Mutex
+	room     sync.Cond
+	inflight int
+	limit    int
+}
+
+func newFlowLimit(limit int) *flowLimit {
+	f := &flowLimit{limit: limit}
+	f.room.L = &f.mu
+	return f
+}
+
+func (f *flowLimit) acquire(n int) {
+	f.mu.Lock()
+	for f.inflight > 0 && f.inflight+n > f.limit {
+		f.room.Wait()
+	}
+	f.inflight += n
+	f.mu.Unlock()
+}
+
+func (f *flowLimit) release(n int) {
+	f.mu.Lock()
+	f.inflight -= n
+	f.room.Broadcast()
+	f.mu.Unlock()
+}
+
 // orderKey is a queued event and its timestamp.
 type orderKey struct {
 	time uint64
 	e    *event
 }
 
-// slot copies *e into the segment *cur, or a new one appended to
-// *segs when it is full, and returns the copy.
-func (o *orderer) slot(cur **segment, segs *[]*segment, e *event) *event {
+// slot copies *e into the segment *cur, or a new one (appended to segs
+// for a queued event, to the next delivery's for one delivered at once)
+// when it is full, and returns the copy.
+func (o *orderer) slot(cur **segment, queued bool, e *event) *event {
 	if *cur == nil || len((*cur).events) == cap((*cur).events) {
 		*cur = o.newSegment()
-		*segs = append(*segs, *cur)
+		if queued {
+			o.segs = append(o.segs, *cur)
+		} else {
+			o.batch.done = append(o.batch.done, *cur)
+		}
 	}
 	sg := *cur
 	sg.events = append(sg.events, *e)
+	sg.last = o.rounds
 	return &sg.events[len(sg.events)-1]
 }
 
@@ -194,7 +252,7 @@ func (o *orderer) push(e *event) {
 		o.deliverNow(e)
 		return
 	}
-	o.fresh = append(o.fresh, orderKey{e.time, o.slot(&o.cur, &o.segs, e)})
+	o.fresh = append(o.fresh, orderKey{e.time, o.slot(&o.cur, true, e)})
 	o.maxTime = max(o.maxTime, e.time)
 	o.last = e.time
 	o.bytes += eventSize + 8*len(e.addrs)
@@ -222,24 +280,38 @@ func (o *orderer) push(e *event) {
 }
 
 // deliverNow delivers a copy of *e ahead of every queued event. Such
-// events have segments of their own, handed back with them.
+// events have segments of their own, handed back with the delivery that
+// carries them.
 func (o *orderer) deliverNow(e *event) {
-	if o.imm == nil {
-		o.imm = o.newKeys()
-	}
-	o.imm = append(o.imm, orderKey{e.time, o.slot(&o.immCur, &o.immSegs, e)})
-	if len(o.imm) >= segmentEvents {
-		o.sendImm()
+	k := orderKey{e.time, o.slot(&o.immCur, false, e)}
+	o.emit(k)
+	o.batch.bytes += deliveredSize(k.e)
+	if len(o.immCur.events) == cap(o.immCur.events) {
+		o.immCur = nil // its events go with this delivery
+		o.sendBatch()
 	}
 }
 
-// sendImm sends the events delivered at once so far, and their segments.
-func (o *orderer) sendImm() {
-	if len(o.imm) == 0 {
+// emit adds k to the next delivery.
+func (o *orderer) emit(k orderKey) {
+	if o.batch.keys == nil {
+		o.batch.keys = o.newKeys()
+	}
+	o.batch.keys = append(o.batch.keys, k)
+}
+
+// sendBatch sends the delivery gathered so far once it holds enough
+// events (or anything, with force). The segment receiving immediate
+// events goes with it, and a new one takes over.
+func (o *orderer) sendBatch() { o.sendIf(minDelivery) }
+
+func (o *orderer) sendIf(min int) {
+	if len(o.batch.keys) < min && o.batch.bytes < deliveryBytes || len(o.batch.keys) == 0 && len(o.batch.done) == 0 {
 		return
 	}
-	o.send(o.imm, o.immSegs)
-	o.imm, o.immSegs, o.immCur = nil, nil, nil
+	o.immCur = nil
+	o.send(o.batch)
+	o.batch = delivery{}
 }
 
 // eventSize is an event's size in the queue; maxQueueBytes bounds the
@@ -255,21 +327,20 @@ var queueBound = maxQueueBytes
 
 // round handles FINISHED_ROUND. Every event queued before the previous
 // round has a time up to nextFlush, so this flush delivers them all: the
-// segments they filled go back. The next events start a segment.
+// segments whose last event came before it go back.
 func (o *orderer) round() {
 	o.flush(o.nextFlush)
 	o.nextFlush = o.maxTime
-	o.cur = nil
-	n := o.roundSegs
-	o.roundSegs = len(o.segs)
-	if len(o.rest) == 0 {
-		n = len(o.segs)
+	n := 0
+	for n < len(o.segs) && (o.segs[n].last < o.rounds || len(o.rest) == 0) {
+		n++
 	}
 	o.release(n)
+	o.rounds++
+	o.sendBatch()
 }
 
-// release hands the n oldest segments back, after everything sent so
-// far.
+// release hands the n oldest segments back with the next delivery.
 func (o *orderer) release(n int) {
 	if n == 0 {
 		return
@@ -277,10 +348,8 @@ func (o *orderer) release(n int) {
 	if n == len(o.segs) {
 		o.cur = nil
 	}
-	done := slices.Clone(o.segs[:n])
+	o.batch.done = append(o.batch.done, o.segs[:n]...)
 	o.segs = slices.Delete(o.segs, 0, n)
-	o.roundSegs = max(0, o.roundSegs-n)
-	o.send(nil, done)
 }
 
 // compact copies the queued events into new segments and hands every
@@ -289,18 +358,16 @@ func (o *orderer) release(n int) {
 // segments.
 func (o *orderer) compact() {
 	old := o.segs
-	o.segs, o.cur, o.roundSegs = nil, nil, 0
+	o.segs, o.cur = nil, nil
 	for i := range o.rest { // flush left nothing in fresh
-		o.rest[i].e = o.slot(&o.cur, &o.segs, o.rest[i].e)
+		o.rest[i].e = o.slot(&o.cur, true, o.rest[i].e)
 	}
-	if len(old) > 0 {
-		o.send(nil, old)
-	}
+	o.batch.done = append(o.batch.done, old...)
+	o.sendBatch()
 }
 
 // flush delivers queued events with time <= limit, in time order.
 func (o *orderer) flush(limit uint64) {
-	o.sendImm()
 	if len(o.fresh) == 0 && len(o.rest) == 0 {
 		return
 	}
@@ -324,12 +391,15 @@ func (o *orderer) flush(limit uint64) {
 	if n == 0 {
 		return
 	}
-	out := append(o.newKeys(), o.rest[:n]...)
-	for _, k := range out {
+	for _, k := range o.rest[:n] {
 		o.bytes -= eventSize + 8*len(k.e.addrs)
+		o.batch.bytes += deliveredSize(k.e)
 	}
+	if o.batch.keys == nil {
+		o.batch.keys = o.newKeys()
+	}
+	o.batch.keys = append(o.batch.keys, o.rest[:n]...)
 	o.rest = o.rest[:copy(o.rest, o.rest[n:])]
-	o.send(out, nil)
 }
 
 // sortKeys sorts keys by time, equal times keeping their order, and
@@ -387,8 +457,8 @@ func mergeKeys(dst, a, b []orderKey) {
 // finish delivers everything left and hands every segment back.
 func (o *orderer) finish() {
 	o.flush(^uint64(0))
-	o.sendImm()
 	o.release(len(o.segs))
+	o.sendIf(0)
 }
 
 // cpu returns a SAMPLE's CPU, kept in ppid: the event stays 80 bytes.

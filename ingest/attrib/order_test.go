@@ -47,8 +47,8 @@ type orderSink struct {
 	segs     int
 }
 
-func (s *orderSink) send(keys []orderKey, done []*segment) {
-	for _, k := range keys {
+func (s *orderSink) send(d delivery) {
+	for _, k := range d.keys {
 		if k.e.kind == evHalfFlush {
 			continue
 		}
@@ -57,7 +57,7 @@ func (s *orderSink) send(keys []orderKey, done []*segment) {
 		}
 		s.got = append(s.got, k.e.ip)
 	}
-	for _, sg := range done {
+	for _, sg := range d.done {
 		for i := range sg.events[:cap(sg.events)] {
 			sg.events[:cap(sg.events)][i].ip = ^uint64(0)
 		}
@@ -177,8 +177,8 @@ func TestOrdererDifferential(t *testing.T) {
 func TestOrdererBounded(t *testing.T) {
 	n, delivered, halves := 3*maxQueueBytes/eventSize, 0, 0
 	var last uint64
-	o := &orderer{send: func(keys []orderKey, _ []*segment) {
-		for _, k := range keys {
+	o := &orderer{send: func(d delivery) {
+		for _, k := range d.keys {
 			if k.e.kind == evHalfFlush {
 				halves++
 				continue
