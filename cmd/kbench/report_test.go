@@ -787,6 +787,39 @@ func TestReportGroupSortKeys(t *testing.T) {
 	})
 }
 
+// An event group with callchains gets perf's group view in the children
+// table too: Children, Self and Samples columns per member, ordered by
+// the leader's Children.
+func TestReportGroupChildren(t *testing.T) {
+	file := "testdata/group/group.data"
+	empty := filepath.Join(t.TempDir(), "kallsyms")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ kbench, perf []string }{
+		{[]string{"-children"}, []string{"--children"}},
+		{[]string{"-no-children"}, []string{"--no-children"}},
+	} {
+		t.Run(tc.kbench[0], func(t *testing.T) {
+			want, err := perftest.ReportTable(file, append([]string{"--kallsyms", empty, "--sort", "dso,sym"}, tc.perf...)...)
+			if errors.Is(err, perftest.ErrNotInstalled) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := mustReport(t, nil, append(append([]string{"-kallsyms", empty, "-debugdir", "-"}, tc.kbench...), file)...)
+			g, w := linediff.ReportRows(got), linediff.ReportRows(want)
+			if len(w) < 20 || !strings.Contains(want, "anon group { cpu-clock, task-clock }") {
+				t.Fatalf("perf report shows %d rows of no group: the case tests little", len(w))
+			}
+			if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
+				t.Errorf("table differs from perf report %q: %s", tc.perf, d)
+			}
+		})
+	}
+}
+
 // testForeignSortKeys compares kbench's tables of a committed foreign
 // recording with perf report's, with an empty kallsyms file.
 func testForeignSortKeys(t *testing.T, name string, cases []struct{ kbench, perf []string }) {

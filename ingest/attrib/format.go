@@ -106,7 +106,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if r.Branches != nil {
 		counts, byEvent = r.Branches, r.BranchEvents
 	}
-	for _, g := range r.tableGroups(r.Children != nil) {
+	for _, g := range r.eventGroups() {
 		totals, sum := g.totals(byEvent)
 		if sum.Samples == 0 && len(r.Events) > 1 {
 			continue
@@ -125,8 +125,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 		b.WriteString("#\n")
 		if r.Children != nil {
-			fmt.Fprintf(&b, "# Children      Self  %12s  %-*s  %s\n", "Samples", dsoWidth, "Shared Object", "Symbol")
-			fmt.Fprintf(&b, "# %s  %s  %s  %s  %s\n", strings.Repeat(".", 8), strings.Repeat(".", 8), strings.Repeat(".", 12), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
+			fmt.Fprintf(&b, "# %*s  %*s  %*s  %-*s  %s\n", 8*g.n, "Children", 8*g.n, "Self", 12*g.n, "Samples", dsoWidth, "Shared Object", "Symbol")
+			fmt.Fprintf(&b, "# %s  %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
 		} else {
 			fmt.Fprintf(&b, "# %*s  %*s  %-*s  %s\n", 8*g.n, "Overhead", 12*g.n, "Samples", dsoWidth, "Shared Object", "Symbol")
 			fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
@@ -134,7 +134,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		b.WriteString("#\n")
 		for _, row := range rows {
 			if r.Children != nil {
-				fmt.Fprintf(&b, "  %7.2f%%", share(row.acc, totals[0]))
+				writeShares(&b, row.acc, totals)
 			}
 			writeGroupCounts(&b, row.c, totals)
 			fmt.Fprintf(&b, "  %-*s  %s %s\n", dsoWidth, ShortName(row.key.DSO, row.key.Kernel), level(row.key), row.key.SymbolName())
@@ -160,9 +160,9 @@ func (r *Result) writeTablePreamble(b *bytes.Buffer) {
 // its members, or a single event.
 type eventGroup struct{ first, n int }
 
-// tableGroups returns the tables to print: the event groups
-// (eventGroups), or one per event in a children table, whose group view
-// is not reproduced.
+// tableGroups returns the tables of a table by sort keys (Rows): the
+// event groups (eventGroups), or one per event in a children table, whose
+// group view is not reproduced there.
 func (r *Result) tableGroups(children bool) []eventGroup {
 	if !children {
 		return r.eventGroups()
@@ -191,13 +191,20 @@ func (g eventGroup) totals(byEvent []Counts) (totals []Counts, sum Counts) {
 // value "%*.2f%%" in its width, each member's after one space; counts
 // "%*u" each.
 func writeGroupCounts(b *bytes.Buffer, cs, totals []Counts) {
-	fmt.Fprintf(b, "  %7.2f%%", share(cs[0], totals[0]))
-	for i := 1; i < len(cs); i++ {
-		fmt.Fprintf(b, " %6.2f%%", share(cs[i], totals[i]))
-	}
+	writeShares(b, cs, totals)
 	b.WriteString("  ")
 	for _, c := range cs {
 		fmt.Fprintf(b, "%12d", c.Samples)
+	}
+}
+
+// writeShares writes a group's percentages of a column (overhead, or
+// children): the first "%*.2f%%" in its width, each member's after one
+// space.
+func writeShares(b *bytes.Buffer, cs, totals []Counts) {
+	fmt.Fprintf(b, "  %7.2f%%", share(cs[0], totals[0]))
+	for i := 1; i < len(cs); i++ {
+		fmt.Fprintf(b, " %6.2f%%", share(cs[i], totals[i]))
 	}
 }
 

@@ -79,14 +79,15 @@ func sortedKeys(m map[Key]Counts) []Key {
 type tableRow struct {
 	key   Key
 	c     []Counts
-	acc   Counts // the Children column, in a children table
-	short string // the DSO's short name, which rows sort by
+	acc   []Counts // the Children columns, per member, in a children table
+	short string   // the DSO's short name, which rows sort by
 }
 
 // groupRows returns the rows of the table for events first..first+n-1:
 // one per key any of them has, keys differing only in the event merged.
-// With acc (a children table, n is 1), the keys only acc has get rows
-// too, and every row its acc counts.
+// With acc (a children table), the keys only acc has get rows too, and
+// every row its members' acc counts; a row's level is the one the
+// leader's acc key has, else the first it was seen with.
 func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 	byKey := make(map[Key]int)
 	var rows []tableRow
@@ -100,6 +101,9 @@ func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 			i = len(rows)
 			byKey[k] = i
 			rows = append(rows, tableRow{key: k, c: make([]Counts, n)})
+			if acc != nil {
+				rows[i].acc = make([]Counts, n)
+			}
 		}
 		return &rows[i]
 	}
@@ -109,9 +113,12 @@ func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 		}
 	}
 	for _, k := range sortedKeys(acc) {
-		if k.Event == first {
+		if k.Event >= first && k.Event < first+n {
 			r := row(k)
-			r.acc, r.key.Kernel = acc[k], k.Kernel
+			r.acc[k.Event-first] = acc[k]
+			if k.Event == first {
+				r.key.Kernel = k.Kernel
+			}
 		}
 	}
 	return rows
@@ -145,8 +152,12 @@ func tableOrder(rows []tableRow) {
 	slices.SortStableFunc(rows, func(x, y tableRow) int {
 		// perf prefixes the sort keys with overhead_children (in a
 		// children table) and overhead (setup_overhead).
-		if c := cmp.Compare(y.acc.Period, x.acc.Period); c != 0 {
-			return c
+		// The Children sort (__hpp__sort_acc) looks at the group
+		// leader's alone.
+		if len(x.acc) > 0 {
+			if c := cmp.Compare(y.acc[0].Period, x.acc[0].Period); c != 0 {
+				return c
+			}
 		}
 		for i := range x.c {
 			if c := cmp.Compare(y.c[i].Period, x.c[i].Period); c != 0 {
