@@ -788,8 +788,8 @@ func TestReportGroupSortKeys(t *testing.T) {
 }
 
 // An event group with callchains gets perf's group view in the children
-// table too: Children, Self and Samples columns per member, ordered by
-// the leader's Children.
+// table too, by any sort keys: Children, Self and Samples columns per
+// member, ordered by the leader's Children.
 func TestReportGroupChildren(t *testing.T) {
 	file := "testdata/group/group.data"
 	empty := filepath.Join(t.TempDir(), "kallsyms")
@@ -799,9 +799,12 @@ func TestReportGroupChildren(t *testing.T) {
 	for _, tc := range []struct{ kbench, perf []string }{
 		{[]string{"-children"}, []string{"--children"}},
 		{[]string{"-no-children"}, []string{"--no-children"}},
+		{[]string{"-children", "-sort", "comm,dso"}, []string{"--children", "--sort", "comm,dso"}},
+		{[]string{"-children", "-sort", "dso,sym"}, []string{"--children", "--sort", "dso,sym"}},
+		{[]string{"-children", "-sort", "pid,dso,sym"}, []string{"--children", "--sort", "pid,dso,sym"}},
 	} {
-		t.Run(tc.kbench[0], func(t *testing.T) {
-			want, err := perftest.ReportTable(file, append([]string{"--kallsyms", empty, "--sort", "dso,sym"}, tc.perf...)...)
+		t.Run(strings.Join(tc.kbench, " "), func(t *testing.T) {
+			want, err := perftest.ReportTable(file, append([]string{"--kallsyms", empty, "--sort", "dso,sym"}, tc.perf...)...) // the last --sort wins
 			if errors.Is(err, perftest.ErrNotInstalled) {
 				t.Skip(err)
 			}
@@ -810,7 +813,7 @@ func TestReportGroupChildren(t *testing.T) {
 			}
 			got := mustReport(t, nil, append(append([]string{"-kallsyms", empty, "-debugdir", "-"}, tc.kbench...), file)...)
 			g, w := linediff.ReportRows(got), linediff.ReportRows(want)
-			if len(w) < 20 || !strings.Contains(want, "anon group { cpu-clock, task-clock }") {
+			if len(w) < 2 || !strings.Contains(want, "anon group { cpu-clock, task-clock }") {
 				t.Fatalf("perf report shows %d rows of no group: the case tests little", len(w))
 			}
 			if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {

@@ -160,20 +160,6 @@ func (r *Result) writeTablePreamble(b *bytes.Buffer) {
 // its members, or a single event.
 type eventGroup struct{ first, n int }
 
-// tableGroups returns the tables of a table by sort keys (Rows): the
-// event groups (eventGroups), or one per event in a children table, whose
-// group view is not reproduced there.
-func (r *Result) tableGroups(children bool) []eventGroup {
-	if !children {
-		return r.eventGroups()
-	}
-	gs := make([]eventGroup, len(r.Events))
-	for i := range gs {
-		gs[i] = eventGroup{i, 1}
-	}
-	return gs
-}
-
 // totals returns the group's members' totals in byEvent, and their sum.
 func (g eventGroup) totals(byEvent []Counts) (totals []Counts, sum Counts) {
 	totals = make([]Counts, g.n)

@@ -327,26 +327,53 @@ func (r *Rows) compareKeys(a, b RowKey, ca, cb Counts) int {
 // it), as perf's group view shows them: one row per key, a count per
 // member, ordered by the leader's period, then each member's
 // (__hpp__sort), then by the keys.
-func (r *Rows) groupRows(first, n int) ([]RowKey, map[RowKey][]Counts) {
+func (r *Rows) groupRows(first, n int) ([]RowKey, map[RowKey][]Counts, map[RowKey][]Counts) {
 	counts := make(map[RowKey][]Counts)
-	for k, c := range r.Counts {
-		if k.Event < first || k.Event >= first+n {
-			continue
+	spread := func(m map[RowKey]Counts, into map[RowKey][]Counts) {
+		for k, c := range m {
+			if k.Event < first || k.Event >= first+n {
+				continue
+			}
+			ev := k.Event
+			k.Event = first
+			cs := into[k]
+			if cs == nil {
+				cs = make([]Counts, n)
+				into[k] = cs
+			}
+			cs[ev-first].add(c)
 		}
-		ev := k.Event
-		k.Event = first
-		cs := counts[k]
-		if cs == nil {
-			cs = make([]Counts, n)
-			counts[k] = cs
+	}
+	spread(r.Counts, counts)
+	var accs map[RowKey][]Counts
+	if r.Acc != nil {
+		accs = make(map[RowKey][]Counts)
+		spread(r.Acc, accs)
+		for k := range accs {
+			if counts[k] == nil {
+				counts[k] = make([]Counts, n)
+			}
 		}
-		cs[ev-first].add(c)
 	}
 	keys := make([]RowKey, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b RowKey) int {
+		if accs != nil {
+			// The Children sort (__hpp__sort_acc) looks at the group
+			// leader's alone.
+			var pa, pb uint64
+			if x := accs[a]; x != nil {
+				pa = x[0].Period
+			}
+			if x := accs[b]; x != nil {
+				pb = x[0].Period
+			}
+			if c := cmp.Compare(pb, pa); c != 0 {
+				return c
+			}
+		}
 		ca, cb := counts[a], counts[b]
 		for i := range ca {
 			if c := cmp.Compare(cb[i].Period, ca[i].Period); c != 0 {
@@ -355,7 +382,7 @@ func (r *Rows) groupRows(first, n int) ([]RowKey, map[RowKey][]Counts) {
 		}
 		return r.compareKeys(a, b, ca[0], cb[0])
 	})
-	return keys, counts
+	return keys, counts, accs
 }
 
 // column is one key's column: its header and each row's text.
@@ -417,13 +444,14 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 	}
 	r.order(keys)
 	cols := r.columns()
-	for _, g := range res.tableGroups(r.Acc != nil) {
+	for _, g := range res.eventGroups() {
 		totals, sum := g.totals(r.Totals)
 		if sum.Samples == 0 && len(res.Events) > 1 {
 			continue
 		}
 		var gkeys []RowKey
 		counts := func(k RowKey) []Counts { return []Counts{r.Counts[k]} }
+		accs := func(k RowKey) []Counts { return []Counts{r.Acc[k]} }
 		if g.n == 1 {
 			for _, k := range keys {
 				if k.Event == g.first {
@@ -431,9 +459,15 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 				}
 			}
 		} else {
-			var m map[RowKey][]Counts
-			gkeys, m = r.groupRows(g.first, g.n)
+			var m, am map[RowKey][]Counts
+			gkeys, m, am = r.groupRows(g.first, g.n)
 			counts = func(k RowKey) []Counts { return m[k] }
+			accs = func(k RowKey) []Counts {
+				if x := am[k]; x != nil {
+					return x
+				}
+				return make([]Counts, g.n)
+			}
 		}
 		widths := make([]int, len(cols))
 		for i, c := range cols {
@@ -452,7 +486,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 			fmt.Fprintf(&b, "#\n# Samples: %d  of events '%s'\n#\n", sum.Samples, res.groupName(g))
 		}
 		if r.Acc != nil {
-			fmt.Fprintf(&b, "# Children      Self  %12s", "Samples")
+			fmt.Fprintf(&b, "# %*s  %*s  %*s", 8*g.n, "Children", 8*g.n, "Self", 12*g.n, "Samples")
 		} else {
 			fmt.Fprintf(&b, "# %*s  %*s", 8*g.n, "Overhead", 12*g.n, "Samples")
 		}
@@ -461,7 +495,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 		}
 		b.WriteString("\n# ")
 		if r.Acc != nil {
-			b.WriteString(strings.Repeat(".", 8) + "  ")
+			b.WriteString(strings.Repeat(".", 8*g.n) + "  ")
 		}
 		fmt.Fprintf(&b, "%s  %s", strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n))
 		for i := range cols {
@@ -471,7 +505,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 		for _, k := range gkeys {
 			cs := counts(k)
 			if r.Acc != nil {
-				fmt.Fprintf(&b, "  %7.2f%%", share(r.Acc[k], totals[0]))
+				writeShares(&b, accs(k), totals)
 			}
 			writeGroupCounts(&b, cs, totals)
 			for i, c := range cols {
