@@ -3,8 +3,6 @@ package attrib
 import (
 	"cmp"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -213,15 +211,7 @@ func TestRunQueueBoundWarns(t *testing.T) {
 	defer func(b int) { queueBound = b }(queueBound)
 	queueBound = 64 << 10
 	const n = 20000 // about 20 times the bound
-	path := filepath.Join(t.TempDir(), "perf.data")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, w, done := tempRecording(t)
 	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
 	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: 5})
 	for i := range n {
@@ -231,10 +221,7 @@ func TestRunQueueBoundWarns(t *testing.T) {
 		}
 		w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: tm, Period: 1, IP: 0x400010})
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	done()
 	for _, bound := range []int{64 << 10, maxQueueBytes} {
 		queueBound = bound
 		r, err := perfdata.Open(path)

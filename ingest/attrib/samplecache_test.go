@@ -15,6 +15,30 @@ import (
 // rowDSO matches a table row's DSO (a, b, c or a BPF program's).
 var rowDSO = regexp.MustCompile(`(?m)\s(a|b|c|bpf_prog_[abc])\s+\[[.k]\]`)
 
+// tempRecording starts an x86_64 recording in a temporary file: its
+// path, the writer, and the function that finishes it.
+func tempRecording(t *testing.T) (string, *perfdata.Writer, func()) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "perf.data")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, w, func() {
+		t.Helper()
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // runCached runs file with opts, the sample cache on or off, and returns
 // the table (or script) output and the canonical form of the result.
 func runCached(t *testing.T, file string, opts Options, cacheOff bool) (string, string) {
@@ -75,15 +99,7 @@ func TestSampleCacheChangesNothing(t *testing.T) {
 // the maps of their time, the sample cache on or off.
 func TestSampleCacheFollowsMapChanges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	path := filepath.Join(t.TempDir(), "perf.data")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, w, done := tempRecording(t)
 	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
 	k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
 	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Tid: 0, Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"})
@@ -114,10 +130,7 @@ func TestSampleCacheFollowsMapChanges(t *testing.T) {
 		}
 		w.WriteSample(s)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	done()
 	for _, opts := range []Options{{NoFiles: true, DebugDir: "-"}, {NoFiles: true, DebugDir: "-", SortKeys: []string{SortPid, SortDSO, SortSym}}} {
 		got, gotCanon := runCached(t, path, opts, false)
 		want, wantCanon := runCached(t, path, opts, true)
