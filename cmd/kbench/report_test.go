@@ -776,6 +776,17 @@ func TestReportBranchSortKeys(t *testing.T) {
 	})
 }
 
+// Samples without a map are one row by -sort dso (and any keys without
+// sym), whatever their level, as perf's sort__dso_cmp finds two NULL
+// maps equal: on this recording some are kernel samples and some user.
+func TestReportSortDSOUnknownLevels(t *testing.T) {
+	testForeignSortKeys(t, "perf.data.lost_samples-4.4", []struct{ kbench, perf []string }{
+		{[]string{"-sort", "dso"}, []string{"--sort", "dso"}},
+		{[]string{"-sort", "comm,dso"}, []string{"--sort", "comm,dso"}},
+		{[]string{"-sort", "pid,dso"}, []string{"--sort", "pid,dso"}},
+	})
+}
+
 // An event group's table by sort keys is perf's group view: a row per
 // key with an overhead and a sample count per member, ordered by the
 // leader's period, then the members'.

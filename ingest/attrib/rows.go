@@ -163,7 +163,11 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	if rc.sym {
 		rk.Sym, rk.Addr = k.Sym, k.Addr
 	}
-	if rc.acc != nil && rk.DSO == symbols.Unknown {
+	if rk.DSO == symbols.Unknown && (rc.acc != nil || !rc.sym) {
+		// Rows without a map are one whatever their level where perf's
+		// keys do not tell them apart: sort__dso_cmp finds two maps
+		// that are both NULL equal, and a table without symbols shows
+		// no level.
 		rk.Kernel = false
 	}
 	if rc.comm {
