@@ -56,6 +56,9 @@ type RowKey struct {
 	Sym    string
 	Addr   uint64 // as in Key
 	Event  int
+	// comm is, while counting, the thread's command-name entry, which a
+	// later COMM may rename (machine.CommEntry); result names the rows.
+	comm *machine.CommEntry
 }
 
 // rowCounter counts samples by RowKey.
@@ -88,7 +91,8 @@ type accRow struct {
 	key      RowKey
 	c        Counts
 	stamp    uint32
-	filtered bool // the sample that made it was filtered: perf hides the row
+	filtered bool   // the sample that made it was filtered: perf hides the row
+	comm     string // the command name it was made with (rowCounter.named)
 }
 
 // row is a row's counts and whether perf hides it: a row is perf's hist
@@ -97,7 +101,8 @@ type accRow struct {
 type row struct {
 	c        Counts
 	filtered bool
-	kernel   bool // the level shown, the first entry's (rowCounter.firstLevel)
+	kernel   bool   // the level shown, the first entry's (rowCounter.firstLevel)
+	comm     string // the command name it was made with (rowCounter.named)
 }
 
 func newRowCounter(keys []string) *rowCounter {
@@ -133,7 +138,7 @@ func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c 
 	rk := rc.key(k, t, cpu)
 	r := rc.rows[rk]
 	if r == nil {
-		r = &row{filtered: filtered, kernel: kernel}
+		r = &row{filtered: filtered, kernel: kernel, comm: commName(rk)}
 		rc.rows[rk] = r
 	}
 	r.c.add(c)
@@ -146,7 +151,7 @@ func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c 
 func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	rk := RowKey{Event: k.Event}
 	if rc.comm {
-		rk.Comm = t.Comm
+		rk.comm = t.CommEntry()
 	}
 	if rc.pid {
 		rk.Tid = int32(t.Tid)
@@ -178,6 +183,14 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	return rk
 }
 
+// commName is the command name of k's comm entry now ("" without one).
+func commName(k RowKey) string {
+	if k.comm == nil {
+		return ""
+	}
+	return k.comm.Name
+}
+
 // cumulate adds c to the Children column of the rows in keys (the
 // sample's own first) once each; levels are the keys' levels, shown when
 // a row is new, and filtered marks new rows hidden, as perf marks the
@@ -189,7 +202,7 @@ func (rc *rowCounter) cumulate(keys []RowKey, levels []bool, filtered bool, c Co
 		if r == nil {
 			shown := k
 			shown.Kernel = levels[i]
-			r = &accRow{key: shown, filtered: filtered}
+			r = &accRow{key: shown, filtered: filtered, comm: commName(k)}
 			rc.acc[k] = r
 		}
 		if r.stamp != rc.accStamp {
@@ -223,33 +236,53 @@ type Rows struct {
 
 func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, ThreadComm: make(map[int32]string), CommLen: make(map[RowKey]int), Elided: map[string]string{}}
-	for k, x := range rc.rows {
-		if !x.filtered {
-			t := rc.commThreads[k]
+	if rc.acc == nil {
+		keys := make([]RowKey, 0, len(rc.rows))
+		for k := range rc.rows {
+			keys = append(keys, k)
+		}
+		named, hidden := rc.named(keys, func(k RowKey) string { return rc.rows[k].comm }, func(k RowKey) bool { return rc.rows[k].filtered })
+		for _, e := range named {
+			x, k := rc.rows[e.key], e.named
+			if hidden[k] {
+				continue
+			}
 			if rc.firstLevel {
 				k.Kernel = x.kernel
 			}
-			r.Counts[k] = x.c
-			if t != nil {
+			c, seen := r.Counts[k]
+			c.add(x.c)
+			r.Counts[k] = c
+			if t := rc.commThreads[e.key]; t != nil && !seen {
 				r.CommLen[k] = len(t.Comm)
 			}
 		}
-	}
-	if rc.acc != nil {
+	} else {
 		// The rows are the Children column's, with the level it shows,
 		// hidden as its entries are: perf's hist entry holds both columns
 		// and takes its mark from the sample that made it, whichever.
-		r.Counts, r.Acc = make(map[RowKey]Counts, len(rc.acc)), make(map[RowKey]Counts, len(rc.acc))
-		for k, x := range rc.acc {
-			if !x.filtered {
-				var self Counts
-				if s := rc.rows[k]; s != nil {
-					self = s.c
-				}
-				r.Counts[x.key], r.Acc[x.key] = self, x.c
-				if t := rc.commThreads[k]; t != nil {
-					r.CommLen[x.key] = len(t.Comm)
-				}
+		r.Acc = make(map[RowKey]Counts, len(rc.acc))
+		keys := make([]RowKey, 0, len(rc.acc))
+		for k := range rc.acc {
+			keys = append(keys, k)
+		}
+		named, hidden := rc.named(keys, func(k RowKey) string { return rc.acc[k].comm }, func(k RowKey) bool { return rc.acc[k].filtered })
+		for _, e := range named {
+			x := rc.acc[e.key]
+			shown := x.key
+			shown.Comm, shown.comm = e.named.Comm, nil
+			if hidden[e.named] {
+				continue
+			}
+			self, seen := r.Counts[shown]
+			if s := rc.rows[e.key]; s != nil {
+				self.add(s.c)
+			}
+			acc := r.Acc[shown]
+			acc.add(x.c)
+			r.Counts[shown], r.Acc[shown] = self, acc
+			if t := rc.commThreads[e.key]; t != nil && !seen {
+				r.CommLen[shown] = len(t.Comm)
 			}
 		}
 	}
@@ -270,6 +303,36 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 		}
 	}
 	return r
+}
+
+// namedRow is a counted row's key and the key it shows: its command
+// name as it is at the end.
+type namedRow struct{ key, named RowKey }
+
+// named names the rows of keys (of rows, made, hidden) by their threads'
+// command names at the end, in the order perf collapses its hist
+// entries, and says which shown keys are hidden: rows that end with one
+// name (a thread's first name renamed by its first COMM: perf's
+// comm__override) merge into the one that sorts first by the name it
+// had when it was made (hists__collapse_insert_entry keeps that entry,
+// and its filtered mark).
+func (rc *rowCounter) named(keys []RowKey, made func(RowKey) string, filtered func(RowKey) bool) ([]namedRow, map[RowKey]bool) {
+	rows := make([]namedRow, len(keys))
+	for i, k := range keys {
+		n := k
+		if k.comm != nil {
+			n.Comm, n.comm = k.comm.Name, nil
+		}
+		rows[i] = namedRow{k, n}
+	}
+	slices.SortStableFunc(rows, func(a, b namedRow) int { return strings.Compare(made(a.key), made(b.key)) })
+	hidden := make(map[RowKey]bool)
+	for _, r := range rows {
+		if _, ok := hidden[r.named]; !ok {
+			hidden[r.named] = filtered(r.key)
+		}
+	}
+	return rows, hidden
 }
 
 // order sorts rows as perf report does: by period, descending, then by

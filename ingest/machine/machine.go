@@ -182,7 +182,28 @@ type Thread struct {
 	// (thread__new, __thread__set_comm).
 	Comm    string
 	commSet bool
+	comm    *CommEntry // see CommEntry
 	maps    *procMaps
+}
+
+// CommEntry is one of a thread's command names, as perf's struct comm is:
+// the thread's first name, ":TID", is overridden in place by the first
+// COMM record or named parent's FORK that names the thread
+// (comm__override), so that perf report shows that name for the samples
+// taken before it too; every later name is an entry of its own.
+type CommEntry struct{ Name string }
+
+// CommEntry returns the thread's current command-name entry.
+func (t *Thread) CommEntry() *CommEntry { return t.comm }
+
+// setComm names t as __thread__set_comm does.
+func (t *Thread) setComm(name string) {
+	if t.commSet {
+		t.comm = &CommEntry{name}
+	} else {
+		t.comm.Name = name
+	}
+	t.Comm, t.commSet = name, true
 }
 
 // procMaps is an address space, shared by the threads of a process; id
@@ -253,6 +274,7 @@ func (m *Machine) findnewThread(pid, tid uint32) *Thread {
 	}
 	m.gen++
 	t := &Thread{Pid: pid, Tid: tid, Comm: ":" + strconv.Itoa(int(int32(tid)))}
+	t.comm = &CommEntry{t.Comm}
 	if pid != tid && pid != unknownPid {
 		t.maps = m.findnewThread(pid, pid).maps
 	} else {
@@ -482,7 +504,7 @@ func (m *Machine) Fork(pid, ppid, tid, ptid uint32, misc uint16) {
 	m.last = nil
 	child := m.findnewThread(pid, tid)
 	if parent.commSet { // thread__fork
-		child.Comm, child.commSet = parent.Comm, true
+		child.setComm(parent.Comm)
 		m.markThread(tid)
 	}
 	if misc&MiscForkExec != 0 || child.Pid == parent.Pid || child.maps == parent.maps {
@@ -496,7 +518,7 @@ func (m *Machine) Fork(pid, ppid, tid, ptid uint32, misc uint16) {
 // name (machine__process_comm_event).
 func (m *Machine) Comm(pid, tid uint32, comm string) {
 	t := m.findnewThread(pid, tid)
-	t.Comm, t.commSet = comm, true
+	t.setComm(comm)
 	m.markThread(tid)
 }
 

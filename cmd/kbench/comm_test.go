@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+// A thread's samples from before its first COMM count under the name that
+// COMM gives it, as perf's comm__override renames the thread's first
+// comm in place; a later COMM is a name of its own, and a child forked
+// from a named parent takes the parent's name the same way. Compared
+// with perf report by every sort key list with comm.
+func TestReportCommOverride(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "comm.data")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64", Hostname: "test", Version: "6.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	tm := uint64(100)
+	sample := func(pid, tid uint32, n int) {
+		for range n {
+			tm++
+			w.WriteSample(&perfdata.Sample{Info: u, Pid: pid, Tid: tid, Time: tm, Period: 1, IP: 0x400010})
+		}
+	}
+	comm := func(pid, tid uint32, name string) {
+		tm++
+		w.WriteComm(&perfdata.Comm{Info: perfdata.Info{Misc: perfdata.MiscCommExec}, Pid: pid, Tid: tid, Comm: name, SampleID: perfdata.SampleID{Pid: pid, Tid: tid, Time: tm}})
+	}
+	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 10, Tid: 10, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: 5, SampleID: perfdata.SampleID{Pid: 10, Tid: 10, Time: tm}})
+	sample(10, 10, 3) // ":10", renamed "first" below
+	comm(10, 10, "first")
+	sample(10, 10, 2)
+	tm++
+	w.WriteFork(&perfdata.Fork{Pid: 11, Ppid: 10, Tid: 11, Ptid: 10, Time: tm, SampleID: perfdata.SampleID{Pid: 11, Tid: 11, Time: tm}})
+	sample(11, 11, 5)
+	comm(10, 10, "second") // a new name: the samples before keep "first"
+	sample(10, 10, 4)
+	sample(12, 12, 1) // ":12" for good
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	testTablesAgainstPerf(t, file, "first", []struct{ kbench, perf []string }{
+		{[]string{"-sort", "comm"}, []string{"--sort", "comm"}},
+		{[]string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}},
+		{[]string{"-sort", "pid,comm"}, []string{"--sort", "pid,comm"}},
+	})
+}
