@@ -14,7 +14,71 @@ import (
 // from a named parent takes the parent's name the same way. Compared
 // with perf report by every sort key list with comm.
 func TestReportCommOverride(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "comm.data")
+	file := writeRecording(t, func(w *perfdata.Writer) {
+		u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+		tm := uint64(100)
+		sample := func(pid, tid uint32, n int) {
+			for range n {
+				tm++
+				w.WriteSample(&perfdata.Sample{Info: u, Pid: pid, Tid: tid, Time: tm, Period: 1, IP: 0x400010})
+			}
+		}
+		comm := func(pid, tid uint32, name string) {
+			tm++
+			w.WriteComm(&perfdata.Comm{Info: perfdata.Info{Misc: perfdata.MiscCommExec}, Pid: pid, Tid: tid, Comm: name, SampleID: perfdata.SampleID{Pid: pid, Tid: tid, Time: tm}})
+		}
+		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 10, Tid: 10, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: 5, SampleID: perfdata.SampleID{Pid: 10, Tid: 10, Time: tm}})
+		sample(10, 10, 3) // ":10", renamed "first" below
+		comm(10, 10, "first")
+		sample(10, 10, 2)
+		tm++
+		w.WriteFork(&perfdata.Fork{Pid: 11, Ppid: 10, Tid: 11, Ptid: 10, Time: tm, SampleID: perfdata.SampleID{Pid: 11, Tid: 11, Time: tm}})
+		sample(11, 11, 5)
+		comm(10, 10, "second") // a new name: the samples before keep "first"
+		sample(10, 10, 4)
+		sample(12, 12, 1) // ":12" for good
+	})
+	testTablesAgainstPerf(t, file, "first", []struct{ kbench, perf []string }{
+		{[]string{"-sort", "comm"}, []string{"--sort", "comm"}},
+		{[]string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}},
+		{[]string{"-sort", "pid,comm"}, []string{"--sort", "pid,comm"}},
+	})
+}
+
+// By sym without dso, samples without a symbol are one row per address,
+// whatever their DSOs and levels (sort__sym_cmp compares nothing else),
+// showing the first one's level; with dso they are apart.
+func TestReportSortSymUnresolved(t *testing.T) {
+	file := writeRecording(t, func(w *perfdata.Writer) {
+		u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+		k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
+		tm := uint64(100)
+		for i, dso := range []string{"/nonexistent/a", "/nonexistent/b", "/nonexistent/c"} {
+			pid := uint32(10 + i)
+			w.WriteMmap(&perfdata.Mmap{Info: u, Pid: pid, Tid: pid, Addr: 0x400000 + uint64(i)<<20, Len: 0x1000, Filename: dso, Prot: 5, SampleID: perfdata.SampleID{Pid: pid, Tid: pid, Time: tm}})
+		}
+		w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Addr: 0xffffffffc0000000, Len: 0x1000, Filename: "[nosyms]", SampleID: perfdata.SampleID{Time: tm}})
+		for n := range 24 {
+			tm++
+			s := &perfdata.Sample{Info: u, Pid: uint32(10 + n%3), Tid: uint32(10 + n%3), Time: tm, Period: 1, IP: 0x400100 + uint64(n%3)<<20 + uint64(n%2)*8}
+			if n%5 == 0 {
+				s.Info, s.IP = k, 0xffffffffc0000100
+			}
+			w.WriteSample(s)
+		}
+	})
+	testTablesAgainstPerf(t, file, "0x0000000000000100", []struct{ kbench, perf []string }{
+		{[]string{"-sort", "sym"}, []string{"--sort", "sym"}},
+		{[]string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}},
+		{[]string{"-sort", "dso,sym"}, []string{"--sort", "dso,sym"}},
+	})
+}
+
+// writeRecording writes an x86_64 recording with write into a temporary
+// file and returns its path.
+func writeRecording(t *testing.T, write func(w *perfdata.Writer)) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "perf.data")
 	f, err := os.Create(file)
 	if err != nil {
 		t.Fatal(err)
@@ -23,37 +87,12 @@ func TestReportCommOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
-	tm := uint64(100)
-	sample := func(pid, tid uint32, n int) {
-		for range n {
-			tm++
-			w.WriteSample(&perfdata.Sample{Info: u, Pid: pid, Tid: tid, Time: tm, Period: 1, IP: 0x400010})
-		}
-	}
-	comm := func(pid, tid uint32, name string) {
-		tm++
-		w.WriteComm(&perfdata.Comm{Info: perfdata.Info{Misc: perfdata.MiscCommExec}, Pid: pid, Tid: tid, Comm: name, SampleID: perfdata.SampleID{Pid: pid, Tid: tid, Time: tm}})
-	}
-	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 10, Tid: 10, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: 5, SampleID: perfdata.SampleID{Pid: 10, Tid: 10, Time: tm}})
-	sample(10, 10, 3) // ":10", renamed "first" below
-	comm(10, 10, "first")
-	sample(10, 10, 2)
-	tm++
-	w.WriteFork(&perfdata.Fork{Pid: 11, Ppid: 10, Tid: 11, Ptid: 10, Time: tm, SampleID: perfdata.SampleID{Pid: 11, Tid: 11, Time: tm}})
-	sample(11, 11, 5)
-	comm(10, 10, "second") // a new name: the samples before keep "first"
-	sample(10, 10, 4)
-	sample(12, 12, 1) // ":12" for good
+	write(w)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	testTablesAgainstPerf(t, file, "first", []struct{ kbench, perf []string }{
-		{[]string{"-sort", "comm"}, []string{"--sort", "comm"}},
-		{[]string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}},
-		{[]string{"-sort", "pid,comm"}, []string{"--sort", "pid,comm"}},
-	})
+	return file
 }

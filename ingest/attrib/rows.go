@@ -167,6 +167,12 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	}
 	if rc.sym {
 		rk.Sym, rk.Addr = k.Sym, k.Addr
+		if !rc.dso && k.Sym == symbols.Unknown {
+			// sort__sym_cmp tells two entries without a symbol apart by
+			// their addresses alone, whatever their DSOs and levels; the
+			// row shows the first one's level (row.kernel).
+			rk.DSO, rk.Kernel = "", false
+		}
 	}
 	if rk.DSO == symbols.Unknown && (rc.acc != nil || !rc.sym) {
 		// Rows without a map are one whatever their level where perf's
@@ -247,7 +253,7 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 			if hidden[k] {
 				continue
 			}
-			if rc.firstLevel {
+			if rc.firstLevel || k.DSO == "" && rc.sym {
 				k.Kernel = x.kernel
 			}
 			c, seen := r.Counts[k]
