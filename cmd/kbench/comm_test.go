@@ -28,9 +28,22 @@ func TestReportCommOverride(t *testing.T) {
 			w.WriteComm(&perfdata.Comm{Info: perfdata.Info{Misc: perfdata.MiscCommExec}, Pid: pid, Tid: tid, Comm: name, SampleID: perfdata.SampleID{Pid: pid, Tid: tid, Time: tm}})
 		}
 		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 10, Tid: 10, Addr: 0x400000, Len: 0x1000, Filename: "/bin/x", Prot: 5, SampleID: perfdata.SampleID{Pid: 10, Tid: 10, Time: tm}})
+		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 10, Tid: 10, Addr: 0x500000, Len: 0x1000, Filename: "/nonexistent/a", Prot: 5, SampleID: perfdata.SampleID{Pid: 10, Tid: 10, Time: tm}})
+		w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}, Pid: ^uint32(0), Addr: 0xffffffffc0000000, Len: 0x1000, Filename: "[nosyms]", SampleID: perfdata.SampleID{Time: tm}})
+		unresolved := func(kernel bool) { // at 0x100 in its map, by sym alone one row
+			tm++
+			s := &perfdata.Sample{Info: u, Pid: 10, Tid: 10, Time: tm, Period: 1, IP: 0x500100}
+			if kernel {
+				s.Info, s.IP = perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}, 0xffffffffc0000100
+			}
+			w.WriteSample(s)
+		}
 		sample(10, 10, 3) // ":10", renamed "first" below
+		unresolved(true)  // the row's level: it sorts first, by ":10"
 		comm(10, 10, "first")
 		sample(10, 10, 2)
+		unresolved(false)
+		unresolved(false)
 		tm++
 		w.WriteFork(&perfdata.Fork{Pid: 11, Ppid: 10, Tid: 11, Ptid: 10, Time: tm, SampleID: perfdata.SampleID{Pid: 11, Tid: 11, Time: tm}})
 		sample(11, 11, 5)
@@ -42,6 +55,7 @@ func TestReportCommOverride(t *testing.T) {
 		{[]string{"-sort", "comm"}, []string{"--sort", "comm"}},
 		{[]string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}},
 		{[]string{"-sort", "pid,comm"}, []string{"--sort", "pid,comm"}},
+		{[]string{"-sort", "comm,sym"}, []string{"--sort", "comm,sym"}},
 	})
 }
 

@@ -65,6 +65,7 @@ type RowKey struct {
 type rowCounter struct {
 	comm, pid, cpu, dso, sym bool
 	rows                     map[RowKey]*row
+	made                     int      // rows and Children rows made so far (their seq)
 	totals                   []Counts // per event, filtered samples included
 	threads                  map[int32]*machine.Thread
 	// commThreads is, with the comm key, the thread of each row's first
@@ -93,6 +94,7 @@ type accRow struct {
 	stamp    uint32
 	filtered bool   // the sample that made it was filtered: perf hides the row
 	comm     string // the command name it was made with (rowCounter.named)
+	seq      int    // the order it was made in
 }
 
 // row is a row's counts and whether perf hides it: a row is perf's hist
@@ -103,6 +105,7 @@ type row struct {
 	filtered bool
 	kernel   bool   // the level shown, the first entry's (rowCounter.firstLevel)
 	comm     string // the command name it was made with (rowCounter.named)
+	seq      int    // the order it was made in
 }
 
 func newRowCounter(keys []string) *rowCounter {
@@ -138,7 +141,8 @@ func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c 
 	rk := rc.key(k, t, cpu)
 	r := rc.rows[rk]
 	if r == nil {
-		r = &row{filtered: filtered, kernel: kernel, comm: commName(rk)}
+		rc.made++
+		r = &row{filtered: filtered, kernel: kernel, comm: commName(rk), seq: rc.made}
 		rc.rows[rk] = r
 	}
 	r.c.add(c)
@@ -208,7 +212,8 @@ func (rc *rowCounter) cumulate(keys []RowKey, levels []bool, filtered bool, c Co
 		if r == nil {
 			shown := k
 			shown.Kernel = levels[i]
-			r = &accRow{key: shown, filtered: filtered, comm: commName(k)}
+			rc.made++
+			r = &accRow{key: shown, filtered: filtered, comm: commName(k), seq: rc.made}
 			rc.acc[k] = r
 		}
 		if r.stamp != rc.accStamp {
@@ -247,14 +252,20 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 		for k := range rc.rows {
 			keys = append(keys, k)
 		}
-		named, hidden := rc.named(keys, func(k RowKey) string { return rc.rows[k].comm }, func(k RowKey) bool { return rc.rows[k].filtered })
+		named, hidden := rc.named(keys, func(k RowKey) (string, int) { return rc.rows[k].comm, rc.rows[k].seq }, func(k RowKey) bool { return rc.rows[k].filtered })
+		level := make(map[RowKey]bool) // the shown level of a row of several: the first's
 		for _, e := range named {
 			x, k := rc.rows[e.key], e.named
 			if hidden[k] {
 				continue
 			}
 			if rc.firstLevel || k.DSO == "" && rc.sym {
-				k.Kernel = x.kernel
+				l, ok := level[k]
+				if !ok {
+					l = x.kernel
+					level[k] = l
+				}
+				k.Kernel = l
 			}
 			c, seen := r.Counts[k]
 			c.add(x.c)
@@ -272,7 +283,7 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 		for k := range rc.acc {
 			keys = append(keys, k)
 		}
-		named, hidden := rc.named(keys, func(k RowKey) string { return rc.acc[k].comm }, func(k RowKey) bool { return rc.acc[k].filtered })
+		named, hidden := rc.named(keys, func(k RowKey) (string, int) { return rc.acc[k].comm, rc.acc[k].seq }, func(k RowKey) bool { return rc.acc[k].filtered })
 		for _, e := range named {
 			x := rc.acc[e.key]
 			shown := x.key
@@ -321,8 +332,8 @@ type namedRow struct{ key, named RowKey }
 // name (a thread's first name renamed by its first COMM: perf's
 // comm__override) merge into the one that sorts first by the name it
 // had when it was made (hists__collapse_insert_entry keeps that entry,
-// and its filtered mark).
-func (rc *rowCounter) named(keys []RowKey, made func(RowKey) string, filtered func(RowKey) bool) ([]namedRow, map[RowKey]bool) {
+// its filtered mark and its level), the first made among equals.
+func (rc *rowCounter) named(keys []RowKey, made func(RowKey) (string, int), filtered func(RowKey) bool) ([]namedRow, map[RowKey]bool) {
 	rows := make([]namedRow, len(keys))
 	for i, k := range keys {
 		n := k
@@ -331,7 +342,14 @@ func (rc *rowCounter) named(keys []RowKey, made func(RowKey) string, filtered fu
 		}
 		rows[i] = namedRow{k, n}
 	}
-	slices.SortStableFunc(rows, func(a, b namedRow) int { return strings.Compare(made(a.key), made(b.key)) })
+	slices.SortFunc(rows, func(a, b namedRow) int {
+		an, as := made(a.key)
+		bn, bs := made(b.key)
+		if c := strings.Compare(an, bn); c != 0 {
+			return c
+		}
+		return cmp.Compare(as, bs) // entries equal when made merged then, into the first
+	})
 	hidden := make(map[RowKey]bool)
 	for _, r := range rows {
 		if _, ok := hidden[r.named]; !ok {
