@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# sortviews.sh DIR [KBENCH] compares kbench report's tables by sort keys
+# with perf report's on every recording in DIR (perf.data.* and
+# *.perf.data, as foreign.sh): --sort comm,dso,sym, pid,sym, dso, sym and
+# cpu,dso, and for a recording with callchains the --children table, all
+# with --kallsyms /proc/kallsyms. It prints one line per view whose rows
+# differ from perf's (in order, after whitespace), then "sortviews: N
+# views of M recordings compared, D differ". Needs perf.
+set -uo pipefail
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+	echo "usage: $0 DIR [KBENCH]" >&2
+	exit 2
+fi
+dir=$1
+kb=${2:-}
+if [ -z "$kb" ]; then
+	kb=$(mktemp -d)/kbench
+	go build -o "$kb" "$(dirname "$0")/../cmd/kbench" || exit 1
+fi
+rows() { grep -v '^#' | grep -v '^[[:space:]]*$' | sed 's/[[:space:]]*$//' | tr -s ' '; }
+views=0 files=0 differ=0
+for f in $(printf '%s\n' "$dir"/perf.data.* "$dir"/*.perf.data | sort -u); do
+	[ -f "$f" ] || continue
+	case $f in *.pb_data | *.pb_text | *.buildids) continue ;; esac
+	files=$((files + 1))
+	chains=0
+	perf report -i "$f" --header-only 2>/dev/null | grep -q 'sample_type = [A-Z|]*CALLCHAIN' && chains=1
+	for view in children comm,dso,sym pid,sym dso sym cpu,dso; do
+		if [ "$view" = children ]; then
+			[ $chains = 1 ] || continue
+			a=$(perf report -i "$f" --kallsyms /proc/kallsyms --stdio --sort dso,sym --children -g none -n 2>/dev/null | rows)
+			b=$("$kb" report -progress never -children -kallsyms /proc/kallsyms "$f" 2>/dev/null | rows)
+		else
+			a=$(perf report -i "$f" --kallsyms /proc/kallsyms --stdio --sort "$view" --no-children -g none -n 2>/dev/null | rows)
+			b=$("$kb" report -progress never -no-children -sort "$view" -kallsyms /proc/kallsyms "$f" 2>/dev/null | rows)
+		fi
+		views=$((views + 1))
+		n=$(printf '%s' "$a" | grep -c .)
+		d=$(diff <(printf '%s\n' "$a") <(printf '%s\n' "$b") | grep -c '^<')
+		if [ "$d" != 0 ]; then
+			differ=$((differ + 1))
+			echo "$(basename "$f") $view: $d of $n rows differ"
+		fi
+	done
+done
+echo "sortviews: $views views of $files recordings compared, $differ differ"
