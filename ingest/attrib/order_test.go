@@ -113,7 +113,7 @@ func (r *refOrder) flush(limit uint64) {
 func TestOrdererDifferential(t *testing.T) {
 	defer func(b int) { queueBound = b }(queueBound)
 	rng := rand.New(rand.NewPCG(3, 4))
-	for trial := range 300 {
+	for trial := range 200 {
 		queueBound = maxQueueBytes
 		if trial%3 == 0 {
 			queueBound = (1 + rng.IntN(400)) * eventSize
@@ -124,8 +124,8 @@ func TestOrdererDifferential(t *testing.T) {
 		ref := &refOrder{}
 		cpus := 1 + rng.IntN(4)
 		clock := make([]uint64, cpus)
-		n := rng.IntN(30000)
-		roundEvery := 1 + rng.IntN(5000)
+		n := rng.IntN(6000)
+		roundEvery := 1 + rng.IntN(1500)
 		if trial%4 == 0 {
 			roundEvery = 0 // no FINISHED_ROUND
 		}
