@@ -9,18 +9,8 @@
 # kallsyms file, this machine's /proc/kallsyms (another boot: relocation),
 # and each tool's default. Needs perf.
 set -uo pipefail
-if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-	echo "usage: $0 DIR [KBENCH]" >&2
-	exit 2
-fi
-dir=$1
-kb=${2:-}
-if [ -z "$kb" ]; then
-	kb=$(mktemp -d)/kbench
-	go build -o "$kb" "$(dirname "$0")/../cmd/kbench" || exit 1
-fi
+. "$(dirname "$0")/dirargs.sh"
 empty=$(mktemp)
-rows() { grep -v '^#' | grep -v '^[[:space:]]*$' | sed 's/[[:space:]]*$//' | tr -s ' '; }
 equal() { # equal A B: lines of A equal in B at the same position, and the count of A
 	local a=$1 b=$2
 	echo "$(( $(printf '%s' "$a" | grep -c .) - $(diff <(printf '%s\n' "$a") <(printf '%s\n' "$b") | grep -c '^<') ))/$(printf '%s' "$a" | grep -c .)"

@@ -7,17 +7,7 @@
 # differ from perf's (in order, after whitespace), then "sortviews: N
 # views of M recordings compared, D differ". Needs perf.
 set -uo pipefail
-if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-	echo "usage: $0 DIR [KBENCH]" >&2
-	exit 2
-fi
-dir=$1
-kb=${2:-}
-if [ -z "$kb" ]; then
-	kb=$(mktemp -d)/kbench
-	go build -o "$kb" "$(dirname "$0")/../cmd/kbench" || exit 1
-fi
-rows() { grep -v '^#' | grep -v '^[[:space:]]*$' | sed 's/[[:space:]]*$//' | tr -s ' '; }
+. "$(dirname "$0")/dirargs.sh"
 views=0 files=0 differ=0
 for f in $(printf '%s\n' "$dir"/perf.data.* "$dir"/*.perf.data | sort -u); do
 	[ -f "$f" ] || continue
