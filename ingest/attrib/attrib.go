@@ -252,8 +252,6 @@ type Result struct {
 	KernelSymbols string
 }
 
-const batchSize = 1024
-
 // LoadKallsymsAsync starts reading the kallsyms file in the background and
 // returns a loader for Options.LoadKallsyms that waits for it. A file whose
 // addresses are all 0 (kptr_restrict) is an error.
@@ -477,9 +475,8 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 
 // decode reads records, copies out what attribution needs (callchains
 // only when wanted), puts the events in perf's order with an orderer and
-// sends them in batches (reused from free when the attributor has
-// returned them). Ordering here, beside decoding, leaves the attributor
-// only the delivery.
+// sends its deliveries, at most flowBytes of them in flight. Ordering
+// here, beside decoding, leaves the attributor only the delivery.
 func decode(r *perfdata.Reader, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts) {
 	defer close(out)
 	o := &orderer{
@@ -890,33 +887,22 @@ func (a *attributor) sample(e *event) error {
 // still looked up, and a lookup that loads the kernel changes the
 // version, so it is not cached).
 func (a *attributor) resolveSample(e *event) (st *mapState, i int, ok bool) {
-	var ver uint64
-	switch {
-	case sampleCacheOff:
-		return a.resolveUncached(e)
-	case e.cpumode == machine.CPUModeUser:
-		ver = a.m.SampleThread(e.pid, e.tid).MapsVersion()
-	case e.cpumode == machine.CPUModeKernel:
-		ver = a.m.KernelVersion()
-	default:
-		return a.resolveUncached(e)
+	if sampleCacheOff || e.cpumode != machine.CPUModeUser && e.cpumode != machine.CPUModeKernel {
+		return a.resolveUncached(e) // other modes find no map
 	}
+	ver := a.m.MapsVersionOf(e.cpumode, e.pid, e.tid)
 	if a.samples == nil {
 		a.samples = new([1 << sampleCacheBits]sampleSlot)
 	}
 	slot := &a.samples[slotHash(e.ip, ver, sampleCacheBits)]
-	if slot.st != nil && slot.ip == e.ip && slot.ver == ver && slot.mode == e.cpumode {
+	if slot.st != nil && slot.ip == e.ip && slot.ver == ver {
 		return slot.st, int(slot.i), true
 	}
 	if st, i, ok = a.resolveUncached(e); !ok {
 		return nil, -1, false
 	}
-	after := a.m.KernelVersion()
-	if e.cpumode == machine.CPUModeUser {
-		after = a.m.SampleThread(e.pid, e.tid).MapsVersion()
-	}
-	if st.final && after == ver {
-		*slot = sampleSlot{ip: e.ip, ver: ver, st: st, i: int32(i), mode: e.cpumode}
+	if st.final && a.m.MapsVersionOf(e.cpumode, e.pid, e.tid) == ver {
+		*slot = sampleSlot{ip: e.ip, ver: ver, st: st, i: int32(i)}
 	}
 	return st, i, true
 }
@@ -938,13 +924,13 @@ var sampleCacheOff bool
 const sampleCacheBits = 16
 
 // sampleSlot is resolveSample's answer for an address under one version
-// of the maps.
+// of the maps (which also tells user mode from kernel mode: no address
+// space and the kernel maps ever share a version).
 type sampleSlot struct {
-	ip   uint64
-	ver  uint64
-	st   *mapState
-	i    int32
-	mode uint8
+	ip  uint64
+	ver uint64
+	st  *mapState
+	i   int32
 }
 
 // stateTable returns the symbol table of st's map, asking the symbolizer

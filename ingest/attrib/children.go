@@ -182,10 +182,10 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 	var userVer uint64 // the thread's maps' version, once a user frame needs it
 	version := func(cpumode uint8) uint64 {
 		if cpumode != machine.CPUModeUser {
-			return a.m.KernelVersion()
+			return a.m.MapsVersionOf(cpumode, e.pid, e.tid)
 		}
 		if userVer == 0 {
-			userVer = a.m.SampleThread(e.pid, e.tid).MapsVersion() // Resolve would make the thread too
+			userVer = a.m.MapsVersionOf(cpumode, e.pid, e.tid)
 		}
 		return userVer
 	}

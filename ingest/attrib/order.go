@@ -286,25 +286,24 @@ func (o *orderer) deliverNow(e *event) {
 	k := orderKey{e.time, o.slot(&o.immCur, false, e)}
 	o.emit(k)
 	o.batch.bytes += deliveredSize(k.e)
-	if len(o.immCur.events) == cap(o.immCur.events) {
-		o.immCur = nil // its events go with this delivery
-		o.sendBatch()
-	}
+	o.sendBatch()
 }
 
-// emit adds k to the next delivery.
-func (o *orderer) emit(k orderKey) {
+// emit adds keys to the next delivery.
+func (o *orderer) emit(keys ...orderKey) {
 	if o.batch.keys == nil {
 		o.batch.keys = o.newKeys()
 	}
-	o.batch.keys = append(o.batch.keys, k)
+	o.batch.keys = append(o.batch.keys, keys...)
 }
 
 // sendBatch sends the delivery gathered so far once it holds enough
-// events (or anything, with force). The segment receiving immediate
-// events goes with it, and a new one takes over.
+// events (minDelivery, deliveryBytes).
 func (o *orderer) sendBatch() { o.sendIf(minDelivery) }
 
+// sendIf sends the delivery gathered so far if it holds min events or
+// deliveryBytes, or anything for min 0. The segment receiving immediate
+// events goes with it, and a new one takes over.
 func (o *orderer) sendIf(min int) {
 	if len(o.batch.keys) < min && o.batch.bytes < deliveryBytes || len(o.batch.keys) == 0 && len(o.batch.done) == 0 {
 		return
@@ -395,10 +394,7 @@ func (o *orderer) flush(limit uint64) {
 		o.bytes -= eventSize + 8*len(k.e.addrs)
 		o.batch.bytes += deliveredSize(k.e)
 	}
-	if o.batch.keys == nil {
-		o.batch.keys = o.newKeys()
-	}
-	o.batch.keys = append(o.batch.keys, o.rest[:n]...)
+	o.emit(o.rest[:n]...)
 	o.rest = o.rest[:copy(o.rest, o.rest[n:])]
 }
 

@@ -65,7 +65,7 @@ type RowKey struct {
 type rowCounter struct {
 	comm, pid, cpu, dso, sym bool
 	rows                     map[RowKey]*row
-	made                     int      // rows and Children rows made so far (their seq)
+	nmade                    int      // rows and Children rows made so far (their seq)
 	totals                   []Counts // per event, filtered samples included
 	threads                  map[int32]*machine.Thread
 	// commThreads is, with the comm key, the thread of each row's first
@@ -89,9 +89,14 @@ type rowCounter struct {
 
 // accRow is a Children count and the key it shows.
 type accRow struct {
-	key      RowKey
-	c        Counts
-	stamp    uint32
+	key   RowKey
+	c     Counts
+	stamp uint32
+	made
+}
+
+// made is what a row keeps of the hist entry that made it.
+type made struct {
 	filtered bool   // the sample that made it was filtered: perf hides the row
 	comm     string // the command name it was made with (rowCounter.named)
 	seq      int    // the order it was made in
@@ -101,11 +106,9 @@ type accRow struct {
 // entry, which takes its filtered mark from the sample that made it and
 // then counts every later sample of its keys, filtered or not.
 type row struct {
-	c        Counts
-	filtered bool
-	kernel   bool   // the level shown, the first entry's (rowCounter.firstLevel)
-	comm     string // the command name it was made with (rowCounter.named)
-	seq      int    // the order it was made in
+	c      Counts
+	kernel bool // the level shown, the first entry's (rowCounter.firstLevel)
+	made
 }
 
 func newRowCounter(keys []string) *rowCounter {
@@ -141,8 +144,7 @@ func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c 
 	rk := rc.key(k, t, cpu)
 	r := rc.rows[rk]
 	if r == nil {
-		rc.made++
-		r = &row{filtered: filtered, kernel: kernel, comm: commName(rk), seq: rc.made}
+		r = &row{kernel: kernel, made: rc.newMade(rk, filtered)}
 		rc.rows[rk] = r
 	}
 	r.c.add(c)
@@ -193,12 +195,14 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	return rk
 }
 
-// commName is the command name of k's comm entry now ("" without one).
-func commName(k RowKey) string {
-	if k.comm == nil {
-		return ""
+// newMade records a row of key k made now by a sample filtered or not.
+func (rc *rowCounter) newMade(k RowKey, filtered bool) made {
+	rc.nmade++
+	m := made{filtered: filtered, seq: rc.nmade}
+	if k.comm != nil {
+		m.comm = k.comm.Name
 	}
-	return k.comm.Name
+	return m
 }
 
 // cumulate adds c to the Children column of the rows in keys (the
@@ -212,8 +216,7 @@ func (rc *rowCounter) cumulate(keys []RowKey, levels []bool, filtered bool, c Co
 		if r == nil {
 			shown := k
 			shown.Kernel = levels[i]
-			rc.made++
-			r = &accRow{key: shown, filtered: filtered, comm: commName(k), seq: rc.made}
+			r = &accRow{key: shown, made: rc.newMade(k, filtered)}
 			rc.acc[k] = r
 		}
 		if r.stamp != rc.accStamp {
@@ -252,23 +255,18 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 		for k := range rc.rows {
 			keys = append(keys, k)
 		}
-		named, hidden := rc.named(keys, func(k RowKey) (string, int) { return rc.rows[k].comm, rc.rows[k].seq }, func(k RowKey) bool { return rc.rows[k].filtered })
-		level := make(map[RowKey]bool) // the shown level of a row of several: the first's
+		named, kept := rc.named(keys, func(k RowKey) *made { return &rc.rows[k].made })
 		for _, e := range named {
-			x, k := rc.rows[e.key], e.named
-			if hidden[k] {
+			keep := rc.rows[kept[e.named]]
+			if keep.filtered {
 				continue
 			}
+			k := e.named
 			if rc.firstLevel || k.DSO == "" && rc.sym {
-				l, ok := level[k]
-				if !ok {
-					l = x.kernel
-					level[k] = l
-				}
-				k.Kernel = l
+				k.Kernel = keep.kernel // the level of the entry perf keeps
 			}
 			c, seen := r.Counts[k]
-			c.add(x.c)
+			c.add(rc.rows[e.key].c)
 			r.Counts[k] = c
 			if t := rc.commThreads[e.key]; t != nil && !seen {
 				r.CommLen[k] = len(t.Comm)
@@ -283,20 +281,20 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 		for k := range rc.acc {
 			keys = append(keys, k)
 		}
-		named, hidden := rc.named(keys, func(k RowKey) (string, int) { return rc.acc[k].comm, rc.acc[k].seq }, func(k RowKey) bool { return rc.acc[k].filtered })
+		named, kept := rc.named(keys, func(k RowKey) *made { return &rc.acc[k].made })
 		for _, e := range named {
-			x := rc.acc[e.key]
-			shown := x.key
-			shown.Comm, shown.comm = e.named.Comm, nil
-			if hidden[e.named] {
+			keep := rc.acc[kept[e.named]]
+			if keep.filtered {
 				continue
 			}
+			shown := keep.key // with the level of the entry perf keeps
+			shown.Comm, shown.comm = e.named.Comm, nil
 			self, seen := r.Counts[shown]
 			if s := rc.rows[e.key]; s != nil {
 				self.add(s.c)
 			}
 			acc := r.Acc[shown]
-			acc.add(x.c)
+			acc.add(rc.acc[e.key].c)
 			r.Counts[shown], r.Acc[shown] = self, acc
 			if t := rc.commThreads[e.key]; t != nil && !seen {
 				r.CommLen[shown] = len(t.Comm)
@@ -326,14 +324,15 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 // name as it is at the end.
 type namedRow struct{ key, named RowKey }
 
-// named names the rows of keys (of rows, made, hidden) by their threads'
-// command names at the end, in the order perf collapses its hist
-// entries, and says which shown keys are hidden: rows that end with one
-// name (a thread's first name renamed by its first COMM: perf's
-// comm__override) merge into the one that sorts first by the name it
-// had when it was made (hists__collapse_insert_entry keeps that entry,
-// its filtered mark and its level), the first made among equals.
-func (rc *rowCounter) named(keys []RowKey, made func(RowKey) (string, int), filtered func(RowKey) bool) ([]namedRow, map[RowKey]bool) {
+// named names the rows of keys (made returns what each keeps of its hist
+// entry) by their threads' command names at the end, in the order perf
+// collapses its hist entries, and returns for each shown key the key of
+// the row perf keeps: rows that end with one name (a thread's first name
+// renamed by its first COMM: perf's comm__override) merge into the one
+// that sorts first by the name it had when it was made
+// (hists__collapse_insert_entry keeps that entry, its filtered mark and
+// its level), the first made among equals.
+func (rc *rowCounter) named(keys []RowKey, made func(RowKey) *made) ([]namedRow, map[RowKey]RowKey) {
 	rows := make([]namedRow, len(keys))
 	for i, k := range keys {
 		n := k
@@ -343,20 +342,19 @@ func (rc *rowCounter) named(keys []RowKey, made func(RowKey) (string, int), filt
 		rows[i] = namedRow{k, n}
 	}
 	slices.SortFunc(rows, func(a, b namedRow) int {
-		an, as := made(a.key)
-		bn, bs := made(b.key)
-		if c := strings.Compare(an, bn); c != 0 {
+		ma, mb := made(a.key), made(b.key)
+		if c := strings.Compare(ma.comm, mb.comm); c != 0 {
 			return c
 		}
-		return cmp.Compare(as, bs) // entries equal when made merged then, into the first
+		return cmp.Compare(ma.seq, mb.seq) // entries equal when made merged then, into the first
 	})
-	hidden := make(map[RowKey]bool)
+	kept := make(map[RowKey]RowKey)
 	for _, r := range rows {
-		if _, ok := hidden[r.named]; !ok {
-			hidden[r.named] = filtered(r.key)
+		if _, ok := kept[r.named]; !ok {
+			kept[r.named] = r.key
 		}
 	}
-	return rows, hidden
+	return rows, kept
 }
 
 // order sorts rows as perf report does: by period, descending, then by

@@ -169,6 +169,16 @@ func (t *Thread) MapsVersion() uint64 { return t.maps.ver }
 // kernel changes it).
 func (m *Machine) KernelVersion() uint64 { return m.kver }
 
+// MapsVersionOf is the version of the maps Resolve(cpumode, pid, tid, …)
+// searches: the thread's address space (made if need be, as Resolve
+// makes it) in user mode, the kernel maps otherwise.
+func (m *Machine) MapsVersionOf(cpumode uint8, pid, tid uint32) uint64 {
+	if cpumode == CPUModeUser {
+		return m.findnewThread(pid, tid).MapsVersion()
+	}
+	return m.kver
+}
+
 // MapsID identifies the thread's address space: threads of a process
 // share it. It is only meaningful within one Generation.
 func (t *Thread) MapsID() uintptr { return uintptr(unsafe.Pointer(t.maps)) }
