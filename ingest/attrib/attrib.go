@@ -392,10 +392,14 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	for ms, c := range a.res.ByMapSym {
 		a.res.ByEvent[ms.Event].add(c)
 	}
+	if len(a.res.BySym) == 0 {
+		a.res.BySym = make(map[Key]Counts, len(a.res.ByMapSym))
+	}
 	for ms, n := range a.res.ByMapSym {
-		c := a.res.BySym[ms.Key()]
+		k := ms.Key()
+		c := a.res.BySym[k]
 		c.add(n)
-		a.res.BySym[ms.Key()] = c
+		a.res.BySym[k] = c
 	}
 	if a.res.Branches != nil {
 		a.res.BranchEvents = make([]Counts, len(a.res.Events))

@@ -109,6 +109,25 @@ func (st *mapState) add(t *symbols.Table, i int, addr uint64, event int, c Count
 
 // result fills res.ByMap and res.ByMapSym.
 func (c *counter) result(res *Result) {
+	// Sized first: growing a map of such keys rehashes two strings a key.
+	n := len(c.unknown)
+	for _, st := range c.order {
+		for _, tc := range st.tables {
+			for _, counts := range tc.byEvent {
+				for _, x := range counts {
+					if x.Samples != 0 {
+						n++
+					}
+				}
+			}
+		}
+		for _, m := range st.unsym {
+			n += len(m)
+		}
+	}
+	if len(res.ByMapSym) == 0 {
+		res.ByMapSym = make(map[MapSym]Counts, n)
+	}
 	for _, st := range c.order {
 		if !st.bm.IsEmpty() {
 			res.ByMap[st.key.m] = st.bm

@@ -26,47 +26,53 @@ func sortMaps(maps []index.Map) {
 	})
 }
 
-// sortedKeys returns the keys by period, then samples (both
-// descending), then dso, symbol, address and mode. It sorts (key,
-// counts) pairs: looking counts up in m per comparison hashed two
+// keyCounts is a key with its counts.
+type keyCounts struct {
+	k Key
+	c Counts
+}
+
+// compareKeyCounts orders keys by period, then samples (both
+// descending), then dso, symbol, address, event and mode: a total order,
+// so that a table's rows come out the same whatever the map order.
+func compareKeyCounts(x, y keyCounts) int {
+	if c := cmp.Compare(y.c.Period, x.c.Period); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(y.c.Samples, x.c.Samples); c != 0 {
+		return c
+	}
+	a, b := x.k, y.k
+	if c := cmp.Compare(a.DSO, b.DSO); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Addr, b.Addr); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Event, b.Event); c != 0 {
+		return c
+	}
+	if a.Kernel == b.Kernel {
+		return 0
+	}
+	if a.Kernel {
+		return 1
+	}
+	return -1
+}
+
+// sortedKeys returns m's keys in compareKeyCounts' order. It sorts
+// (key, counts) pairs: looking counts up in m per comparison hashed two
 // strings each time.
 func sortedKeys(m map[Key]Counts) []Key {
-	type keyCounts struct {
-		k Key
-		c Counts
-	}
 	all := make([]keyCounts, 0, len(m))
 	for k, c := range m {
 		all = append(all, keyCounts{k, c})
 	}
-	slices.SortFunc(all, func(x, y keyCounts) int {
-		if c := cmp.Compare(y.c.Period, x.c.Period); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(y.c.Samples, x.c.Samples); c != 0 {
-			return c
-		}
-		a, b := x.k, y.k
-		if c := cmp.Compare(a.DSO, b.DSO); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Addr, b.Addr); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Event, b.Event); c != 0 {
-			return c
-		}
-		if a.Kernel == b.Kernel {
-			return 0
-		}
-		if a.Kernel {
-			return 1
-		}
-		return -1
-	})
+	slices.SortFunc(all, compareKeyCounts)
 	keys := make([]Key, len(all))
 	for i := range all {
 		keys[i] = all[i].k
@@ -81,41 +87,66 @@ type tableRow struct {
 	c     []Counts
 	acc   []Counts // the Children columns, per member, in a children table
 	short string   // the DSO's short name, which rows sort by
+	// first ranks rows perf's sort keys find equal: the least
+	// (compareKeyCounts) of the keys that made it, of the counts' keys,
+	// or of acc's for a row only acc has (late).
+	first keyCounts
+	late  bool
 }
 
 // groupRows returns the rows of the table for events first..first+n-1:
 // one per key any of them has, keys differing only in the event merged.
 // With acc (a children table), the keys only acc has get rows too, and
 // every row its members' acc counts; a row's level is the one the
-// leader's acc key has, else the first it was seen with.
+// leader's acc key has, else its key's (in a children table, a row
+// without a map has the user level until its acc key says otherwise:
+// Result.Children keys each such entry once, with its level).
+//
+// The rows come in map order: tableOrder ranks them by first,
+// so that they sort as if groupRows had read the keys in sortedKeys'
+// order, without sorting them here.
 func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
-	byKey := make(map[Key]int)
-	var rows []tableRow
-	row := func(k Key) *tableRow {
+	normal := func(k Key) Key {
 		k.Event = first
 		if acc != nil && k.DSO == symbols.Unknown {
 			k.Kernel = false // as Result.Children keys them
 		}
-		i, ok := byKey[k]
-		if !ok {
-			i = len(rows)
-			byKey[k] = i
-			rows = append(rows, tableRow{key: k, c: make([]Counts, n)})
-			if acc != nil {
-				rows[i].acc = make([]Counts, n)
+		return k
+	}
+	rows := make([]tableRow, 0, len(m)/n+len(acc)/n)
+	// One event without acc has nothing to merge: each key is a row.
+	var byKey map[Key]int
+	if n > 1 || acc != nil {
+		byKey = make(map[Key]int, len(rows))
+	}
+	row := func(kc keyCounts, late bool) *tableRow {
+		nk := normal(kc.k)
+		if byKey != nil {
+			if i, ok := byKey[nk]; ok {
+				r := &rows[i]
+				if r.late == late && compareKeyCounts(kc, r.first) < 0 {
+					r.first = kc
+				}
+				return r
 			}
+			byKey[nk] = len(rows)
 		}
-		return &rows[i]
+		rows = append(rows, tableRow{key: nk, c: make([]Counts, n), late: late, first: kc})
+		r := &rows[len(rows)-1]
+		if acc != nil {
+			r.acc = make([]Counts, n)
+		}
+		return r
 	}
-	for _, k := range sortedKeys(m) {
+	for k, c := range m {
 		if k.Event >= first && k.Event < first+n {
-			row(k).c[k.Event-first].add(m[k])
+			row(keyCounts{k, c}, false).c[k.Event-first].add(c)
 		}
 	}
-	for _, k := range sortedKeys(acc) {
+	for k, c := range acc {
 		if k.Event >= first && k.Event < first+n {
-			r := row(k)
-			r.acc[k.Event-first] = acc[k]
+			r := row(keyCounts{k, c}, true)
+			r.acc[k.Event-first] = c
 			if k.Event == first {
 				r.key.Kernel = k.Kernel
 			}
@@ -149,7 +180,7 @@ func tableOrder(rows []tableRow) {
 		}
 		rows[i].short = s
 	}
-	slices.SortStableFunc(rows, func(x, y tableRow) int {
+	slices.SortFunc(rows, func(x, y tableRow) int {
 		// perf prefixes the sort keys with overhead_children (in a
 		// children table) and overhead (setup_overhead).
 		// The Children sort (__hpp__sort_acc) looks at the group
@@ -184,7 +215,13 @@ func tableOrder(rows []tableRow) {
 				return c
 			}
 		}
-		return cmp.Compare(int64(a.Addr), int64(b.Addr))
+		if c := cmp.Compare(int64(a.Addr), int64(b.Addr)); c != 0 {
+			return c
+		}
+		// Equal for perf: in the order groupRows would have read the
+		// keys. (Rows only acc has never get here with others: they
+		// have no samples, every other row some.)
+		return compareKeyCounts(x.first, y.first)
 	})
 }
 

@@ -1,0 +1,155 @@
+package attrib
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+)
+
+// readingOrderRows is how groupRows and tableOrder used to make a
+// table, kept as the oracle: keys read in sortedKeys' order, rows in the
+// order they were first made, then a stable sort by perf's keys alone.
+func readingOrderRows(m, acc map[Key]Counts, first, n int) []tableRow {
+	byKey := make(map[Key]int)
+	var rows []tableRow
+	row := func(k Key) *tableRow {
+		k.Event = first
+		if acc != nil && k.DSO == symbols.Unknown {
+			k.Kernel = false
+		}
+		i, ok := byKey[k]
+		if !ok {
+			i = len(rows)
+			byKey[k] = i
+			rows = append(rows, tableRow{key: k, c: make([]Counts, n)})
+			if acc != nil {
+				rows[i].acc = make([]Counts, n)
+			}
+		}
+		return &rows[i]
+	}
+	for _, k := range sortedKeys(m) {
+		if k.Event >= first && k.Event < first+n {
+			row(k).c[k.Event-first].add(m[k])
+		}
+	}
+	for _, k := range sortedKeys(acc) {
+		if k.Event >= first && k.Event < first+n {
+			r := row(k)
+			r.acc[k.Event-first] = acc[k]
+			if k.Event == first {
+				r.key.Kernel = k.Kernel
+			}
+		}
+	}
+	for i := range rows {
+		rows[i].short = ShortName(rows[i].key.DSO, rows[i].key.Kernel)
+	}
+	slices.SortStableFunc(rows, func(x, y tableRow) int {
+		if len(x.acc) > 0 {
+			if c := cmp.Compare(y.acc[0].Period, x.acc[0].Period); c != 0 {
+				return c
+			}
+		}
+		for i := range x.c {
+			if c := cmp.Compare(y.c[i].Period, x.c[i].Period); c != 0 {
+				return c
+			}
+		}
+		a, b := x.key, y.key
+		if c := unknownLast(a.DSO, b.DSO); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.short, y.short); c != 0 {
+			return c
+		}
+		if c := unknownLast(a.Sym, b.Sym); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
+			return c
+		}
+		for i := range x.c {
+			if c := cmp.Compare(y.c[i].Samples, x.c[i].Samples); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(int64(a.Addr), int64(b.Addr))
+	})
+	return rows
+}
+
+// randomCounts returns keys from a small space, so that they tie and
+// merge often: DSOs with equal short names, unknown DSOs and symbols,
+// both levels, a few events and counts. An unknown-DSO key appears in
+// acc once per (symbol, address, event), with one level, as
+// Result.Children keys it.
+func randomCounts(rng *rand.Rand, n int, children bool) (m, acc map[Key]Counts) {
+	dsos := []string{"/usr/lib/libc.so.6", "/opt/libc.so.6", "[kernel.kallsyms]", symbols.Unknown, "/bin/app"}
+	syms := []string{"main", "f", "g", symbols.Unknown}
+	key := func() Key {
+		return Key{
+			DSO: dsos[rng.IntN(len(dsos))], Sym: syms[rng.IntN(len(syms))],
+			Kernel: rng.IntN(2) == 0, Addr: uint64(rng.IntN(4)) << 62 >> rng.IntN(3),
+			Event: rng.IntN(n + 1),
+		}
+	}
+	counts := func() Counts {
+		s := uint64(1 + rng.IntN(3))
+		return Counts{Samples: s, Period: s * uint64(rng.IntN(3))} // period 0 too, as perf allows
+	}
+	m = make(map[Key]Counts)
+	for range rng.IntN(60) {
+		m[key()] = counts()
+	}
+	if !children {
+		return m, nil
+	}
+	acc = make(map[Key]Counts)
+	for k := range m { // every self entry is also a children entry
+		if rng.IntN(4) > 0 {
+			acc[k] = counts()
+		}
+	}
+	for range rng.IntN(40) {
+		acc[key()] = counts()
+	}
+	// One level per unresolved-map entry.
+	for k := range acc {
+		if k.DSO == symbols.Unknown && k.Kernel {
+			u := k
+			u.Kernel = false
+			delete(acc, u)
+		}
+	}
+	return m, acc
+}
+
+func TestGroupRowsReadingOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 3000 {
+		n := 1 + rng.IntN(3)
+		first := rng.IntN(2)
+		m, acc := randomCounts(rng, first+n, i%2 == 1)
+		want := readingOrderRows(m, acc, first, n)
+		got := groupRows(m, acc, first, n)
+		tableOrder(got)
+		if len(got) != len(want) {
+			t.Fatalf("case %d: %d rows, want %d", i, len(got), len(want))
+		}
+		for j := range got {
+			g, w := got[j], want[j]
+			if g.key != w.key || !slices.Equal(g.c, w.c) || !slices.Equal(g.acc, w.acc) {
+				t.Fatalf("case %d (first %d, n %d): row %d is %s, want %s", i, first, n, j, showRow(g), showRow(w))
+			}
+		}
+	}
+}
+
+func showRow(r tableRow) string {
+	return fmt.Sprintf("{%+v c %v acc %v}", r.key, r.c, r.acc)
+}
