@@ -77,7 +77,14 @@ func (k Key) SymbolName() string {
 		if k.Addr == 0 {
 			return "0000000000000000" // C's %#.16llx: no 0x for zero
 		}
-		return fmt.Sprintf("0x%016x", k.Addr)
+		var b [18]byte
+		h := strconv.AppendUint(b[:0], k.Addr, 16)
+		n := copy(b[18-len(h):], h) // right-aligned, zero-filled, behind "0x"
+		for i := 2; i < 18-n; i++ {
+			b[i] = '0'
+		}
+		b[0], b[1] = '0', 'x'
+		return string(b[:])
 	}
 	return k.Sym
 }
@@ -111,8 +118,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if sum.Samples == 0 && len(r.Events) > 1 {
 			continue
 		}
-		rows := groupRows(counts, r.Children, g.first, g.n)
-		tableOrder(rows)
+		rows := tableOrder(groupRows(counts, r.Children, g.first, g.n))
 		dsoWidth := len("Shared Object")
 		for _, row := range rows {
 			dsoWidth = max(dsoWidth, len(row.short))

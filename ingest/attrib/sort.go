@@ -113,11 +113,21 @@ func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 		}
 		return k
 	}
-	rows := make([]tableRow, 0, len(m)/n+len(acc)/n)
+	rows := make([]tableRow, 0, len(m)+len(acc)) // at most a row a key
 	// One event without acc has nothing to merge: each key is a row.
 	var byKey map[Key]int
 	if n > 1 || acc != nil {
-		byKey = make(map[Key]int, len(rows))
+		byKey = make(map[Key]int, cap(rows))
+	}
+	// The rows' columns, carved out of one array.
+	cols := 1
+	if acc != nil {
+		cols = 2
+	}
+	counts := make([]Counts, 0, cols*n*cap(rows))
+	take := func() []Counts {
+		counts = counts[:len(counts)+n]
+		return counts[len(counts)-n : len(counts) : len(counts)]
 	}
 	row := func(kc keyCounts, late bool) *tableRow {
 		nk := normal(kc.k)
@@ -131,10 +141,10 @@ func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 			}
 			byKey[nk] = len(rows)
 		}
-		rows = append(rows, tableRow{key: nk, c: make([]Counts, n), late: late, first: kc})
+		rows = append(rows, tableRow{key: nk, c: take(), late: late, first: kc})
 		r := &rows[len(rows)-1]
 		if acc != nil {
-			r.acc = make([]Counts, n)
+			r.acc = take()
 		}
 		return r
 	}
@@ -155,8 +165,9 @@ func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 	return rows
 }
 
-// tableOrder sorts rows as perf report orders the rows of --sort dso,sym
-// (hists__output_resort with perf 6.1's sort functions): by the Children
+// tableOrder returns rows in the order perf report gives the rows of
+// --sort dso,sym (hists__output_resort with perf 6.1's sort functions),
+// and fills in their short names: by the Children
 // period in a children table, descending; by period, descending, the
 // group leader's first, then each member's (__hpp__sort);
 // then by the DSO's short name, ascending (sort__dso_cmp), rows without a
@@ -164,8 +175,9 @@ func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 // (sort__sym_sort); then by sample count, descending, as the period; rows
 // still equal (unresolved addresses of one DSO, or of none) by address as
 // a signed number, the order of perf's collapsed tree (_sort__addr_cmp),
-// so kernel addresses come first.
-func tableOrder(rows []tableRow) {
+// so kernel addresses come first; rows equal even then as groupRows
+// ranks them.
+func tableOrder(rows []tableRow) []*tableRow {
 	type dsoMode struct {
 		dso    string
 		kernel bool
@@ -180,7 +192,12 @@ func tableOrder(rows []tableRow) {
 		}
 		rows[i].short = s
 	}
-	slices.SortFunc(rows, func(x, y tableRow) int {
+	// Rows are large: sorting pointers moves less.
+	order := make([]*tableRow, len(rows))
+	for i := range rows {
+		order[i] = &rows[i]
+	}
+	slices.SortFunc(order, func(x, y *tableRow) int {
 		// perf prefixes the sort keys with overhead_children (in a
 		// children table) and overhead (setup_overhead).
 		// The Children sort (__hpp__sort_acc) looks at the group
@@ -223,6 +240,7 @@ func tableOrder(rows []tableRow) {
 		// have no samples, every other row some.)
 		return compareKeyCounts(x.first, y.first)
 	})
+	return order
 }
 
 // unknownLast orders a name after another when only it is

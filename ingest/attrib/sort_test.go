@@ -136,13 +136,12 @@ func TestGroupRowsReadingOrder(t *testing.T) {
 		first := rng.IntN(2)
 		m, acc := randomCounts(rng, first+n, i%2 == 1)
 		want := readingOrderRows(m, acc, first, n)
-		got := groupRows(m, acc, first, n)
-		tableOrder(got)
+		got := tableOrder(groupRows(m, acc, first, n))
 		if len(got) != len(want) {
 			t.Fatalf("case %d: %d rows, want %d", i, len(got), len(want))
 		}
 		for j := range got {
-			g, w := got[j], want[j]
+			g, w := *got[j], want[j]
 			if g.key != w.key || !slices.Equal(g.c, w.c) || !slices.Equal(g.acc, w.acc) {
 				t.Fatalf("case %d (first %d, n %d): row %d is %s, want %s", i, first, n, j, showRow(g), showRow(w))
 			}
@@ -152,4 +151,20 @@ func TestGroupRowsReadingOrder(t *testing.T) {
 
 func showRow(r tableRow) string {
 	return fmt.Sprintf("{%+v c %v acc %v}", r.key, r.c, r.acc)
+}
+
+// TestSymbolNameAddress checks the unresolved symbol's name against C's
+// "%#.16llx", which perf prints it with, over random addresses.
+func TestSymbolNameAddress(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 10000 {
+		addr := rng.Uint64() >> rng.IntN(64)
+		want := fmt.Sprintf("%#.16x", addr)
+		if addr == 0 {
+			want = "0000000000000000"
+		}
+		if got := (Key{Sym: symbols.Unknown, Addr: addr}).SymbolName(); got != want {
+			t.Fatalf("case %d: %#x is named %q, want %q", i, addr, got, want)
+		}
+	}
 }
