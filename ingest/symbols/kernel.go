@@ -291,20 +291,20 @@ func kernelTree(syms []kallsyms.Symbol, modules []index.Map, opts KernelOptions)
 	split := newSplitter(modules, opts.Loaded)
 	// maps__split_kallsyms walks the tree in order, erasing every symbol
 	// that leaves the kernel DSO.
-	for nd := b.tree.first(); nd != nil; {
-		nx := next(nd)
-		e := b.syms[nd.sym]
+	for nd := b.tree.First(); nd != nil; {
+		nx := nd.Next()
+		e := b.syms[nd.Value]
 		name, tag, isMod := strings.Cut(e.name, "\t")
 		switch {
 		case isMod:
-			b.tree.erase(nd)
+			b.tree.Erase(nd)
 			split.add(tag, name, e)
 		case name == entryTrampolineName:
-			b.tree.erase(nd)
+			b.tree.Erase(nd)
 		default:
 			split.kernel()
-			b.syms[nd.sym].start -= opts.Delta // in place: a uniform shift keeps the tree's order
-			b.syms[nd.sym].end -= opts.Delta
+			b.syms[nd.Value].start -= opts.Delta // in place: a uniform shift keeps the tree's order
+			b.syms[nd.Value].end -= opts.Delta
 		}
 		nd = nx
 	}

@@ -32,6 +32,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kmapindex/kmapindex/ingest/rbtree"
 )
 
 // Unknown is how perf script prints a sample without a symbol.
@@ -190,28 +192,36 @@ const (
 	bindWeak   = 2
 )
 
-// builder replays perf's operations on a DSO's symbol tree.
+// builder replays perf's operations on a DSO's symbol tree (struct
+// dso.symbols, ordered by start), in package rbtree's copy of the
+// kernel's red-black tree. perf searches it with symbols__find, which
+// stops at the first node on the search path whose range holds the
+// address: when ranges overlap (a synthesised @plt symbol inside a
+// zero-size symbol extended by symbols__fixup_end, a hand-written
+// assembly function nested in another) the answer depends on the tree's
+// shape, which an interval index does not keep
+// (TestRBTreeDivergesFromInterval).
 type builder struct {
 	syms []entry
-	tree rbTree
+	tree rbtree.Tree
 }
 
 // insert is __symbols__insert: descend left when the new start is below
 // the node's, else right (so equal starts keep insertion order).
 func (b *builder) insert(e entry) {
 	b.syms = append(b.syms, e)
-	n := &rbNode{sym: int32(len(b.syms) - 1)}
-	var parent *rbNode
+	n := &rbtree.Node{Value: int32(len(b.syms) - 1)}
+	var parent *rbtree.Node
 	left := false
-	for p := b.tree.root; p != nil; {
+	for p := b.tree.Root(); p != nil; {
 		parent = p
-		if e.start < b.syms[p.sym].start {
-			p, left = p.left, true
+		if e.start < b.syms[p.Value].start {
+			p, left = p.Left(), true
 		} else {
-			p, left = p.right, false
+			p, left = p.Right(), false
 		}
 	}
-	b.tree.link(n, parent, left)
+	b.tree.Link(n, parent, left)
 }
 
 // fixupEnd is symbols__fixup_end (perf 6.1, after 5.18's "Update
@@ -221,14 +231,14 @@ func (b *builder) insert(e entry) {
 // roundup(start+4096, 4096); the very last symbol, if zero-size, ends at
 // roundup(start, 4096) + 4096.
 func (b *builder) fixupEnd(isKallsyms bool) {
-	prevNode := b.tree.first()
+	prevNode := b.tree.First()
 	if prevNode == nil {
 		return
 	}
-	curr := &b.syms[prevNode.sym]
-	for nd := next(prevNode); nd != nil; nd = next(nd) {
+	curr := &b.syms[prevNode.Value]
+	for nd := prevNode.Next(); nd != nil; nd = nd.Next() {
 		prev := curr
-		curr = &b.syms[nd.sym]
+		curr = &b.syms[nd.Value]
 		if prev.end == prev.start {
 			if isKallsyms && strings.Contains(prev.name, "[") != strings.Contains(curr.name, "[") {
 				prev.end = roundup4K(prev.end + 4096)
@@ -248,23 +258,23 @@ func roundup4K(x uint64) uint64 { return (x + 4095) &^ 4095 }
 // start, keep the one choose_best_symbol prefers, erasing the others from
 // the tree in perf's order.
 func (b *builder) fixupDuplicate() {
-	nd := b.tree.first()
+	nd := b.tree.First()
 	for nd != nil {
 		curr := nd
 		for {
-			nd = next(curr)
+			nd = curr.Next()
 			if nd == nil {
 				return
 			}
-			if b.syms[curr.sym].start != b.syms[nd.sym].start {
+			if b.syms[curr.Value].start != b.syms[nd.Value].start {
 				break
 			}
-			if chooseBest(&b.syms[curr.sym], &b.syms[nd.sym]) {
-				b.tree.erase(nd)
+			if chooseBest(&b.syms[curr.Value], &b.syms[nd.Value]) {
+				b.tree.Erase(nd)
 				continue // compare curr with its new successor
 			}
-			nd = next(curr)
-			b.tree.erase(curr)
+			nd = curr.Next()
+			b.tree.Erase(curr)
 			break
 		}
 	}
@@ -329,16 +339,16 @@ func cstrlen(s string) int {
 
 // find is symbols__find on the replayed tree.
 func (b *builder) find(ip uint64) int32 {
-	n := b.tree.root
+	n := b.tree.Root()
 	for n != nil {
-		s := &b.syms[n.sym]
+		s := &b.syms[n.Value]
 		switch {
 		case ip < s.start:
-			n = n.left
+			n = n.Left()
 		case ip > s.end || (ip == s.end && ip != s.start):
-			n = n.right
+			n = n.Right()
 		default:
-			return n.sym
+			return n.Value
 		}
 	}
 	return -1
@@ -354,12 +364,12 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 	for i := range index {
 		index[i] = -1
 	}
-	for nd := b.tree.first(); nd != nil; nd = next(nd) {
-		e := &b.syms[nd.sym]
+	for nd := b.tree.First(); nd != nil; nd = nd.Next() {
+		e := &b.syms[nd.Value]
 		if keep != nil && !keep(e) {
 			continue
 		}
-		index[nd.sym] = int32(len(t.syms))
+		index[nd.Value] = int32(len(t.syms))
 		t.syms = append(t.syms, sym{start: e.start, end: e.end, off: uint32(arena.Len()), n: uint32(len(e.name))})
 		arena.WriteString(e.name)
 	}
@@ -374,8 +384,8 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 	// an end or end+1, so the answer is constant between those points.
 	pts := make([]uint64, 0, 4*len(t.syms)+1)
 	pts = append(pts, 0)
-	for nd := b.tree.first(); nd != nil; nd = next(nd) {
-		e := &b.syms[nd.sym]
+	for nd := b.tree.First(); nd != nil; nd = nd.Next() {
+		e := &b.syms[nd.Value]
 		pts = append(pts, e.start, e.start+1, e.end, e.end+1)
 	}
 	slices.Sort(pts)

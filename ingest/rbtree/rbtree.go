@@ -1,28 +1,37 @@
-package symbols
+// Package rbtree reproduces the red-black tree of the Linux kernel
+// (lib/rbtree.c: rb_link_node, __rb_insert, rb_erase, rb_first, rb_next)
+// node for node. perf keeps its symbols and its histogram entries in such
+// trees and searches them with comparisons that are not always
+// consistent (overlapping symbols, perf's non-transitive sort keys): the
+// answers then depend on the tree's shape, so the shape is rebuilt
+// exactly: same insertions, same erasures, same rebalancing.
+// Hand-written because no Go library keeps lib/rbtree.c's shape.
+package rbtree
 
-// This file reproduces the red-black tree of the Linux kernel
-// (lib/rbtree.c: rb_link_node, __rb_insert, rb_erase) that perf keeps a
-// DSO's symbols in (struct dso.symbols, ordered by start). perf searches
-// that tree with symbols__find, which stops at the first node on the search
-// path whose range holds the address. When ranges overlap (a synthesised
-// @plt symbol inside a zero-size symbol extended by symbols__fixup_end, a
-// hand-written assembly function nested in another) the answer depends on
-// the tree's shape, so the shape is rebuilt exactly: same insertions, same
-// erasures, same rebalancing. Hand-written because no Go library keeps
-// lib/rbtree.c's shape; an interval index answers differently
-// (TestRBTreeDivergesFromInterval).
-
-type rbNode struct {
-	parent, left, right *rbNode
+// Node is a node of a Tree, holding Value (an index into the caller's
+// entries).
+type Node struct {
+	parent, left, right *Node
 	red                 bool
-	sym                 int32 // index into builder.syms
+	Value               int32
 }
 
-type rbTree struct {
-	root *rbNode
+// Left returns n's left child, nil if none.
+func (n *Node) Left() *Node { return n.left }
+
+// Right returns n's right child, nil if none.
+func (n *Node) Right() *Node { return n.right }
+
+// Tree is a red-black tree whose caller does the descent (as the kernel's
+// users do) and links the new node with Link.
+type Tree struct {
+	root *Node
 }
 
-func (t *rbTree) changeChild(old, new, parent *rbNode) {
+// Root returns the root node, nil for an empty tree.
+func (t *Tree) Root() *Node { return t.root }
+
+func (t *Tree) changeChild(old, new, parent *Node) {
 	if parent != nil {
 		if parent.left == old {
 			parent.left = new
@@ -36,16 +45,16 @@ func (t *rbTree) changeChild(old, new, parent *rbNode) {
 
 // rotateSetParents is __rb_rotate_set_parents: new takes old's parent and
 // colour, old becomes new's child with the given colour.
-func (t *rbTree) rotateSetParents(old, new *rbNode, red bool) {
+func (t *Tree) rotateSetParents(old, new *Node, red bool) {
 	parent := old.parent
 	new.parent, new.red = old.parent, old.red
 	old.parent, old.red = new, red
 	t.changeChild(old, new, parent)
 }
 
-// link is rb_link_node followed by rb_insert_color: node becomes a red leaf
+// Link is rb_link_node followed by rb_insert_color: node becomes a red leaf
 // under parent (left or right) and the tree is rebalanced.
-func (t *rbTree) link(node, parent *rbNode, left bool) {
+func (t *Tree) Link(node, parent *Node, left bool) {
 	node.parent, node.left, node.right, node.red = parent, nil, nil, true
 	switch {
 	case parent == nil:
@@ -58,7 +67,7 @@ func (t *rbTree) link(node, parent *rbNode, left bool) {
 	t.insertColor(node)
 }
 
-func (t *rbTree) insertColor(node *rbNode) {
+func (t *Tree) insertColor(node *Node) {
 	parent := node.parent
 	for {
 		if parent == nil {
@@ -130,12 +139,12 @@ func (t *rbTree) insertColor(node *rbNode) {
 	}
 }
 
-// erase is rb_erase (__rb_erase_augmented without callbacks, then
+// Erase is rb_erase (__rb_erase_augmented without callbacks, then
 // ____rb_erase_color).
-func (t *rbTree) erase(node *rbNode) {
+func (t *Tree) Erase(node *Node) {
 	child := node.right
 	tmp := node.left
-	var parent, rebalance *rbNode
+	var parent, rebalance *Node
 	switch {
 	case tmp == nil:
 		parent = node.parent
@@ -151,7 +160,7 @@ func (t *rbTree) erase(node *rbNode) {
 		t.changeChild(node, tmp, parent)
 	default:
 		successor := child
-		var child2 *rbNode
+		var child2 *Node
 		tmp = child.left
 		if tmp == nil {
 			parent = successor
@@ -183,8 +192,8 @@ func (t *rbTree) erase(node *rbNode) {
 	}
 }
 
-func (t *rbTree) eraseColor(parent *rbNode) {
-	var node *rbNode
+func (t *Tree) eraseColor(parent *Node) {
+	var node *Node
 	for {
 		sibling := parent.right
 		if node != sibling { // node == parent.left
@@ -279,7 +288,8 @@ func (t *rbTree) eraseColor(parent *rbNode) {
 	}
 }
 
-func (t *rbTree) first() *rbNode {
+// First is rb_first: the leftmost node, nil for an empty tree.
+func (t *Tree) First() *Node {
 	n := t.root
 	if n == nil {
 		return nil
@@ -290,8 +300,8 @@ func (t *rbTree) first() *rbNode {
 	return n
 }
 
-// next is rb_next: the in-order successor.
-func next(n *rbNode) *rbNode {
+// Next is rb_next: n's in-order successor, nil after the last.
+func (n *Node) Next() *Node {
 	if n.right != nil {
 		n = n.right
 		for n.left != nil {

@@ -1,4 +1,4 @@
-package symbols
+package rbtree
 
 import (
 	"math/rand/v2"
@@ -8,20 +8,20 @@ import (
 
 // checkRB verifies the red-black and parent-pointer invariants and returns
 // the black height.
-func checkRB(t *testing.T, n *rbNode, parent *rbNode) int {
+func checkRB(t *testing.T, n *Node, parent *Node) int {
 	t.Helper()
 	if n == nil {
 		return 1
 	}
 	if n.parent != parent {
-		t.Fatalf("node %d: wrong parent", n.sym)
+		t.Fatalf("node %d: wrong parent", n.Value)
 	}
 	if n.red && ((n.left != nil && n.left.red) || (n.right != nil && n.right.red)) {
-		t.Fatalf("node %d: red node with red child", n.sym)
+		t.Fatalf("node %d: red node with red child", n.Value)
 	}
 	l, r := checkRB(t, n.left, n), checkRB(t, n.right, n)
 	if l != r {
-		t.Fatalf("node %d: black heights %d != %d", n.sym, l, r)
+		t.Fatalf("node %d: black heights %d != %d", n.Value, l, r)
 	}
 	if !n.red {
 		l++
@@ -32,13 +32,13 @@ func checkRB(t *testing.T, n *rbNode, parent *rbNode) int {
 func TestRBTreeInvariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := 0; round < 200; round++ {
-		var b builder
-		var live []*rbNode
+		var b keyTree
+		var live []*Node
 		n := rng.IntN(300)
 		for i := 0; i < n; i++ {
-			b.insert(entry{start: uint64(rng.IntN(50))})
+			b.insert(uint64(rng.IntN(50)))
 		}
-		for nd := b.tree.first(); nd != nil; nd = next(nd) {
+		for nd := b.tree.First(); nd != nil; nd = nd.Next() {
 			live = append(live, nd)
 		}
 		if b.tree.root != nil && b.tree.root.red {
@@ -47,16 +47,16 @@ func TestRBTreeInvariants(t *testing.T) {
 		checkRB(t, b.tree.root, nil)
 		rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
 		for len(live) > 0 {
-			b.tree.erase(live[0])
+			b.tree.Erase(live[0])
 			live = live[1:]
 			checkRB(t, b.tree.root, nil)
 			var got []int32
-			for nd := b.tree.first(); nd != nil; nd = next(nd) {
-				got = append(got, nd.sym)
+			for nd := b.tree.First(); nd != nil; nd = nd.Next() {
+				got = append(got, nd.Value)
 			}
 			var want []int32
 			for _, l := range live {
-				want = append(want, l.sym)
+				want = append(want, l.Value)
 			}
 			slices.Sort(got)
 			slices.Sort(want)
@@ -65,4 +65,27 @@ func TestRBTreeInvariants(t *testing.T) {
 			}
 		}
 	}
+}
+
+// keyTree inserts keys as perf's __symbols__insert does: left when below
+// the node's key, else right.
+type keyTree struct {
+	keys []uint64
+	tree Tree
+}
+
+func (b *keyTree) insert(k uint64) {
+	b.keys = append(b.keys, k)
+	n := &Node{Value: int32(len(b.keys) - 1)}
+	var parent *Node
+	left := false
+	for p := b.tree.Root(); p != nil; {
+		parent = p
+		if k < b.keys[p.Value] {
+			p, left = p.Left(), true
+		} else {
+			p, left = p.Right(), false
+		}
+	}
+	b.tree.Link(n, parent, left)
 }
