@@ -858,7 +858,7 @@ func (a *attributor) sample(e *event) error {
 	}
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
-			self := a.rows.add(key, t, int32(e.cpu()), filtered, c)
+			self := a.rows.add(key, sym.End, t, int32(e.cpu()), filtered, c)
 			if a.rows.acc != nil {
 				a.cumulateRows(e, t, self, key.Kernel, filtered, c)
 			}
@@ -995,13 +995,14 @@ func (a *attributor) branches(e *event, kernel bool, event int, filtered bool) {
 func (a *attributor) branchRow(e *event, to uint64, kernel bool, event int, filtered bool) {
 	t := a.m.SampleThread(e.pid, e.tid)
 	k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: to, Event: event}
+	var end uint64
 	if mp, _, found := a.resolveAnyMode(e, to); found {
 		k.DSO = mp.DSO
 		if sym, ok := a.sym.symbol(mp, to); ok {
-			k.Sym, k.Addr = sym.Name, sym.Start
+			k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 		}
 	}
-	a.rows.add(k, t, int32(e.cpu()), filtered, Counts{1, 1})
+	a.rows.add(k, end, t, int32(e.cpu()), filtered, Counts{1, 1})
 }
 
 func (a *attributor) resolveAnyMode(e *event, addr uint64) (mp index.Map, inKernel, ok bool) {

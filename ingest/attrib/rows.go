@@ -59,6 +59,9 @@ type RowKey struct {
 	// comm is, while counting, the thread's command-name entry, which a
 	// later COMM may rename (machine.CommEntry); result names the rows.
 	comm *machine.CommEntry
+	// entry is, with a histTree, the hist entry perf counts the row in
+	// plus one: perf can make two of one key.
+	entry int32
 }
 
 // rowCounter counts samples by RowKey.
@@ -85,6 +88,18 @@ type rowCounter struct {
 	accStamp  uint32
 	accKeys   []RowKey // cumulateRows's, reused
 	accLevels []bool
+	// hist is, for keys histTreeApplies to in a table without Children,
+	// perf's tree of hist entries of each event.
+	histKeys []string
+	hist     map[int]*histTree
+	shorts   map[dsoMode]string // ShortName's answers
+}
+
+// dsoMode is a DSO and whether it was resolved in kernel mode, which
+// its short name depends on.
+type dsoMode struct {
+	dso    string
+	kernel bool
 }
 
 // accRow is a Children count and the key it shows.
@@ -113,6 +128,11 @@ type row struct {
 
 func newRowCounter(keys []string) *rowCounter {
 	rc := &rowCounter{rows: make(map[RowKey]*row), threads: make(map[int32]*machine.Thread), commThreads: make(map[RowKey]*machine.Thread)}
+	if histTreeApplies(keys) {
+		rc.histKeys = keys
+		rc.hist = make(map[int]*histTree)
+		rc.shorts = make(map[dsoMode]string)
+	}
 	for _, k := range keys {
 		switch k {
 		case SortComm:
@@ -130,9 +150,10 @@ func newRowCounter(keys []string) *rowCounter {
 	return rc
 }
 
-// add counts a sample of event (key k: its DSO and symbol) taken in
-// thread t on cpu (-1: not sampled), filtered or not, and returns its row.
-func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c Counts) RowKey {
+// add counts a sample of event (key k: its DSO and symbol, which ends at
+// symEnd) taken in thread t on cpu (-1: not sampled), filtered or not,
+// and returns its row.
+func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, filtered bool, c Counts) RowKey {
 	for len(rc.totals) <= k.Event {
 		rc.totals = append(rc.totals, Counts{})
 	}
@@ -142,6 +163,9 @@ func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c 
 		k.Kernel = false
 	}
 	rk := rc.key(k, t, cpu)
+	if rc.hist != nil && rc.acc == nil {
+		rk.entry = rc.histEntry(k, kernel, symEnd, t, cpu) + 1
+	}
 	r := rc.rows[rk]
 	if r == nil {
 		r = &row{kernel: kernel, made: rc.newMade(rk, filtered)}
@@ -149,6 +173,42 @@ func (rc *rowCounter) add(k Key, t *machine.Thread, cpu int32, filtered bool, c 
 	}
 	r.c.add(c)
 	return rk
+}
+
+// histEntry returns the hist entry perf counts a sample in (see
+// histTree): k (resolved in kernel mode or not), ending at symEnd, taken
+// in thread t on cpu.
+func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Thread, cpu int32) int32 {
+	h := rc.hist[k.Event]
+	if h == nil {
+		h = newHistTree(rc.histKeys)
+		rc.hist[k.Event] = h
+	}
+	// Only what the keys compare, so that the search cache hits.
+	var e histEntry
+	if rc.pid {
+		e.tid = int32(t.Tid)
+	}
+	if rc.cpu {
+		e.cpu = cpu
+	}
+	if k.DSO == symbols.Unknown {
+		e.noMap = true
+	} else {
+		dm := dsoMode{k.DSO, kernel}
+		s, ok := rc.shorts[dm]
+		if !ok {
+			s = ShortName(k.DSO, kernel)
+			rc.shorts[dm] = s
+		}
+		e.dso = s
+	}
+	if k.Sym != symbols.Unknown {
+		e.sym, e.dsoPath, e.start, e.end = true, k.DSO, k.Addr, symEnd
+	} else {
+		e.ip = k.Addr
+	}
+	return h.find(e)
 }
 
 // key is the row of an entry (DSO and symbol k) of a sample taken in
@@ -246,6 +306,9 @@ type Rows struct {
 	// Elided are the keys whose column perf leaves out because the filter
 	// lists one value for them (sort__setup_elide), with that value.
 	Elided map[string]string
+	// ranks are, per event with a histTree, its entries' positions in
+	// perf's in-order walk (histTree.ranks).
+	ranks map[int][]int32
 }
 
 func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
@@ -303,6 +366,12 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 	}
 	for tid, t := range rc.threads {
 		r.ThreadComm[tid] = t.Comm
+	}
+	if rc.hist != nil {
+		r.ranks = make(map[int][]int32, len(rc.hist))
+		for ev, h := range rc.hist {
+			r.ranks[ev] = h.ranks()
+		}
 	}
 	if f != nil {
 		one := func(key string, list []string) {
@@ -403,6 +472,11 @@ func (r *Rows) compareKeys(a, b RowKey, ca, cb Counts) int {
 	if c := cmp.Compare(cb.Samples, ca.Samples); c != 0 {
 		return c
 	}
+	if a.entry != 0 && b.entry != 0 && a.Event == b.Event {
+		// perf's output sort keeps its entries' order (histTree.ranks).
+		rk := r.ranks[a.Event]
+		return cmp.Compare(rk[a.entry-1], rk[b.entry-1])
+	}
 	if c := cmp.Compare(int64(a.Addr), int64(b.Addr)); c != 0 {
 		return c
 	}
@@ -425,6 +499,9 @@ func (r *Rows) groupRows(first, n int) ([]RowKey, map[RowKey][]Counts, map[RowKe
 			}
 			ev := k.Event
 			k.Event = first
+			if n > 1 {
+				k.entry = 0 // the members' entries are matched by key
+			}
 			cs := into[k]
 			if cs == nil {
 				cs = make([]Counts, n)

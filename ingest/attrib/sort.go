@@ -178,10 +178,6 @@ func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 // so kernel addresses come first; rows equal even then as groupRows
 // ranks them.
 func tableOrder(rows []tableRow) []*tableRow {
-	type dsoMode struct {
-		dso    string
-		kernel bool
-	}
 	short := make(map[dsoMode]string)
 	for i := range rows {
 		k := dsoMode{rows[i].key.DSO, rows[i].key.Kernel}

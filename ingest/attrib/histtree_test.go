@@ -1,0 +1,117 @@
+package attrib
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// randomHistEntry returns a sample's entry from a small space, so that
+// entries repeat: two DSOs of one short name, entries without a map or a
+// symbol, and with far, addresses 2^63 apart, which perf's signed
+// differences order inconsistently too.
+func randomHistEntry(rng *rand.Rand, symOnly, addrOnly, far bool) histEntry {
+	shift := 0
+	if far {
+		shift = rng.IntN(2) * 63
+	}
+	e := histEntry{tid: int32(rng.IntN(3)), cpu: int32(rng.IntN(2))}
+	switch rng.IntN(4) {
+	case 0:
+		e.noMap = true
+	case 1:
+		e.dso = "libc.so.6"
+	default:
+		e.dso = []string{"a", "b", "[kernel.kallsyms]"}[rng.IntN(3)]
+	}
+	hasSym := !e.noMap && rng.IntN(2) == 0
+	if symOnly || addrOnly {
+		hasSym = symOnly
+	}
+	if hasSym && e.noMap { // a symbol has a map
+		e.noMap, e.dso = false, "a"
+	}
+	if hasSym {
+		e.sym = true
+		e.dsoPath = "/lib/" + e.dso + []string{"", ".old"}[rng.IntN(2)]
+		e.start = uint64(rng.IntN(6)) << shift
+		e.end = e.start + uint64(1+rng.IntN(2))
+	} else {
+		e.ip = uint64(rng.IntN(8)) << shift
+	}
+	return e
+}
+
+var histTreeKeys = [][]string{{SortSym}, {SortPid, SortSym}, {SortSym, SortCPU}, {SortCPU, SortSym}}
+
+// TestHistTreeConsistentKeys checks the tree where perf's comparison is
+// a consistent order (every entry with a symbol, or none): each sample
+// finds the entry it compares equal to, one entry per class, and the
+// in-order walk is sorted by the comparison.
+func TestHistTreeConsistentKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 400 {
+		keys := histTreeKeys[i%len(histTreeKeys)]
+		h := newHistTree(keys)
+		symOnly := i%2 == 0
+		var samples []histEntry
+		for range rng.IntN(300) {
+			e := randomHistEntry(rng, symOnly, !symOnly, false)
+			samples = append(samples, e)
+			got := h.find(e)
+			for j := range h.entries {
+				if (h.compare(&h.entries[j], &e) == 0) != (int32(j) == got) {
+					t.Fatalf("case %d (%v): sample %+v is in entry %d, but compares equal to entry %d %+v", i, keys, e, got, j, h.entries[j])
+				}
+			}
+		}
+		ranks := h.ranks()
+		order := make([]int32, len(ranks))
+		for e, r := range ranks {
+			order[r] = int32(e)
+		}
+		if !slices.IsSortedFunc(order, func(a, b int32) int { return -h.compare(&h.entries[a], &h.entries[b]) }) {
+			t.Fatalf("case %d (%v): in-order walk is not sorted", i, keys)
+		}
+		// perf's trees walk ascending: by the first key's tid or CPU, or
+		// by DSO name for symbols, by address without.
+		ascending := func(a, b int32) int {
+			x, y := h.entries[a], h.entries[b]
+			switch {
+			case keys[0] == SortPid:
+				return cmp.Compare(x.tid, y.tid)
+			case keys[0] == SortCPU:
+				return cmp.Compare(x.cpu, y.cpu)
+			case symOnly:
+				return cmp.Compare(x.dso, y.dso)
+			}
+			return cmp.Compare(x.ip, y.ip)
+		}
+		if !slices.IsSortedFunc(order, ascending) {
+			t.Fatalf("case %d (%v): in-order walk does not ascend", i, keys)
+		}
+	}
+}
+
+// TestHistTreeCacheChangesNothing replays random samples, entries with
+// and without symbols mixed (an inconsistent comparison), through trees
+// with and without the search cache: every sample must land in the same
+// entry, and the trees must walk the same.
+func TestHistTreeCacheChangesNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 400 {
+		keys := histTreeKeys[i%len(histTreeKeys)]
+		cached, plain := newHistTree(keys), newHistTree(keys)
+		plain.cache = nil
+		for j := range rng.IntN(400) {
+			e := randomHistEntry(rng, false, false, true)
+			if a, b := cached.find(e), plain.find(e); a != b {
+				t.Fatalf("case %d (%v): sample %d %+v: entry %d with the cache, %d without", i, keys, j, e, a, b)
+			}
+		}
+		if !slices.Equal(cached.ranks(), plain.ranks()) {
+			t.Fatalf("case %d (%v): the trees walk differently", i, keys)
+		}
+	}
+}
