@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -294,6 +295,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		cnt:  newCounter(),
 	}
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
+	a.mapped, a.faultErr = r.MappedData(), r.FaultError
 	load := prepareKernel(opts.LoadKallsyms)
 	if load != nil {
 		// The loader may report through the caller's callbacks: it ends
@@ -336,7 +338,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		kmodsecType = kmodsec.DefaultType
 	}
 	var lost lostCounts // written by decode, read after errc
-	go decode(r, deliveries, pools, flow, errc, opts.Progress, wantChains, branches, kmodsecType, &lost)
+	go decode(r, a.mapped, deliveries, pools, flow, errc, opts.Progress, wantChains, branches, kmodsecType, &lost)
 
 	var buildIDs map[string][]byte
 	var runErr error
@@ -358,11 +360,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			m.KernelBuildIDs = kernelBuildIDs(r.Features())
 			m.OnKernelLoad = a.sym.loadKernel
 		}
-		for _, k := range d.keys {
-			if runErr != nil {
-				break // drain so the decoder ends
-			}
-			runErr = a.deliver(k.e)
+		if runErr == nil { // else drain so the decoder ends
+			runErr = a.deliverAll(d.keys)
 		}
 		pools.recycle(d)
 		flow.release(d.bytes)
@@ -477,12 +476,51 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 	}
 }
 
+// deliverAll delivers the events of one delivery, up to the first
+// error. With a mapped recording, the user stacks of DWARF samples are
+// read where they lie in the file (withUserPayload): if it shrank
+// meanwhile, reading them faults, which becomes the error.
+func (a *attributor) deliverAll(keys []orderKey) (err error) {
+	if a.mapped != nil {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if v := recover(); v != nil {
+				if err = a.faultErr(v); err == nil {
+					panic(v)
+				}
+			}
+		}()
+	}
+	for _, k := range keys {
+		if err = a.deliver(k.e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // decode reads records, copies out what attribution needs (callchains
 // only when wanted), puts the events in perf's order with an orderer and
 // sends its deliveries, at most flowBytes of them in flight. Ordering
 // here, beside decoding, leaves the attributor only the delivery.
-func decode(r *perfdata.Reader, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts) {
+// mapped is r's mapping (perfdata.Reader.MappedData): the user stacks
+// of DWARF samples whose records are stable stay there.
+func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts) {
 	defer close(out)
+	if mapped != nil {
+		// Record bytes read after Next returned (build ids, KMOD_SEC_MAP
+		// records) fault as in Next if the file shrank: an error too.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if v := recover(); v != nil {
+				err := r.FaultError(v)
+				if err == nil {
+					panic(v)
+				}
+				errc <- err
+			}
+		}()
+	}
 	o := &orderer{
 		send: func(d delivery) {
 			flow.acquire(d.bytes)
@@ -518,7 +556,11 @@ func decode(r *perfdata.Reader, out chan<- delivery, pools *orderPools, flow *fl
 				e.addrs = emptyChain
 				var b []uint64
 				if needsUnwind(rec.Attr) {
-					b = withUserPayload(&slab, rec) // the chain, and the user stack behind it (dwarf.go)
+					var stable []byte
+					if mapped != nil && r.RecordsStable() {
+						stable = mapped
+					}
+					b = withUserPayload(&slab, rec, stable) // the chain, and the user stack behind it (dwarf.go)
 				}
 				switch {
 				case b != nil:
@@ -688,6 +730,11 @@ type attributor struct {
 	dw        *dwarfState                       // unwinds DWARF callchains (dwarf.go)
 	samples   *[1 << sampleCacheBits]sampleSlot // resolveSample's answers
 	unwound   []unwoundFrame                    // a sample's unwound frames, for the caller-order walks
+	// mapped is the recording's mapping (perfdata.Reader.MappedData),
+	// where DWARF samples' user stacks stay (withUserPayload); faultErr
+	// is the Reader's FaultError.
+	mapped   []byte
+	faultErr func(any) error
 }
 
 // fetchInsn is what perf script's arch_fetch_insn does to the maps for a

@@ -38,17 +38,29 @@ func userPayloadWords(regs int, dyn uint64) int {
 	return 4 + regs + int(dyn+7)/8
 }
 
+// stackMapped flags a payload's register count when the stack is not
+// copied behind the registers but lies in the recording's mapping
+// (perfdata.Reader.MappedData), at the offset that follows its size.
+const stackMapped = 1 << 63
+
 // withUserPayload returns the callchain (copied from rec) with the
 // sample's user registers and stack after its end, in memory from
 // slab's payload arena; nil when perf would not unwind it: no registers
-// (abi 0) or an empty stack.
-func withUserPayload(slab *addrSlab, rec *perfdata.Sample) []uint64 {
+// (abi 0) or an empty stack. With mapped, the mapping whose bytes rec's
+// stay valid in (perfdata.Reader.RecordsStable), the stack stays there
+// and the payload holds its offset.
+func withUserPayload(slab *addrSlab, rec *perfdata.Sample, mapped []byte) []uint64 {
 	n := len(rec.Callchain)
 	dyn := min(rec.StackUserDyn, uint64(len(rec.StackUser)))
 	if rec.RegsUserABI == 0 || dyn == 0 {
 		return nil
 	}
-	b, tag := slab.payload.take(n + userPayloadWords(len(rec.RegsUser), dyn))
+	off, inMap := mappedOffset(mapped, rec.StackUser[:dyn])
+	words := userPayloadWords(len(rec.RegsUser), dyn)
+	if inMap {
+		words = 5 + len(rec.RegsUser)
+	}
+	b, tag := slab.payload.take(n + words)
 	copy(b, rec.Callchain)
 	p := b[n:]
 	p[0] = tag
@@ -56,8 +68,38 @@ func withUserPayload(slab *addrSlab, rec *perfdata.Sample) []uint64 {
 	p[2] = uint64(len(rec.RegsUser))
 	k := copy(p[3:], rec.RegsUser)
 	p[3+k] = dyn
-	copy(wordBytes(p[4+k:]), rec.StackUser[:dyn])
+	if inMap {
+		p[2] |= stackMapped
+		p[4+k] = off
+	} else {
+		copy(wordBytes(p[4+k:]), rec.StackUser[:dyn])
+	}
 	return b[:n]
+}
+
+// mappedOffset returns the offset of b in mapped, if b lies within it.
+func mappedOffset(mapped, b []byte) (uint64, bool) {
+	if len(mapped) == 0 || len(b) == 0 {
+		return 0, false
+	}
+	off := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(mapped)))
+	if off >= uintptr(len(mapped)) || uintptr(len(b)) > uintptr(len(mapped))-off {
+		return 0, false
+	}
+	return uint64(off), true
+}
+
+// mappedStackSize is the size of e's user stack when it lies in the
+// recording's mapping (withUserPayload), else 0.
+func mappedStackSize(e *event) int {
+	p := e.addrs[len(e.addrs):cap(e.addrs)]
+	if len(p) < 4 || p[2]&stackMapped == 0 {
+		return 0
+	}
+	if k := p[2] &^ stackMapped; uint64(len(p)) >= 5+k {
+		return int(p[3+k])
+	}
+	return 0
 }
 
 // wordBytes views words as bytes (in the host's order, which both
@@ -70,23 +112,35 @@ func wordBytes(w []uint64) []byte {
 }
 
 // userPayload decodes what withUserPayload stored behind e.addrs; the
-// stack aliases the event's memory, valid until releasePayload.
-func userPayload(e *event, s *unwind.Sample) bool {
+// stack aliases the event's memory, valid until releasePayload, or
+// mapped, the mapping withUserPayload was given.
+func userPayload(e *event, s *unwind.Sample, mapped []byte) bool {
 	if cap(e.addrs) <= len(e.addrs) {
 		return false
 	}
 	p := e.addrs[len(e.addrs):cap(e.addrs)]
-	if len(p) < 4 || uint64(len(p)) < 4+p[2] {
+	if len(p) < 4 {
 		return false
 	}
-	k := int(p[2])
+	inMap := p[2]&stackMapped != 0
+	k := p[2] &^ stackMapped
+	if uint64(len(p)) < 4+k || inMap && uint64(len(p)) < 5+k {
+		return false
+	}
 	s.Regs = unwind.NewRegs(p[1], p[3:3+k])
 	dyn := p[3+k]
-	stack := wordBytes(p[4+k:])
+	var stack []byte
+	if inMap {
+		if off := p[4+k]; off <= uint64(len(mapped)) {
+			stack = mapped[off:]
+		}
+	} else {
+		stack = wordBytes(p[4+k:])
+	}
 	if uint64(len(stack)) < dyn {
 		return false
 	}
-	s.Stack = stack[:dyn]
+	s.Stack = stack[:dyn:dyn]
 	return true
 }
 
@@ -388,7 +442,7 @@ func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp index.Map, ok
 		a.dw = a.newDwarfState()
 	}
 	d := a.dw
-	if !a.unwindReady(e) || !userPayload(e, &d.sample) {
+	if !a.unwindReady(e) || !userPayload(e, &d.sample, a.mapped) {
 		return
 	}
 	d.e = e

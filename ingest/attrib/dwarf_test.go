@@ -16,25 +16,33 @@ import (
 // through the spare capacity of its callchain slice.
 func TestUserPayload(t *testing.T) {
 	const mask = 1<<unwind.RegBP | 1<<unwind.RegSP | 1<<unwind.RegIP
-	stack := []byte("0123456789abcdefghij")
+	file := []byte("<header>0123456789abcdefghij<trailer>") // as a mapped recording
+	stack := file[8:28]
 	for _, tc := range []struct {
-		name  string
-		abi   uint64
-		dyn   uint64
-		chain []uint64
-		want  bool
+		name   string
+		abi    uint64
+		dyn    uint64
+		chain  []uint64
+		mapped []byte // the stack is in it: referenced, not copied
+		want   bool
+		inMap  bool
 	}{
-		{"kernel chain and stack", 2, 13, []uint64{contextKernel, 0xffffffff81000000}, true},
-		{"no kernel chain", 2, 20, nil, true},
-		{"dyn size past the copy", 2, 99, nil, true},
-		{"no registers (abi 0)", 0, 13, nil, false},
-		{"empty stack", 2, 0, nil, false},
+		{"kernel chain and stack", 2, 13, []uint64{contextKernel, 0xffffffff81000000}, nil, true, false},
+		{"no kernel chain", 2, 20, nil, nil, true, false},
+		{"dyn size past the copy", 2, 99, nil, nil, true, false},
+		{"no registers (abi 0)", 0, 13, nil, nil, false, false},
+		{"empty stack", 2, 0, nil, nil, false, false},
+		{"mapped", 2, 13, []uint64{contextKernel, 0xffffffff81000000}, file, true, true},
+		{"mapped, whole stack", 2, 20, nil, file, true, true},
+		{"mapped, ending with the mapping", 2, 20, nil, file[:28], true, true},
+		{"outside the mapping", 2, 13, nil, file[:20], true, false},
+		{"outside another mapping", 2, 13, nil, []byte("elsewhere"), true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &perfdata.Sample{Attr: &perfdata.Attr{SampleRegsUser: mask}, Callchain: tc.chain,
 				RegsUserABI: tc.abi, RegsUser: []uint64{7, 0x7000, 0x401000}, StackUser: stack, StackUserDyn: tc.dyn}
 			var slab addrSlab
-			addrs := withUserPayload(&slab, rec)
+			addrs := withUserPayload(&slab, rec, tc.mapped)
 			if (addrs != nil) != tc.want {
 				t.Fatalf("payload %v, want %v", addrs != nil, tc.want)
 			}
@@ -45,7 +53,7 @@ func TestUserPayload(t *testing.T) {
 				t.Fatalf("chain %v, want %v", addrs, tc.chain)
 			}
 			var s unwind.Sample
-			if !userPayload(&event{addrs: addrs}, &s) {
+			if !userPayload(&event{addrs: addrs}, &s, tc.mapped) {
 				t.Fatal("no payload decoded")
 			}
 			if sp, _ := s.Regs.Get(unwind.RegSP); sp != 0x7000 {
@@ -57,7 +65,10 @@ func TestUserPayload(t *testing.T) {
 			if want := stack[:min(tc.dyn, uint64(len(stack)))]; !bytes.Equal(s.Stack, want) {
 				t.Errorf("stack %q, want %q", s.Stack, want)
 			}
-			if userPayload(&event{addrs: emptyChain}, &s) {
+			if inMap := len(tc.mapped) > 0 && &s.Stack[0] == &stack[0]; inMap != tc.inMap {
+				t.Errorf("stack referenced in the mapping: %v, want %v", inMap, tc.inMap)
+			}
+			if userPayload(&event{addrs: emptyChain}, &s, nil) {
 				t.Error("a chain without payload decoded one")
 			}
 		})

@@ -121,8 +121,10 @@ type delivery struct {
 }
 
 // deliveredSize is the memory e holds until it is delivered: itself, its
-// callchain and the user stack behind it.
-func deliveredSize(e *event) int { return eventSize + 8*cap(e.addrs) }
+// callchain and the user stack behind it, or the recording's pages its
+// stack lies in (which the attributor faults in again when they were
+// released meanwhile).
+func deliveredSize(e *event) int { return eventSize + 8*cap(e.addrs) + mappedStackSize(e) }
 
 // orderPools recycle segments and key slices between the orderer and
 // the consumer of its deliveries; beyond what they hold, new ones are

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"runtime/debug"
+	"unsafe"
 )
 
 // Magic is the first 8 bytes of a perf.data file written in its reader's
@@ -134,10 +136,24 @@ type Reader struct {
 	noCompressed2 bool
 
 	in     *bufio.Reader
-	pos    int64 // stream offset of the next byte of in
+	pos    int64 // stream offset of the next byte of in (or of m)
 	end    int64 // stream offset where the data ends, -1: at EOF
 	recBuf []byte
 	hdrBuf [8]byte
+
+	// A regular file Open opened has its data section mapped instead of
+	// read through in (mmap_unix.go): m holds the file from offset mbase
+	// (the page boundary at or before the data) to the end of the data,
+	// or of the file as it was at Open; nil without a mapping. The
+	// pages behind the reading are released as it advances (dropBehind),
+	// so that the process keeps no more than a window of the file
+	// resident.
+	file      *os.File // the file to map, set by Open before init
+	m         []byte
+	mbase     int64
+	dropAt    int64 // stream offset at which to release more
+	closed    bool
+	rawCopied bool // readRaw copied the record it returned into recBuf
 
 	// The current record for Raw: its bytes, offset and whether it came
 	// out of a compressed record.
@@ -187,7 +203,7 @@ func Open(name string, opts ...Option) (*Reader, error) {
 	}
 	var r *Reader
 	if fi.Mode().IsRegular() {
-		r, err = NewFileReader(f, fi.Size(), opts...)
+		r, err = newFileReader(f, fi.Size(), f, opts)
 	} else {
 		r, err = NewReader(f, opts...)
 	}
@@ -204,18 +220,34 @@ func Open(name string, opts ...Option) (*Reader, error) {
 	return r, nil
 }
 
-// Close closes the file opened by Open; for other Readers it does nothing.
+// Close closes the file opened by Open and unmaps its data (see
+// RecordsStable); for other Readers it does nothing. Next returns false
+// after Close.
 func (r *Reader) Close() error {
-	if r.closer != nil {
-		return r.closer.Close()
+	var err error
+	if r.m != nil {
+		err = unmapFile(r.m)
+		r.m = nil
+		r.closed = true
 	}
-	return nil
+	if r.closer != nil {
+		if cerr := r.closer.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // NewFileReader returns a Reader over a recording of size bytes (file or pipe
 // mode) that can be read at random offsets.
 func NewFileReader(ra io.ReaderAt, size int64, opts ...Option) (*Reader, error) {
-	r := &Reader{ra: ra, size: size}
+	return newFileReader(ra, size, nil, opts)
+}
+
+// newFileReader is NewFileReader; a non-nil file (ra itself, a regular
+// file) has its data section mapped if it can be.
+func newFileReader(ra io.ReaderAt, size int64, file *os.File, opts []Option) (*Reader, error) {
+	r := &Reader{ra: ra, size: size, file: file}
 	for _, o := range opts {
 		o(r)
 	}
@@ -477,6 +509,11 @@ func (r *Reader) setID(id uint64, a *Attr) {
 }
 
 func (r *Reader) startData(off, end int64) {
+	r.pos = off
+	r.end = end
+	if r.file != nil && r.mapData() {
+		return
+	}
 	var src io.Reader
 	if end >= 0 {
 		src = io.NewSectionReader(r.ra, off, end-off)
@@ -490,8 +527,89 @@ func (r *Reader) startData(off, end int64) {
 		size = int(min(max(end-off, 64<<10), 1<<20))
 	}
 	r.in = bufio.NewReaderSize(src, size)
-	r.pos = off
-	r.end = end
+}
+
+// Page release behind the reading of a mapping (see Reader.m): every
+// dropChunk bytes, all the pages more than dropLag bytes behind it go,
+// those that consumers of stable records (RecordsStable) faulted in
+// again since the last time too. The lag leaves the pages of recent
+// records resident for such consumers; one that reads further back
+// faults the pages in again, at the cost of a minor fault.
+const (
+	dropLag   = 16 << 20
+	dropChunk = 4 << 20
+)
+
+// mapData maps the data section of r.file, from r.pos to r.end (or the
+// end of the file), and reports whether it did. Any failure leaves the
+// buffered path to read the data.
+func (r *Reader) mapData() bool {
+	end := r.end
+	if end < 0 {
+		end = r.size
+	}
+	base := r.pos &^ int64(os.Getpagesize()-1)
+	if r.size < 0 || end > r.size || end <= r.pos || end-base > int64(^uint(0)>>1) {
+		return false
+	}
+	m, err := mapFile(r.file, base, int(end-base))
+	if err != nil {
+		return false
+	}
+	r.m, r.mbase = m, base
+	r.dropAt = base + dropLag + dropChunk
+	return true
+}
+
+// dropBehind releases the mapped pages more than dropLag bytes behind
+// the reading position (see dropLag).
+func (r *Reader) dropBehind() {
+	if to := (r.pos - dropLag) &^ int64(os.Getpagesize()-1); to > r.mbase {
+		dropPages(r.m[:to-r.mbase])
+	}
+	r.dropAt = r.pos + dropChunk
+}
+
+// RecordsStable reports whether the current record's bytes, Raw().Data
+// and the slices of Record's value that alias them (such as
+// Sample.StackUser), stay valid until Close instead of until the next
+// call to Next. They do when the Reader maps a regular file Open opened,
+// except for records that came out of a COMPRESSED record (whose bytes
+// the decompressor reuses).
+//
+// Such bytes are the file's own, read as they are accessed: a file that
+// shrinks while being read makes the access fault. Next turns that into
+// an error; code that reads stable record bytes after Next returned can
+// run with debug.SetPanicOnFault and convert what it recovers with
+// FaultError.
+func (r *Reader) RecordsStable() bool {
+	return r.m != nil && !r.rawCompressed && !r.rawCopied
+}
+
+// MappedData returns the mapping the bytes of RecordsStable's records
+// lie in: the file from the page boundary at or before the data section
+// to the end of the data; nil when the Reader reads through a buffer.
+// It is valid until Close.
+func (r *Reader) MappedData() []byte { return r.m }
+
+// FaultError returns the error to report for v, a value recovered from a
+// panic, when that panic is a memory fault (see debug.SetPanicOnFault) at
+// an address the Reader maps: a *FormatError naming the file offset,
+// whose data went away because the file shrank while being read. It
+// returns nil for any other value, which the caller should panic with
+// again. FaultError may be called concurrently with Next.
+func (r *Reader) FaultError(v any) error {
+	f, ok := v.(interface{ Addr() uintptr })
+	m := r.m
+	if !ok || len(m) == 0 {
+		return nil
+	}
+	a, base := f.Addr(), uintptr(unsafe.Pointer(unsafe.SliceData(m)))
+	if a < base || a-base >= uintptr(len(m)) {
+		return nil
+	}
+	off := r.mbase + int64(a-base)
+	return formatError(off, "data at file offset %#x: the file shrank while being read", off)
 }
 
 // PipeMode reports whether the recording is in pipe mode (perf record
@@ -541,7 +659,7 @@ func (r *Reader) Err() error { return r.err }
 func (r *Reader) Record() Record { return r.rec }
 
 // Raw returns the current record undecoded. Data is valid until the next
-// call to Next.
+// call to Next, or until Close when RecordsStable says so.
 func (r *Reader) Raw() RawRecord {
 	rec := r.rawData
 	if len(rec) < 8 {
@@ -581,7 +699,12 @@ var errEnd = errors.New("end of data")
 // the input buffer (valid until the next read), except COMPRESSED and
 // COMPRESSED2 records, whose payload the decompressor keeps, and records
 // followed by out-of-record payload: those are copied into r.recBuf.
+// With a mapping (readMapped), only COMPRESSED and COMPRESSED2 records
+// are copied.
 func (r *Reader) readRaw() ([]byte, int64, error) {
+	if r.m != nil {
+		return r.readMapped()
+	}
 	off := r.pos
 	if n := r.in.Buffered(); n >= 8 {
 		// The common case: the whole record is buffered already.
@@ -663,12 +786,122 @@ func (r *Reader) readRaw() ([]byte, int64, error) {
 	return rec, off, nil
 }
 
+// readMapped is readRaw for a mapping: the record is where it lies in
+// the file. Its errors are readRaw's.
+func (r *Reader) readMapped() ([]byte, int64, error) {
+	off := r.pos
+	w := r.m[off-r.mbase:]
+	if len(w) >= 8 {
+		// The common case: a whole record that is not compressed.
+		size := int(r.u16(w[6:]))
+		if size >= 8 && size <= len(w) {
+			switch RecordType(r.u32(w)) {
+			case RecordCompressed, RecordCompressed2, RecordHeaderTracing, RecordAuxtrace:
+			default:
+				if r.pos += int64(size); r.pos >= r.dropAt {
+					r.dropBehind()
+				}
+				r.rawCopied = false
+				return w[:size:size], off, nil
+			}
+		}
+	}
+	if len(w) < 8 {
+		if len(w) == 0 {
+			return nil, off, errEnd
+		}
+		if r.hdr.Pipe { // perf's readn returns 0: done
+			r.stats.CutShort, r.stats.CutShortAt = uint64(len(w)), off
+			return nil, off, errEnd
+		}
+		return nil, off, formatError(off, "record header at file offset %#x: %d of 8 bytes before the end of the data: %w", off, len(w), io.ErrUnexpectedEOF)
+	}
+	size := int(r.u16(w[6:]))
+	if size < 8 {
+		return nil, off, formatError(off, "record at file offset %#x (type %d): size %d is smaller than its 8-byte header", off, r.u32(w), size)
+	}
+	typ := RecordType(r.u32(w))
+	if len(w) < size {
+		if r.hdr.Pipe {
+			r.stats.CutShort, r.stats.CutShortAt = uint64(len(w)), off
+			return nil, off, errEnd
+		}
+		r.pos += int64(len(w))
+		return nil, off, formatError(off, "record at file offset %#x (type %d, size %d) runs past the end of the data: %w", off, typ, size, io.ErrUnexpectedEOF)
+	}
+	rec := w[:size:size]
+	r.rawCopied = false
+	switch typ {
+	case RecordCompressed, RecordCompressed2:
+		// Kept by the decompressor, as readRaw does.
+		rec = append(r.recBuf[:0], rec...)
+		r.recBuf = rec
+		r.rawCopied = true
+	}
+	r.pos += int64(size)
+	// Records followed by data outside themselves (perf_session__process_user_event).
+	var skip uint64
+	switch typ {
+	case RecordHeaderTracing:
+		if size >= 12 {
+			skip = uint64(r.u32(rec[8:]))
+		}
+	case RecordAuxtrace:
+		if size >= 16 {
+			skip = r.u64(rec[8:])
+		}
+	}
+	if skip > 0 {
+		if skip > 1<<62 || (r.end >= 0 && skip > uint64(r.end-r.pos)) {
+			return nil, off, formatError(off, "record at file offset %#x (type %d): its %d bytes of trailing payload run past the end of the data", off, r.u32(rec), skip)
+		}
+		m := min(skip, uint64(int64(len(r.m))-(r.pos-r.mbase)))
+		r.pos += int64(m)
+		r.stats.SkippedBytes += m
+		if m < skip {
+			return nil, off, formatError(off, "record at file offset %#x (type %d): skipping %d bytes of trailing payload: %w", off, r.u32(rec), skip, io.EOF)
+		}
+	}
+	if r.pos >= r.dropAt {
+		r.dropBehind()
+	}
+	return rec, off, nil
+}
+
 // Next advances to the next record. It returns false at the end of the
 // data or on error (see Err).
 func (r *Reader) Next() bool {
 	if r.err != nil || r.eof {
 		return false
 	}
+	if r.m != nil {
+		return r.nextMapped()
+	}
+	if r.closed {
+		return r.fail(fmt.Errorf("perfdata: %w", os.ErrClosed))
+	}
+	return r.next()
+}
+
+// nextMapped is next for a mapping, where a file that shrank makes the
+// record's bytes fault: that becomes the Reader's error.
+func (r *Reader) nextMapped() (ok bool) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if v := recover(); v != nil {
+			err := r.FaultError(v)
+			if err == nil {
+				panic(v)
+			}
+			ok = r.fail(err)
+		}
+	}()
+	return r.next()
+}
+
+// next is Next's loop.
+func (r *Reader) next() bool {
 	for {
 		if r.z != nil {
 			rec, off, ok, err := r.z.next()
@@ -687,6 +920,9 @@ func (r *Reader) Next() bool {
 			}
 			r.eof = true
 			r.rec = nil
+			if r.m != nil {
+				dropPages(r.m) // what consumers still read faults in again
+			}
 			if r.fwd != nil && !r.hdr.Pipe {
 				r.readFeatures()
 			}

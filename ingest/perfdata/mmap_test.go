@@ -1,0 +1,276 @@
+package perfdata
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+// readAll reads every record of r, describing each by its offset, flags
+// and bytes, and the error and counts at the end.
+func readAll(r *Reader) (recs []string, stable int, end string) {
+	for r.Next() {
+		raw := r.Raw()
+		recs = append(recs, fmt.Sprintf("%#x %v %x", raw.Offset, raw.Compressed, raw.Data))
+		if r.RecordsStable() {
+			stable++
+		}
+	}
+	return recs, stable, fmt.Sprintf("err %v; stats %+v", r.Err(), r.Stats())
+}
+
+// mapInputs returns recordings and damaged variants of them that get
+// past the header, by name.
+func mapInputs(t *testing.T) map[string][]byte {
+	t.Helper()
+	in := make(map[string][]byte)
+	for _, name := range recordings {
+		b, err := os.ReadFile(filepath.Join("testdata", name+".data"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in[name] = b
+	}
+	sleep, pipe := in["sleep"], in["pipe"]
+	mod := func(b []byte, f func(b []byte)) []byte { b = bytes.Clone(b); f(b); return b }
+	in["record size 0"] = mod(sleep, func(b []byte) { le.PutUint16(b[0x108+6:], 0) })
+	in["record past data"] = mod(sleep, func(b []byte) { le.PutUint16(b[0x108+6:], 0xfff8) })
+	unfinished := mod(sleep, func(b []byte) { le.PutUint64(b[48:], 0) }) // data size 0: to the end of the file
+	in["unfinished"] = unfinished
+	for _, cut := range []int{0x300, 0x304, 0x30c, len(sleep) - 100} {
+		in[fmt.Sprintf("unfinished cut at %#x", cut)] = unfinished[:cut]
+	}
+	for _, cut := range []int{1, 3, 8, 20} {
+		in[fmt.Sprintf("pipe cut %d short", cut)] = pipe[:len(pipe)-cut]
+	}
+	attrs := []attrSpec{{sampleType: SampleFormatIP | SampleFormatTID}}
+	sample := rec(RecordSample, 0, u64s{0x401000, pair(1, 1)}.bytes())
+	aux := func(skip uint64) []byte { return rec(RecordAuxtrace, 0, u64s{skip, 0, 0, 0}.bytes()) }
+	tracing := func(skip uint32) []byte { return rec(RecordHeaderTracing, 0, u64s{uint64(skip)}.bytes()) }
+	in["auxtrace"] = buildFile(attrs, concat(sample, aux(16), make([]byte, 16), sample))
+	in["tracing"] = buildFile(attrs, concat(sample, tracing(24), make([]byte, 24), sample))
+	in["auxtrace past data"] = buildFile(attrs, concat(sample, aux(1<<20), sample))
+	in["auxtrace past file"] = mod(in["auxtrace past data"], func(b []byte) { le.PutUint64(b[48:], 0) })
+	in["tracing past file"] = mod(buildFile(attrs, concat(sample, tracing(1000), sample)), func(b []byte) { le.PutUint64(b[48:], 0) })
+	return in
+}
+
+// concat joins byte slices.
+func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+// A mapped file reads as the same file read through a buffer: the same
+// records, errors and counts.
+func TestMappedMatchesBuffered(t *testing.T) {
+	dir := t.TempDir()
+	for name, b := range mapInputs(t) {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
+			if err := os.WriteFile(file, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want, wantErr := NewFileReader(bytes.NewReader(b), int64(len(b)))
+			got, err := Open(file)
+			if (err == nil) != (wantErr == nil) {
+				t.Fatalf("Open: %v; NewFileReader: %v", err, wantErr)
+			}
+			if err != nil {
+				return
+			}
+			defer got.Close()
+			wantRecs, _, wantEnd := readAll(want)
+			gotRecs, stable, gotEnd := readAll(got)
+			if !reflect.DeepEqual(gotRecs, wantRecs) {
+				t.Errorf("mapped: %d records, buffered: %d (or they differ)", len(gotRecs), len(wantRecs))
+			}
+			if gotEnd != wantEnd {
+				t.Errorf("mapped ends with\n%s\nbuffered with\n%s", gotEnd, wantEnd)
+			}
+			if mapSupported() && len(gotRecs) > 0 && stable == 0 {
+				t.Errorf("no record of %d is stable", len(gotRecs))
+			}
+		})
+	}
+}
+
+// mapSupported reports whether Open maps files here (mmap_unix.go).
+func mapSupported() bool {
+	return runtime.GOOS != "windows" && runtime.GOOS != "plan9" && runtime.GOOS != "js" && runtime.GOOS != "wasip1"
+}
+
+// copyRecording copies testdata/name.data into a temporary file.
+func copyRecording(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name+".data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), name+".data")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// A file that shrinks while mapped makes Next fail with a FormatError at
+// the first offset that went, not crash.
+func TestMappedShrinks(t *testing.T) {
+	page := int64(os.Getpagesize())
+	for _, tc := range []struct {
+		name   string
+		before int   // records read before the file shrinks
+		size   int64 // its new size, in pages past the data's first page
+	}{
+		{"to nothing", 0, -1},
+		{"before the first record", 0, 0},
+		{"mid-data", 0, 2},
+		{"mid-data, while reading", 10, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := copyRecording(t, "system")
+			r, err := Open(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if r.m == nil {
+				t.Skip("the file is not mapped here")
+			}
+			for range tc.before {
+				if !r.Next() {
+					t.Fatal(r.Err())
+				}
+			}
+			size := max(0, r.mbase+tc.size*page)
+			if size >= int64(r.hdr.Data.Offset+r.hdr.Data.Size) {
+				t.Fatalf("new size %#x is past the data", size)
+			}
+			if err := os.Truncate(file, size); err != nil {
+				t.Fatal(err)
+			}
+			for r.Next() {
+			}
+			var fe *FormatError
+			if err := r.Err(); !errors.As(err, &fe) || !strings.Contains(err.Error(), "shrank") {
+				t.Fatalf("error %v, want a FormatError saying the file shrank", err)
+			}
+			if fe.Off < size || fe.Off >= size+page {
+				t.Errorf("error at offset %#x, want one in the page at %#x", fe.Off, size)
+			}
+		})
+	}
+}
+
+// Stable record bytes that fault after Next returned become an error
+// through FaultError.
+func TestMappedFaultError(t *testing.T) {
+	file := copyRecording(t, "system")
+	r, err := Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var data []byte
+	for r.Next() {
+		if raw := r.Raw(); r.RecordsStable() && raw.Offset >= r.mbase+2*int64(os.Getpagesize()) {
+			data = raw.Data
+			break
+		}
+	}
+	if data == nil {
+		t.Skip("no stable record past the second page")
+	}
+	if err := os.Truncate(file, r.mbase); err != nil {
+		t.Fatal(err)
+	}
+	err = func() (err error) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if err = r.FaultError(recover()); err == nil {
+				t.Fatal("FaultError did not recognise the fault")
+			}
+		}()
+		_ = bytes.Clone(data)
+		return nil
+	}()
+	var fe *FormatError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "shrank") {
+		t.Errorf("error %v, want a FormatError saying the file shrank", err)
+	}
+	if r.FaultError("something else") != nil || r.FaultError(nil) != nil {
+		t.Error("FaultError took a value that is not a fault for one")
+	}
+}
+
+// Next fails after Close.
+func TestNextAfterClose(t *testing.T) {
+	r, err := Open(copyRecording(t, "sleep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Next() {
+		t.Fatal(r.Err())
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Next() || r.Err() == nil {
+		t.Errorf("Next after Close: no error")
+	}
+}
+
+// BenchmarkNext reads every record of a recording (KBENCH_RECORDING, or
+// testdata/system.data): mapped (Open), through a buffer from the file
+// (NewFileReader, what Open did before it mapped) and through a buffer
+// from memory.
+func BenchmarkNext(b *testing.B) {
+	file := os.Getenv("KBENCH_RECORDING")
+	if file == "" {
+		file = filepath.Join("testdata", "system.data")
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"mapped", "file", "memory"} {
+		b.Run(mode, func(b *testing.B) {
+			n := 0
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var r *Reader
+				var err error
+				var f *os.File
+				switch mode {
+				case "mapped":
+					r, err = Open(file)
+				case "file":
+					if f, err = os.Open(file); err == nil {
+						r, err = NewFileReader(f, int64(len(data)))
+					}
+				default:
+					r, err = NewFileReader(bytes.NewReader(data), int64(len(data)))
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if f != nil {
+					defer f.Close()
+				}
+				for n = 0; r.Next(); n++ {
+				}
+				if r.Err() != nil {
+					b.Fatal(r.Err())
+				}
+				r.Close()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
+		})
+	}
+}
