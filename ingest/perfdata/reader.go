@@ -534,10 +534,12 @@ func (r *Reader) startData(off, end int64) {
 // those that consumers of stable records (RecordsStable) faulted in
 // again since the last time too. The lag leaves the pages of recent
 // records resident for such consumers; one that reads further back
-// faults the pages in again, at the cost of a minor fault.
+// faults the pages in again, at the cost of a minor fault. Small, so that
+// a mapped file adds little to the peak RSS (16 MiB behind added 14 MB on
+// a 58 MB recording, for no speed).
 const (
-	dropLag   = 16 << 20
-	dropChunk = 4 << 20
+	dropLag   = 4 << 20
+	dropChunk = 1 << 20
 )
 
 // mapData maps the data section of r.file, from r.pos to r.end (or the
