@@ -3,6 +3,8 @@ package unwind
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"io"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -77,11 +79,15 @@ type funcInfo struct {
 // answers from its symbol table (or dynamic symbols) alone, as
 // addr2line does ("name" and "??:?", which perf takes as an answer).
 func OpenInlines(path string) (*Inlines, error) {
-	f, err := elf.Open(path)
+	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer fh.Close()
+	f, err := elf.NewFile(fh)
+	if err != nil {
+		return nil, err
+	}
 	in := &Inlines{units: make(map[dwarf.Offset]*unitFuncs), memo: make(map[uint64]inlineAnswer)}
 	for _, s := range f.Sections {
 		in.secs = append(in.secs, s.SectionHeader)
@@ -90,7 +96,7 @@ func OpenInlines(path string) (*Inlines, error) {
 	if f.Section(".debug_info") == nil && f.Section(".zdebug_info") == nil {
 		return in, nil
 	}
-	if in.d, err = loadDWARF(f); err != nil {
+	if in.d, err = loadDWARF(f, fh); err != nil {
 		return nil, err
 	}
 	in.readUnits()
@@ -484,8 +490,9 @@ func (in *Inlines) symbolName(addr uint64) (string, bool) {
 var dwarfSections = []string{"abbrev", "info", "line", "ranges", "str", "addr", "line_str", "str_offsets", "rnglists"}
 
 // loadDWARF is elf.File.DWARF for executables and shared objects, with
-// only the sections Inlines uses, decompressed in parallel.
-func loadDWARF(f *elf.File) (*dwarf.Data, error) {
+// only the sections Inlines uses, decompressed in parallel (sectionData;
+// ra is f's file).
+func loadDWARF(f *elf.File, ra io.ReaderAt) (*dwarf.Data, error) {
 	if f.Type == elf.ET_REL || f.Section(".zdebug_info") != nil {
 		return f.DWARF() // relocations to apply, or the old compression
 	}
@@ -497,7 +504,7 @@ func loadDWARF(f *elf.File) (*dwarf.Data, error) {
 		if s == nil || s.Type == elf.SHT_NOBITS {
 			continue
 		}
-		wg.Go(func() { data[i], errs[i] = s.Data() })
+		wg.Go(func() { data[i], errs[i] = sectionData(f, ra, s) })
 	}
 	wg.Wait()
 	for i, err := range errs {
