@@ -165,6 +165,48 @@ func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 	return rows
 }
 
+// comparePerfRows is the order of perf report's output sort
+// (hists__output_resort with perf 6.1's sort functions for --sort
+// dso,sym), as tableOrder describes it up to the address; rows
+// must have their short names.
+func comparePerfRows(x, y *tableRow) int {
+	// perf prefixes the sort keys with overhead_children (in a
+	// children table) and overhead (setup_overhead).
+	// The Children sort (__hpp__sort_acc) looks at the group
+	// leader's alone.
+	if len(x.acc) > 0 {
+		if c := cmp.Compare(y.acc[0].Period, x.acc[0].Period); c != 0 {
+			return c
+		}
+	}
+	for i := range x.c {
+		if c := cmp.Compare(y.c[i].Period, x.c[i].Period); c != 0 {
+			return c
+		}
+	}
+	a, b := x.key, y.key
+	if c := unknownLast(a.DSO, b.DSO); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.short, y.short); c != 0 {
+		return c
+	}
+	if c := unknownLast(a.Sym, b.Sym); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
+		return c
+	}
+	// The output fields follow the sort keys (perf_hpp__append_sort_keys):
+	// -n's sample count, descending.
+	for i := range x.c {
+		if c := cmp.Compare(y.c[i].Samples, x.c[i].Samples); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(int64(a.Addr), int64(b.Addr))
+}
+
 // tableOrder returns rows in the order perf report gives the rows of
 // --sort dso,sym (hists__output_resort with perf 6.1's sort functions),
 // and fills in their short names: by the Children
@@ -194,41 +236,7 @@ func tableOrder(rows []tableRow) []*tableRow {
 		order[i] = &rows[i]
 	}
 	slices.SortFunc(order, func(x, y *tableRow) int {
-		// perf prefixes the sort keys with overhead_children (in a
-		// children table) and overhead (setup_overhead).
-		// The Children sort (__hpp__sort_acc) looks at the group
-		// leader's alone.
-		if len(x.acc) > 0 {
-			if c := cmp.Compare(y.acc[0].Period, x.acc[0].Period); c != 0 {
-				return c
-			}
-		}
-		for i := range x.c {
-			if c := cmp.Compare(y.c[i].Period, x.c[i].Period); c != 0 {
-				return c
-			}
-		}
-		a, b := x.key, y.key
-		if c := unknownLast(a.DSO, b.DSO); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.short, y.short); c != 0 {
-			return c
-		}
-		if c := unknownLast(a.Sym, b.Sym); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
-			return c
-		}
-		// The output fields follow the sort keys (perf_hpp__append_sort_keys):
-		// -n's sample count, descending.
-		for i := range x.c {
-			if c := cmp.Compare(y.c[i].Samples, x.c[i].Samples); c != 0 {
-				return c
-			}
-		}
-		if c := cmp.Compare(int64(a.Addr), int64(b.Addr)); c != 0 {
+		if c := comparePerfRows(x, y); c != 0 {
 			return c
 		}
 		// Equal for perf: in the order groupRows would have read the

@@ -1,7 +1,6 @@
 package attrib
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -49,37 +48,7 @@ func readingOrderRows(m, acc map[Key]Counts, first, n int) []tableRow {
 	for i := range rows {
 		rows[i].short = ShortName(rows[i].key.DSO, rows[i].key.Kernel)
 	}
-	slices.SortStableFunc(rows, func(x, y tableRow) int {
-		if len(x.acc) > 0 {
-			if c := cmp.Compare(y.acc[0].Period, x.acc[0].Period); c != 0 {
-				return c
-			}
-		}
-		for i := range x.c {
-			if c := cmp.Compare(y.c[i].Period, x.c[i].Period); c != 0 {
-				return c
-			}
-		}
-		a, b := x.key, y.key
-		if c := unknownLast(a.DSO, b.DSO); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.short, y.short); c != 0 {
-			return c
-		}
-		if c := unknownLast(a.Sym, b.Sym); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
-			return c
-		}
-		for i := range x.c {
-			if c := cmp.Compare(y.c[i].Samples, x.c[i].Samples); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(int64(a.Addr), int64(b.Addr))
-	})
+	slices.SortStableFunc(rows, func(x, y tableRow) int { return comparePerfRows(&x, &y) })
 	return rows
 }
 

@@ -762,22 +762,11 @@ func (r *Reader) readRaw() ([]byte, int64, error) {
 	}
 	r.in.Discard(size)
 	r.pos += int64(size)
-	// Records followed by data outside themselves (perf_session__process_user_event).
-	var skip uint64
-	switch RecordType(r.u32(rec)) {
-	case RecordHeaderTracing:
-		if size >= 12 {
-			skip = uint64(r.u32(rec[8:]))
-		}
-	case RecordAuxtrace:
-		if size >= 16 {
-			skip = r.u64(rec[8:])
-		}
+	skip, err := r.trailingPayload(rec, off)
+	if err != nil {
+		return nil, off, err
 	}
 	if skip > 0 {
-		if skip > 1<<62 || (r.end >= 0 && skip > uint64(r.end-r.pos)) {
-			return nil, off, formatError(off, "record at file offset %#x (type %d): its %d bytes of trailing payload run past the end of the data", off, r.u32(rec), skip)
-		}
 		m, err := io.CopyN(io.Discard, r.in, int64(skip))
 		r.pos += m
 		r.stats.SkippedBytes += uint64(m)
@@ -841,22 +830,11 @@ func (r *Reader) readMapped() ([]byte, int64, error) {
 		r.rawCopied = true
 	}
 	r.pos += int64(size)
-	// Records followed by data outside themselves (perf_session__process_user_event).
-	var skip uint64
-	switch typ {
-	case RecordHeaderTracing:
-		if size >= 12 {
-			skip = uint64(r.u32(rec[8:]))
-		}
-	case RecordAuxtrace:
-		if size >= 16 {
-			skip = r.u64(rec[8:])
-		}
+	skip, err := r.trailingPayload(rec, off)
+	if err != nil {
+		return nil, off, err
 	}
 	if skip > 0 {
-		if skip > 1<<62 || (r.end >= 0 && skip > uint64(r.end-r.pos)) {
-			return nil, off, formatError(off, "record at file offset %#x (type %d): its %d bytes of trailing payload run past the end of the data", off, r.u32(rec), skip)
-		}
 		m := min(skip, uint64(int64(len(r.m))-(r.pos-r.mbase)))
 		r.pos += int64(m)
 		r.stats.SkippedBytes += m
@@ -868,6 +846,27 @@ func (r *Reader) readMapped() ([]byte, int64, error) {
 		r.dropBehind()
 	}
 	return rec, off, nil
+}
+
+// trailingPayload returns the size of the data that follows rec, the
+// record at off, outside of it (perf_session__process_user_event:
+// HEADER_TRACING's and AUXTRACE's), which must fit in the data.
+func (r *Reader) trailingPayload(rec []byte, off int64) (uint64, error) {
+	var skip uint64
+	switch RecordType(r.u32(rec)) {
+	case RecordHeaderTracing:
+		if len(rec) >= 12 {
+			skip = uint64(r.u32(rec[8:]))
+		}
+	case RecordAuxtrace:
+		if len(rec) >= 16 {
+			skip = r.u64(rec[8:])
+		}
+	}
+	if skip > 1<<62 || (r.end >= 0 && skip > uint64(r.end-r.pos)) {
+		return 0, formatError(off, "record at file offset %#x (type %d): its %d bytes of trailing payload run past the end of the data", off, r.u32(rec), skip)
+	}
+	return skip, nil
 }
 
 // Next advances to the next record. It returns false at the end of the
