@@ -730,6 +730,10 @@ type attributor struct {
 	dw        *dwarfState                       // unwinds DWARF callchains (dwarf.go)
 	samples   *[1 << sampleCacheBits]sampleSlot // resolveSample's answers
 	unwound   []unwoundFrame                    // a sample's unwound frames, for the caller-order walks
+	// chainFrames caches callchain frames (chainFrame); curFrame is the
+	// one walkCallchain reports, nil for an unwound one.
+	chainFrames *[1 << chainCacheBits]chainSlot
+	curFrame    *chainSlot
 	// mapped is the recording's mapping (perfdata.Reader.MappedData),
 	// where DWARF samples' user stacks stay (withUserPayload); faultErr
 	// is the Reader's FaultError.
@@ -1147,7 +1151,7 @@ func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 			sym, dso = name, "inlined" // prints "name (inlined)", as perf prints an inlined frame
 			addr = mp.MapIP(ip)
 		} else if ok {
-			sym, dso = a.sym.name(mp, ip), mp.DSO
+			sym, dso = a.frameName(mp, ip), mp.DSO
 			if mp.Kind == index.KindUser || mp.Kind == index.KindAnon {
 				// sample__fprintf_callchain shows the binary offset for
 				// user-space DSOs only, the address for kernel ones.
@@ -1175,6 +1179,7 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map,
 	}
 	cpumode := uint8(machine.CPUModeUser)
 	n := 0
+	var userVer uint64 // the thread's maps' version, once a user frame needs it
 	for _, ip := range e.addrs {
 		if ip >= contextMax {
 			mode, ok := contextMode(ip)
@@ -1187,11 +1192,82 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map,
 		if n++; n > maxStack {
 			break
 		}
-		mp, ok := a.m.Resolve(cpumode, e.pid, e.tid, ip)
-		frame(ip, mp, ok)
+		var ver uint64
+		if cpumode == machine.CPUModeUser {
+			if userVer == 0 {
+				userVer = a.m.MapsVersionOf(cpumode, e.pid, e.tid)
+			}
+			ver = userVer
+		} else {
+			ver = a.m.MapsVersionOf(cpumode, e.pid, e.tid)
+		}
+		f := a.chainFrame(ip, ver, cpumode, e)
+		a.curFrame = f
+		if f.st != nil {
+			frame(ip, f.st.key.m, true)
+		} else {
+			frame(ip, index.Map{}, false)
+		}
 	}
+	a.curFrame = nil
 	a.unwindUser(e, frame) // then the user stack perf unwinds (dwarf.go)
 	return true
+}
+
+// chainFrame returns the callchain frame at ip in cpumode, resolved for
+// e's thread under maps version ver: cached by address, cpumode and
+// version (a -g recording's frames repeat: resolving each from scratch
+// was half of perf script's equivalent).
+func (a *attributor) chainFrame(ip, ver uint64, cpumode uint8, e *event) *chainSlot {
+	if a.chainFrames == nil {
+		a.chainFrames = new([1 << chainCacheBits]chainSlot)
+	}
+	slot := &a.chainFrames[slotHash(ip, ver, chainCacheBits)]
+	if slot.filled && slot.ip == ip && slot.ver == ver && slot.mode == cpumode && !sampleCacheOff {
+		return slot
+	}
+	// Keyed by the version before resolving: resolving can load the
+	// kernel, which makes a new version.
+	*slot = chainSlot{ip: ip, ver: ver, mode: cpumode, filled: true}
+	if mp, ok := a.m.Resolve(cpumode, e.pid, e.tid, ip); ok {
+		slot.st = a.cnt.state(mp, cpumode == machine.CPUModeKernel)
+	}
+	return slot
+}
+
+// chainCacheBits sizes attributor.chainFrames (32 Ki slots).
+const chainCacheBits = 15
+
+// chainSlot is a callchain frame's map state (nil: none) and, once
+// named with a final symbol table, its symbol's name.
+type chainSlot struct {
+	ip, ver uint64
+	st      *mapState
+	name    string
+	mode    uint8
+	filled  bool
+}
+
+// frameName returns the name of the symbol at ip in map mp, the frame
+// walkCallchain is reporting, as a.sym.name does: from its cache slot
+// when it has one.
+func (a *attributor) frameName(mp index.Map, ip uint64) string {
+	f := a.curFrame
+	if f == nil || f.st == nil || f.ip != ip {
+		return a.sym.name(mp, ip)
+	}
+	if f.name != "" {
+		return f.name
+	}
+	t := a.stateTable(f.st)
+	name := symbols.Unknown
+	if sym, ok := t.Find(mp.MapIP(ip)); ok {
+		name = sym.Name
+	}
+	if f.st.final {
+		f.name = name
+	}
+	return name
 }
 
 // Canonical returns the canonical text of a result: per map, its sample

@@ -15,16 +15,23 @@ import (
 // rowDSO matches a table row's DSO (a, b, c or a BPF program's).
 var rowDSO = regexp.MustCompile(`(?m)\s(a|b|c|bpf_prog_[abc])\s+\[[.k]\]`)
 
+// scriptDSO finds the DSO of a script line of those recordings.
+var scriptDSO = regexp.MustCompile(`(?m)\((/bin/[abc]|bpf_prog_[abc])\)$`)
+
 // tempRecording starts an x86_64 recording in a temporary file: its
 // path, the writer, and the function that finishes it.
-func tempRecording(t *testing.T) (string, *perfdata.Writer, func()) {
+func tempRecording(t *testing.T, opts ...perfdata.WriterOptions) (string, *perfdata.Writer, func()) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "perf.data")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64"})
+	o := perfdata.WriterOptions{Arch: "x86_64"}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	w, err := perfdata.NewWriter(f, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +103,11 @@ func TestSampleCacheChangesNothing(t *testing.T) {
 // Samples at the same addresses while the maps change under them (a
 // process remapping, a forked child remapping its copy, threads sharing
 // the maps, BPF programs coming and going in the kernel) are counted in
-// the maps of their time, the sample cache on or off.
+// the maps of their time, the sample and callchain caches on or off; the
+// callchains, of the same addresses, are printed in them.
 func TestSampleCacheFollowsMapChanges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	path, w, done := tempRecording(t)
+	path, w, done := tempRecording(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
 	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
 	k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
 	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Tid: 0, Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"})
@@ -128,17 +136,22 @@ func TestSampleCacheFollowsMapChanges(t *testing.T) {
 		if i%4 == 0 {
 			s.Info, s.IP = k, 0xffffffffa0000010
 		}
+		s.Callchain = []uint64{contextKernel, 0xffffffffa0000010, contextUser, 0x400010, 0x400018}[rng.IntN(3):]
 		w.WriteSample(s)
 	}
 	done()
-	for _, opts := range []Options{{NoFiles: true, DebugDir: "-"}, {NoFiles: true, DebugDir: "-", SortKeys: []string{SortPid, SortDSO, SortSym}}} {
+	for _, opts := range []Options{{NoFiles: true, DebugDir: "-"}, {NoFiles: true, DebugDir: "-", SortKeys: []string{SortPid, SortDSO, SortSym}}, {NoFiles: true, DebugDir: "-", Script: &bytes.Buffer{}}} {
 		got, gotCanon := runCached(t, path, opts, false)
 		want, wantCanon := runCached(t, path, opts, true)
 		if got != want || gotCanon != wantCanon {
-			t.Errorf("sort %v: with the sample cache:\n%s\nwithout:\n%s", opts.SortKeys, got, want)
+			t.Errorf("sort %v, script %v: with the caches:\n%s\nwithout:\n%s", opts.SortKeys, opts.Script != nil, got, want)
 		}
 		seen := map[string]bool{}
-		for _, m := range rowDSO.FindAllStringSubmatch(want, -1) {
+		re := rowDSO
+		if opts.Script != nil {
+			re = scriptDSO
+		}
+		for _, m := range re.FindAllStringSubmatch(want, -1) {
 			seen[m[1]] = true
 		}
 		if len(seen) < 6 {
