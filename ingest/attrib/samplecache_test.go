@@ -140,11 +140,11 @@ func TestSampleCacheFollowsMapChanges(t *testing.T) {
 		w.WriteSample(s)
 	}
 	done()
-	for _, opts := range []Options{{NoFiles: true, DebugDir: "-"}, {NoFiles: true, DebugDir: "-", SortKeys: []string{SortPid, SortDSO, SortSym}}, {NoFiles: true, DebugDir: "-", Script: &bytes.Buffer{}}} {
+	for _, opts := range []Options{{NoFiles: true, DebugDir: "-"}, {NoFiles: true, DebugDir: "-", SortKeys: []string{SortPid, SortDSO, SortSym}}, {NoFiles: true, DebugDir: "-", Script: &bytes.Buffer{}}, {NoFiles: true, DebugDir: "-", Children: true}} {
 		got, gotCanon := runCached(t, path, opts, false)
 		want, wantCanon := runCached(t, path, opts, true)
 		if got != want || gotCanon != wantCanon {
-			t.Errorf("sort %v, script %v: with the caches:\n%s\nwithout:\n%s", opts.SortKeys, opts.Script != nil, got, want)
+			t.Errorf("sort %v, script %v, children %v: with the caches:\n%s\nwithout:\n%s", opts.SortKeys, opts.Script != nil, opts.Children, got, want)
 		}
 		seen := map[string]bool{}
 		re := rowDSO
