@@ -30,6 +30,7 @@ type histTree struct {
 	entries []histEntry
 	gen     uint64
 	cache   map[histEntry]histHit
+	rows    []RowKey // each entry's row (rowCounter.add)
 }
 
 // histEntry is what perf's sort keys compare of a hist entry (and of the

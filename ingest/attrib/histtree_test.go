@@ -115,3 +115,38 @@ func TestHistTreeCacheChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsOrderIsTotal sorts the rows of a table by sym of two events,
+// whose hist trees rank their rows, from shuffled inputs: every sort must
+// give the same order (a comparison that ranked rows of one event but
+// compared those of two by address was not an order, and the table came
+// out different from run to run).
+func TestRowsOrderIsTotal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for i := range 200 {
+		r := &Rows{Keys: []string{SortCPU, SortSym}, Counts: map[RowKey]Counts{}, ranks: map[int][]int32{}}
+		var keys []RowKey
+		for ev := range 2 {
+			n := 1 + rng.IntN(40)
+			ranks := make([]int32, n)
+			for j, p := range rng.Perm(n) {
+				ranks[j] = int32(p)
+			}
+			r.ranks[ev] = ranks
+			for j := range n {
+				k := RowKey{CPU: int32(rng.IntN(2)), Sym: "[unknown]", Addr: uint64(rng.IntN(1000)), Event: ev, entry: int32(j + 1)}
+				r.Counts[k] = Counts{Samples: 1, Period: uint64(1 + rng.IntN(2))}
+				keys = append(keys, k)
+			}
+		}
+		r.order(keys)
+		want := slices.Clone(keys)
+		for range 5 {
+			rng.Shuffle(len(keys), func(a, b int) { keys[a], keys[b] = keys[b], keys[a] })
+			r.order(keys)
+			if !slices.Equal(keys, want) {
+				t.Fatalf("case %d: the order depends on the input's", i)
+			}
+		}
+	}
+}

@@ -164,7 +164,16 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 	}
 	rk := rc.key(k, t, cpu)
 	if rc.hist != nil && rc.acc == nil {
-		rk.entry = rc.histEntry(k, kernel, symEnd, t, cpu) + 1
+		// The row is the hist entry's, keyed as its first sample made it:
+		// perf compares no level, so a later sample at another level
+		// counts in it too.
+		h, id := rc.histEntry(k, kernel, symEnd, t, cpu)
+		if int(id) < len(h.rows) {
+			rk = h.rows[id]
+		} else {
+			rk.entry = id + 1
+			h.rows = append(h.rows, rk)
+		}
 	}
 	r := rc.rows[rk]
 	if r == nil {
@@ -176,9 +185,9 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 }
 
 // histEntry returns the hist entry perf counts a sample in (see
-// histTree): k (resolved in kernel mode or not), ending at symEnd, taken
-// in thread t on cpu.
-func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Thread, cpu int32) int32 {
+// histTree), and its tree: k (resolved in kernel mode or not), ending at
+// symEnd, taken in thread t on cpu.
+func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Thread, cpu int32) (*histTree, int32) {
 	h := rc.hist[k.Event]
 	if h == nil {
 		h = newHistTree(rc.histKeys)
@@ -208,7 +217,7 @@ func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Th
 	} else {
 		e.ip = k.Addr
 	}
-	return h.find(e)
+	return h, h.find(e)
 }
 
 // key is the row of an entry (DSO and symbol k) of a sample taken in
@@ -472,8 +481,12 @@ func (r *Rows) compareKeys(a, b RowKey, ca, cb Counts) int {
 	if c := cmp.Compare(cb.Samples, ca.Samples); c != 0 {
 		return c
 	}
-	if a.entry != 0 && b.entry != 0 && a.Event == b.Event {
-		// perf's output sort keeps its entries' order (histTree.ranks).
+	if a.entry != 0 && b.entry != 0 {
+		// perf's output sort keeps its entries' order (histTree.ranks),
+		// each event's tree its own.
+		if a.Event != b.Event {
+			return cmp.Compare(a.Event, b.Event)
+		}
 		rk := r.ranks[a.Event]
 		return cmp.Compare(rk[a.entry-1], rk[b.entry-1])
 	}
