@@ -22,16 +22,21 @@ import (
 // rebalancing (package rbtree).
 //
 // Searches are cached by sample: the tree and its entries only change
-// when an entry is made or takes a sample's map (gen).
+// when an entry is made or takes a sample's map (gen, which starts at 1
+// so that an empty cache slot never answers).
 type histTree struct {
 	keys    []string // the sort keys, in order
 	hasDSO  bool     // dso is one of them: sort__sym_cmp leaves DSOs to it
 	tree    rbtree.Tree
 	entries []histEntry
 	gen     uint64
-	cache   map[histEntry]histHit
-	rows    []RowKey // each entry's row (rowCounter.add)
+	cache   *[1 << histCacheBits]histHit // nil: none (tests)
+	rows    []RowKey                     // each entry's row (rowCounter.add)
+	rowOf   []*row                       // and its counts
 }
+
+// histCacheBits sizes histTree.cache (16 Ki searches).
+const histCacheBits = 14
 
 // histEntry is what perf's sort keys compare of a hist entry (and of the
 // sample it is searched for).
@@ -49,13 +54,25 @@ type histEntry struct {
 	ip         uint64
 }
 
+// histHit is a search's answer: the entry e fell in while the tree was
+// at generation gen.
 type histHit struct {
+	e     histEntry
 	gen   uint64
 	entry int32
 }
 
+// slot returns e's place in the cache: a direct-mapped array indexed by
+// e's numbers (hashing its strings per sample cost as much as the
+// search).
+func (h *histTree) slot(e *histEntry) *histHit {
+	x := e.ip ^ e.start*0x9e3779b97f4a7c15 ^ e.end<<17 ^ uint64(e.tid)<<32 ^ uint64(e.cpu)<<48 ^ uint64(len(e.dso))<<56 ^ uint64(len(e.dsoPath))<<40
+	return &h.cache[(x*0xff51afd7ed558ccd)>>(64-histCacheBits)]
+}
+
 func newHistTree(keys []string) *histTree {
-	h := &histTree{keys: keys, cache: make(map[histEntry]histHit)}
+	h := &histTree{keys: keys, cache: new([1 << histCacheBits]histHit)}
+	h.gen = 1
 	for _, k := range keys {
 		h.hasDSO = h.hasDSO || k == SortDSO
 	}
@@ -83,8 +100,10 @@ func histTreeApplies(keys []string) bool {
 // updates he->ms.map), which for an entry without a symbol can change
 // its DSO.
 func (h *histTree) find(e histEntry) int32 {
-	if hit, ok := h.cache[e]; ok && hit.gen == h.gen { // a nil cache: none
-		return hit.entry
+	if h.cache != nil {
+		if hit := h.slot(&e); hit.gen == h.gen && hit.e == e {
+			return hit.entry
+		}
 	}
 	var parent *rbtree.Node
 	left := false
@@ -116,7 +135,7 @@ func (h *histTree) find(e histEntry) int32 {
 
 func (h *histTree) remember(e histEntry, entry int32) {
 	if h.cache != nil {
-		h.cache[e] = histHit{h.gen, entry}
+		*h.slot(&e) = histHit{e, h.gen, entry}
 	}
 }
 

@@ -93,6 +93,9 @@ type rowCounter struct {
 	histKeys []string
 	hist     map[int]*histTree
 	shorts   map[dsoMode]string // ShortName's answers
+	// lastDSO and lastShort are the last of them: samples come in runs.
+	lastDSO   dsoMode
+	lastShort string
 }
 
 // dsoMode is a DSO and whether it was resolved in kernel mode, which
@@ -162,19 +165,24 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 	if rc.firstLevel {
 		k.Kernel = false
 	}
-	rk := rc.key(k, t, cpu)
 	if rc.hist != nil && rc.acc == nil {
 		// The row is the hist entry's, keyed as its first sample made it:
 		// perf compares no level, so a later sample at another level
-		// counts in it too.
+		// counts in it too. Found by the entry's number, not its key.
 		h, id := rc.histEntry(k, kernel, symEnd, t, cpu)
 		if int(id) < len(h.rows) {
-			rk = h.rows[id]
-		} else {
-			rk.entry = id + 1
-			h.rows = append(h.rows, rk)
+			h.rowOf[id].c.add(c)
+			return h.rows[id]
 		}
+		rk := rc.key(k, t, cpu)
+		rk.entry = id + 1
+		r := &row{kernel: kernel, made: rc.newMade(rk, filtered)}
+		rc.rows[rk] = r
+		h.rows, h.rowOf = append(h.rows, rk), append(h.rowOf, r)
+		r.c.add(c)
+		return rk
 	}
+	rk := rc.key(k, t, cpu)
 	r := rc.rows[rk]
 	if r == nil {
 		r = &row{kernel: kernel, made: rc.newMade(rk, filtered)}
@@ -205,12 +213,15 @@ func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Th
 		e.noMap = true
 	} else {
 		dm := dsoMode{k.DSO, kernel}
-		s, ok := rc.shorts[dm]
-		if !ok {
-			s = ShortName(k.DSO, kernel)
-			rc.shorts[dm] = s
+		if dm != rc.lastDSO {
+			s, ok := rc.shorts[dm]
+			if !ok {
+				s = ShortName(k.DSO, kernel)
+				rc.shorts[dm] = s
+			}
+			rc.lastDSO, rc.lastShort = dm, s
 		}
-		e.dso = s
+		e.dso = rc.lastShort
 	}
 	if k.Sym != symbols.Unknown {
 		e.sym, e.dsoPath, e.start, e.end = true, k.DSO, k.Addr, symEnd
