@@ -209,8 +209,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	opts.Stacks = *format == "pprof" || *format == "folded"
-	// Script lines and stacks need no per-symbol counts.
-	opts.NoCounts = *format == "script" || opts.Stacks
+	// Script lines, stacks and tables by sort keys (attrib.Rows) need no
+	// per-symbol counts.
+	opts.NoCounts = *format == "script" || opts.Stacks || *format == "table" && (opts.SortKeys != nil || opts.Filter != nil)
 	opts.NoSampleSets = *format != "json" // only JSON shows the maps' sample sets
 	opts.HideCallchain = *hideCallchain
 	if *format == "script" {

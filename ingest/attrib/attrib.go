@@ -95,7 +95,8 @@ type Options struct {
 	Stacks bool
 	// NoCounts leaves the per-map and per-symbol counts (Result.ByMap,
 	// ByMapSym, BySym, ByEvent) empty, for output that needs none: script
-	// lines, stacks. Keeping them is about a quarter of attribution.
+	// lines, stacks, a table by sort keys (Result.Rows). Keeping them is
+	// about a quarter of attribution.
 	NoCounts bool
 	// NoSampleSets leaves Result.ByMap empty: its sample sets are what
 	// the JSON form's per-map digests need, and adding every sample to
@@ -384,6 +385,11 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	a.res.Events = eventNames(r)
 	for ms := range a.res.ByMapSym {
 		for ms.Event >= len(a.res.Events) {
+			a.res.Events = append(a.res.Events, fmt.Sprintf("event %d", len(a.res.Events)))
+		}
+	}
+	if a.rows != nil { // whose events are counted without ByMapSym (NoCounts)
+		for len(a.rows.totals) > len(a.res.Events) {
 			a.res.Events = append(a.res.Events, fmt.Sprintf("event %d", len(a.res.Events)))
 		}
 	}
