@@ -28,7 +28,7 @@ func readAll(r *Reader) (recs []string, stable int, end string) {
 
 // mapInputs returns recordings and damaged variants of them that get
 // past the header, by name.
-func mapInputs(t *testing.T) map[string][]byte {
+func mapInputs(t testing.TB) map[string][]byte {
 	t.Helper()
 	in := make(map[string][]byte)
 	for _, name := range recordings {
@@ -273,4 +273,34 @@ func BenchmarkNext(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
 		})
 	}
+}
+
+// FuzzMappedMatchesBuffered reads arbitrary files both ways, mapped
+// (Open) and through a buffer (NewFileReader): the same records, errors
+// and counts, never a panic.
+func FuzzMappedMatchesBuffered(f *testing.F) {
+	for _, b := range mapInputs(f) {
+		f.Add(b)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		file := filepath.Join(dir, "fuzz.data")
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, wantErr := NewFileReader(bytes.NewReader(b), int64(len(b)))
+		got, err := Open(file)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("Open: %v; NewFileReader: %v", err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		defer got.Close()
+		wantRecs, _, wantEnd := readAll(want)
+		gotRecs, _, gotEnd := readAll(got)
+		if !reflect.DeepEqual(gotRecs, wantRecs) || gotEnd != wantEnd {
+			t.Fatalf("mapped: %d records, %s\nbuffered: %d records, %s", len(gotRecs), gotEnd, len(wantRecs), wantEnd)
+		}
+	})
 }
