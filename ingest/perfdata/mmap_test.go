@@ -71,32 +71,40 @@ func TestMappedMatchesBuffered(t *testing.T) {
 	dir := t.TempDir()
 	for name, b := range mapInputs(t) {
 		t.Run(name, func(t *testing.T) {
-			file := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
-			if err := os.WriteFile(file, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			want, wantErr := NewFileReader(bytes.NewReader(b), int64(len(b)))
-			got, err := Open(file)
-			if (err == nil) != (wantErr == nil) {
-				t.Fatalf("Open: %v; NewFileReader: %v", err, wantErr)
-			}
-			if err != nil {
-				return
-			}
-			defer got.Close()
-			wantRecs, _, wantEnd := readAll(want)
-			gotRecs, stable, gotEnd := readAll(got)
-			if !reflect.DeepEqual(gotRecs, wantRecs) {
-				t.Errorf("mapped: %d records, buffered: %d (or they differ)", len(gotRecs), len(wantRecs))
-			}
-			if gotEnd != wantEnd {
-				t.Errorf("mapped ends with\n%s\nbuffered with\n%s", gotEnd, wantEnd)
-			}
-			if mapSupported() && len(gotRecs) > 0 && stable == 0 {
-				t.Errorf("no record of %d is stable", len(gotRecs))
+			n, stable := compareMappedBuffered(t, filepath.Join(dir, strings.ReplaceAll(name, " ", "_")), b)
+			if mapSupported() && n > 0 && stable == 0 {
+				t.Errorf("no record of %d is stable", n)
 			}
 		})
 	}
+}
+
+// compareMappedBuffered writes b to file and reads it mapped (Open) and
+// through a buffer (NewFileReader): the same records, errors and counts.
+// It returns how many records there were and how many were stable.
+func compareMappedBuffered(t *testing.T, file string, b []byte) (records, stable int) {
+	t.Helper()
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, wantErr := NewFileReader(bytes.NewReader(b), int64(len(b)))
+	got, err := Open(file)
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("Open: %v; NewFileReader: %v", err, wantErr)
+	}
+	if err != nil {
+		return 0, 0
+	}
+	defer got.Close()
+	wantRecs, _, wantEnd := readAll(want)
+	gotRecs, stable, gotEnd := readAll(got)
+	if !reflect.DeepEqual(gotRecs, wantRecs) {
+		t.Errorf("mapped: %d records, buffered: %d (or they differ)", len(gotRecs), len(wantRecs))
+	}
+	if gotEnd != wantEnd {
+		t.Errorf("mapped ends with\n%s\nbuffered with\n%s", gotEnd, wantEnd)
+	}
+	return len(gotRecs), stable
 }
 
 // mapSupported reports whether Open maps files here (mmap_unix.go).
@@ -284,23 +292,6 @@ func FuzzMappedMatchesBuffered(f *testing.F) {
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		file := filepath.Join(dir, "fuzz.data")
-		if err := os.WriteFile(file, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		want, wantErr := NewFileReader(bytes.NewReader(b), int64(len(b)))
-		got, err := Open(file)
-		if (err == nil) != (wantErr == nil) {
-			t.Fatalf("Open: %v; NewFileReader: %v", err, wantErr)
-		}
-		if err != nil {
-			return
-		}
-		defer got.Close()
-		wantRecs, _, wantEnd := readAll(want)
-		gotRecs, _, gotEnd := readAll(got)
-		if !reflect.DeepEqual(gotRecs, wantRecs) || gotEnd != wantEnd {
-			t.Fatalf("mapped: %d records, %s\nbuffered: %d records, %s", len(gotRecs), gotEnd, len(wantRecs), wantEnd)
-		}
+		compareMappedBuffered(t, filepath.Join(dir, "fuzz.data"), b)
 	})
 }
