@@ -5,7 +5,9 @@
 # cpu,dso, and for a recording with callchains the --children table, all
 # with --kallsyms /proc/kallsyms. It prints one line per view whose rows
 # differ from perf's (in order, after whitespace), then "sortviews: N
-# views of M recordings compared, D differ". Needs perf.
+# views of M recordings compared, D differ". SORTVIEWS, when set, lists
+# the views instead (space separated; "children" is the children table),
+# e.g. SORTVIEWS="comm,sym sym,pid cpu,sym". Needs perf.
 set -uo pipefail
 . "$(dirname "$0")/dirargs.sh"
 views=0 files=0 differ=0
@@ -15,7 +17,7 @@ for f in $(printf '%s\n' "$dir"/perf.data.* "$dir"/*.perf.data | sort -u); do
 	files=$((files + 1))
 	chains=0
 	perf report -i "$f" --header-only 2>/dev/null | grep -q 'sample_type = [A-Z|]*CALLCHAIN' && chains=1
-	for view in children comm,dso,sym pid,sym dso sym cpu,dso; do
+	for view in ${SORTVIEWS:-children comm,dso,sym pid,sym dso sym cpu,dso}; do
 		if [ "$view" = children ]; then
 			[ $chains = 1 ] || continue
 			a=$(perf report -i "$f" --kallsyms /proc/kallsyms --stdio --sort dso,sym --children -g none -n 2>/dev/null | rows)
