@@ -296,7 +296,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		cnt:  newCounter(),
 	}
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
-	a.mapped, a.faultErr = r.MappedData(), r.FaultError
+	a.mapped, a.reader = r.MappedData(), r
 	load := prepareKernel(opts.LoadKallsyms)
 	if load != nil {
 		// The loader may report through the caller's callbacks: it ends
@@ -324,11 +324,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	switch {
 	case len(sortKeys) > 0:
-		a.rows = newRowCounter(sortKeys)
+		a.rows = newRowCounter(sortKeys, children)
 		a.rows.firstLevel = branches
-		if children {
-			a.rows.acc = make(map[RowKey]*accRow)
-		}
 	case children:
 		a.acc = newAccumulator()
 	}
@@ -489,13 +486,7 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 func (a *attributor) deliverAll(keys []orderKey) (err error) {
 	if a.mapped != nil {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() {
-			if v := recover(); v != nil {
-				if err = a.faultErr(v); err == nil {
-					panic(v)
-				}
-			}
-		}()
+		defer a.reader.CatchFault(&err)
 	}
 	for _, k := range keys {
 		if err = a.deliver(k.e); err != nil {
@@ -516,16 +507,14 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 	if mapped != nil {
 		// Record bytes read after Next returned (build ids, KMOD_SEC_MAP
 		// records) fault as in Next if the file shrank: an error too.
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		var err error
 		defer func() {
-			if v := recover(); v != nil {
-				err := r.FaultError(v)
-				if err == nil {
-					panic(v)
-				}
+			if err != nil {
 				errc <- err
 			}
 		}()
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer r.CatchFault(&err)
 	}
 	o := &orderer{
 		send: func(d delivery) {
@@ -741,10 +730,10 @@ type attributor struct {
 	chainFrames *[1 << chainCacheBits]chainSlot
 	curFrame    *chainSlot
 	// mapped is the recording's mapping (perfdata.Reader.MappedData),
-	// where DWARF samples' user stacks stay (withUserPayload); faultErr
-	// is the Reader's FaultError.
-	mapped   []byte
-	faultErr func(any) error
+	// where DWARF samples' user stacks stay (withUserPayload); reader
+	// turns a fault reading them into an error (CatchFault).
+	mapped []byte
+	reader *perfdata.Reader
 }
 
 // fetchInsn is what perf script's arch_fetch_insn does to the maps for a
@@ -1185,7 +1174,7 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map,
 	}
 	cpumode := uint8(machine.CPUModeUser)
 	n := 0
-	var userVer uint64 // the thread's maps' version, once a user frame needs it
+	vers := frameVersions{m: a.m, e: e}
 	for _, ip := range e.addrs {
 		if ip >= contextMax {
 			mode, ok := contextMode(ip)
@@ -1198,16 +1187,7 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map,
 		if n++; n > maxStack {
 			break
 		}
-		var ver uint64
-		if cpumode == machine.CPUModeUser {
-			if userVer == 0 {
-				userVer = a.m.MapsVersionOf(cpumode, e.pid, e.tid)
-			}
-			ver = userVer
-		} else {
-			ver = a.m.MapsVersionOf(cpumode, e.pid, e.tid)
-		}
-		f := a.chainFrame(ip, ver, cpumode, e)
+		f := a.chainFrame(ip, vers.of(cpumode), cpumode, e)
 		a.curFrame = f
 		if f.st != nil {
 			frame(ip, f.st.key.m, true)
@@ -1239,6 +1219,25 @@ func (a *attributor) chainFrame(ip, ver uint64, cpumode uint8, e *event) *chainS
 		slot.st = a.cnt.state(mp, cpumode == machine.CPUModeKernel)
 	}
 	return slot
+}
+
+// frameVersions gives the maps version a frame of e's callchain
+// resolves under (machine.Machine.MapsVersionOf), looking the thread up
+// once per chain; user is its version so far, 0 for none yet.
+type frameVersions struct {
+	m    *machine.Machine
+	e    *event
+	user uint64
+}
+
+func (v *frameVersions) of(cpumode uint8) uint64 {
+	if cpumode != machine.CPUModeUser {
+		return v.m.MapsVersionOf(cpumode, v.e.pid, v.e.tid)
+	}
+	if v.user == 0 {
+		v.user = v.m.MapsVersionOf(cpumode, v.e.pid, v.e.tid)
+	}
+	return v.user
 }
 
 // chainCacheBits sizes attributor.chainFrames (32 Ki slots).

@@ -179,18 +179,9 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 	ac := a.acc
 	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
 	ids := append(a.cumIDs[:0], self)
-	var userVer uint64 // the thread's maps' version, once a user frame needs it
-	version := func(cpumode uint8) uint64 {
-		if cpumode != machine.CPUModeUser {
-			return a.m.MapsVersionOf(cpumode, e.pid, e.tid)
-		}
-		if userVer == 0 {
-			userVer = a.m.MapsVersionOf(cpumode, e.pid, e.tid)
-		}
-		return userVer
-	}
+	vers := frameVersions{m: a.m, e: e}
 	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
-		ver := version(cpumode)
+		ver := vers.of(cpumode)
 		slot := &ac.frames[slotHash(ip, ver, frameCacheBits)]
 		if slot.flags&slotFilled != 0 && slot.ip == ip && slot.ver == ver && slot.mode == cpumode && int(slot.event) == event {
 			if slot.flags&slotInMap == 0 {
@@ -202,10 +193,10 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 			return
 		}
 		mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip)
-		userVer = 0
+		vers.user = 0
 		// Cached only while nothing changed the maps it was found in (a
 		// kernel load does).
-		cache := version(cpumode) == ver && event <= maxSlotEvent
+		cache := vers.of(cpumode) == ver && event <= maxSlotEvent
 		if !found {
 			id := ac.noMapEntry(ip, kernel, event)
 			ids = append(ids, id)

@@ -89,14 +89,29 @@ func mappedOffset(mapped, b []byte) (uint64, bool) {
 	return uint64(off), true
 }
 
+// payloadOf returns what withUserPayload stored behind e.addrs: the
+// payload p, its register count k (the registers are p[3:3+k], the
+// stack's size p[3+k]) and whether the stack lies in the recording's
+// mapping (at offset p[4+k]) or is copied behind it; ok is false when
+// there is no payload, or it is cut short.
+func payloadOf(e *event) (p []uint64, k uint64, inMap, ok bool) {
+	p = e.addrs[len(e.addrs):cap(e.addrs)]
+	if len(p) < 4 {
+		return nil, 0, false, false
+	}
+	inMap = p[2]&stackMapped != 0
+	k = p[2] &^ stackMapped
+	need := 4 + k
+	if inMap {
+		need++
+	}
+	return p, k, inMap, uint64(len(p)) >= need
+}
+
 // mappedStackSize is the size of e's user stack when it lies in the
 // recording's mapping (withUserPayload), else 0.
 func mappedStackSize(e *event) int {
-	p := e.addrs[len(e.addrs):cap(e.addrs)]
-	if len(p) < 4 || p[2]&stackMapped == 0 {
-		return 0
-	}
-	if k := p[2] &^ stackMapped; uint64(len(p)) >= 5+k {
+	if p, k, inMap, ok := payloadOf(e); ok && inMap {
 		return int(p[3+k])
 	}
 	return 0
@@ -115,16 +130,8 @@ func wordBytes(w []uint64) []byte {
 // stack aliases the event's memory, valid until releasePayload, or
 // mapped, the mapping withUserPayload was given.
 func userPayload(e *event, s *unwind.Sample, mapped []byte) bool {
-	if cap(e.addrs) <= len(e.addrs) {
-		return false
-	}
-	p := e.addrs[len(e.addrs):cap(e.addrs)]
-	if len(p) < 4 {
-		return false
-	}
-	inMap := p[2]&stackMapped != 0
-	k := p[2] &^ stackMapped
-	if uint64(len(p)) < 4+k || inMap && uint64(len(p)) < 5+k {
+	p, k, inMap, ok := payloadOf(e)
+	if !ok {
 		return false
 	}
 	s.Regs = unwind.NewRegs(p[1], p[3:3+k])

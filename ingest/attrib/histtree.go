@@ -19,24 +19,21 @@ import (
 // sort finds equal, is not sorted by any key. Both follow from the
 // tree's shape, so the tree is rebuilt as perf builds it: one search per
 // sample, an entry linked where the search ended, the kernel's
-// rebalancing (package rbtree).
-//
-// Searches are cached by sample: the tree and its entries only change
-// when an entry is made or takes a sample's map (gen, which starts at 1
-// so that an empty cache slot never answers).
+// rebalancing (package rbtree). (A cache of searches, valid until the
+// tree changed, measured no faster: entries are made all along.)
 type histTree struct {
-	keys    []string // the sort keys, in order
-	hasDSO  bool     // dso is one of them: sort__sym_cmp leaves DSOs to it
+	keys    []string // the sort keys, in order (sym, never dso)
 	tree    rbtree.Tree
 	entries []histEntry
-	gen     uint64
-	cache   *[1 << histCacheBits]histHit // nil: none (tests)
-	rows    []RowKey                     // each entry's row (rowCounter.add)
-	rowOf   []*row                       // and its counts
+	rows    []histRow // each entry's row (rowCounter.add)
 }
 
-// histCacheBits sizes histTree.cache (16 Ki searches).
-const histCacheBits = 14
+// histRow is a hist entry's row: its key, as its first sample made it,
+// and its counts.
+type histRow struct {
+	key RowKey
+	r   *row
+}
 
 // histEntry is what perf's sort keys compare of a hist entry (and of the
 // sample it is searched for).
@@ -54,30 +51,7 @@ type histEntry struct {
 	ip         uint64
 }
 
-// histHit is a search's answer: the entry e fell in while the tree was
-// at generation gen.
-type histHit struct {
-	e     histEntry
-	gen   uint64
-	entry int32
-}
-
-// slot returns e's place in the cache: a direct-mapped array indexed by
-// e's numbers (hashing its strings per sample cost as much as the
-// search).
-func (h *histTree) slot(e *histEntry) *histHit {
-	x := e.ip ^ e.start*0x9e3779b97f4a7c15 ^ e.end<<17 ^ uint64(e.tid)<<32 ^ uint64(e.cpu)<<48 ^ uint64(len(e.dso))<<56 ^ uint64(len(e.dsoPath))<<40
-	return &h.cache[(x*0xff51afd7ed558ccd)>>(64-histCacheBits)]
-}
-
-func newHistTree(keys []string) *histTree {
-	h := &histTree{keys: keys, cache: new([1 << histCacheBits]histHit)}
-	h.gen = 1
-	for _, k := range keys {
-		h.hasDSO = h.hasDSO || k == SortDSO
-	}
-	return h
-}
+func newHistTree(keys []string) *histTree { return &histTree{keys: keys} }
 
 // histTreeApplies reports whether perf's comparison by keys can be
 // inconsistent, so that a histTree is needed: sym without dso. Views with
@@ -96,15 +70,9 @@ func histTreeApplies(keys []string) bool {
 // find returns the entry the sample e falls in, made if perf's search
 // finds none: hists__findnew_entry, which compares each entry on its path
 // with the sample (hist_entry__cmp(he, entry)) and goes left below zero.
-// An entry found takes the sample's map when its map differs (perf
-// updates he->ms.map), which for an entry without a symbol can change
-// its DSO.
+// An entry found takes the sample's map (perf updates he->ms.map when it
+// differs), which for an entry without a symbol can change its DSO.
 func (h *histTree) find(e histEntry) int32 {
-	if h.cache != nil {
-		if hit := h.slot(&e); hit.gen == h.gen && hit.e == e {
-			return hit.entry
-		}
-	}
 	var parent *rbtree.Node
 	left := false
 	for n := h.tree.Root(); n != nil; {
@@ -112,11 +80,7 @@ func (h *histTree) find(e histEntry) int32 {
 		c := h.compare(&h.entries[n.Value], &e)
 		if c == 0 {
 			he := &h.entries[n.Value]
-			if he.noMap != e.noMap || he.dso != e.dso {
-				he.noMap, he.dso = e.noMap, e.dso
-				h.gen++
-			}
-			h.remember(e, n.Value)
+			he.noMap, he.dso = e.noMap, e.dso
 			return n.Value
 		}
 		if c < 0 {
@@ -128,15 +92,7 @@ func (h *histTree) find(e histEntry) int32 {
 	h.entries = append(h.entries, e)
 	n := &rbtree.Node{Value: int32(len(h.entries) - 1)}
 	h.tree.Link(n, parent, left)
-	h.gen++
-	h.remember(e, n.Value)
 	return n.Value
-}
-
-func (h *histTree) remember(e histEntry, entry int32) {
-	if h.cache != nil {
-		*h.slot(&e) = histHit{e, h.gen, entry}
-	}
 }
 
 // compare is hist_entry__cmp(l, r): each key's se_cmp in turn (perf 6.1's
@@ -149,10 +105,8 @@ func (h *histTree) compare(l, r *histEntry) int {
 			c = cmp.Compare(r.tid, l.tid) // sort__thread_cmp: right - left
 		case SortCPU:
 			c = cmp.Compare(r.cpu, l.cpu) // sort__cpu_cmp
-		case SortDSO:
-			c = dsoCmp(l, r)
 		case SortSym:
-			c = h.symCmp(l, r)
+			c = symCmp(l, r)
 		}
 		if c != 0 {
 			return c
@@ -181,20 +135,18 @@ func nullCmp(l, r bool) int {
 	return 1
 }
 
-// symCmp is sort__sym_cmp: entries without symbols by address
-// (_sort__addr_cmp: right - left, as a signed number); otherwise by DSO
-// first when dso is not a key, then _sort__sym_cmp: an entry without a
-// symbol first, the same symbol equal, else by start, then end (right -
-// left, signed). Self entries are never inlined symbols, whose
+// symCmp is sort__sym_cmp without the dso key: entries without symbols
+// by address (_sort__addr_cmp: right - left, as a signed number);
+// otherwise by DSO first (sort__dso_cmp), then _sort__sym_cmp: an entry
+// without a symbol first, the same symbol equal, else by start, then end
+// (right - left, signed). Self entries are never inlined symbols, whose
 // name-and-overlap rule is left out.
-func (h *histTree) symCmp(l, r *histEntry) int {
+func symCmp(l, r *histEntry) int {
 	if !l.sym && !r.sym {
 		return cmp.Compare(int64(r.ip-l.ip), 0)
 	}
-	if !h.hasDSO {
-		if c := dsoCmp(l, r); c != 0 {
-			return c
-		}
+	if c := dsoCmp(l, r); c != 0 {
+		return c
 	}
 	if !l.sym || !r.sym {
 		return nullCmp(l.sym, r.sym)

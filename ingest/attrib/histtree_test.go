@@ -94,25 +94,43 @@ func TestHistTreeConsistentKeys(t *testing.T) {
 	}
 }
 
-// TestHistTreeCacheChangesNothing replays random samples, entries with
-// and without symbols mixed (an inconsistent comparison), through trees
-// with and without the search cache: every sample must land in the same
-// entry, and the trees must walk the same.
-func TestHistTreeCacheChangesNothing(t *testing.T) {
+// TestHistTreeMixedEntries replays random samples, entries with and
+// without symbols mixed (an inconsistent comparison) and addresses 2^63
+// apart: each lands in an entry it compares equal to, a second search
+// for it at once lands there again (the search depends on the tree
+// alone), and the walk ranks every entry once.
+func TestHistTreeMixedEntries(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
+	splits := 0
 	for i := range 400 {
 		keys := histTreeKeys[i%len(histTreeKeys)]
-		cached, plain := newHistTree(keys), newHistTree(keys)
-		plain.cache = nil
+		h := newHistTree(keys)
+		byKey := map[histEntry]int32{}
 		for j := range rng.IntN(400) {
 			e := randomHistEntry(rng, false, false, true)
-			if a, b := cached.find(e), plain.find(e); a != b {
-				t.Fatalf("case %d (%v): sample %d %+v: entry %d with the cache, %d without", i, keys, j, e, a, b)
+			id := h.find(e)
+			if h.compare(&h.entries[id], &e) != 0 {
+				t.Fatalf("case %d (%v): sample %d %+v is in entry %d %+v, which it does not equal", i, keys, j, e, id, h.entries[id])
 			}
+			if again := h.find(e); again != id {
+				t.Fatalf("case %d (%v): sample %d found entry %d, then %d", i, keys, j, id, again)
+			}
+			if prev, ok := byKey[e]; ok && prev != id {
+				splits++ // perf's tree missed an equal entry: a second row
+			}
+			byKey[e] = id
 		}
-		if !slices.Equal(cached.ranks(), plain.ranks()) {
-			t.Fatalf("case %d (%v): the trees walk differently", i, keys)
+		ranks := h.ranks()
+		seen := make([]bool, len(ranks))
+		for _, r := range ranks {
+			if seen[r] {
+				t.Fatalf("case %d (%v): rank %d given twice", i, keys, r)
+			}
+			seen[r] = true
 		}
+	}
+	if splits == 0 {
+		t.Error("no sample missed its entry: the inputs do not exercise perf's inconsistent comparison")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -89,13 +90,10 @@ type rowCounter struct {
 	accKeys   []RowKey // cumulateRows's, reused
 	accLevels []bool
 	// hist is, for keys histTreeApplies to in a table without Children,
-	// perf's tree of hist entries of each event.
+	// perf's tree of hist entries of each event (nil otherwise).
 	histKeys []string
 	hist     map[int]*histTree
-	shorts   map[dsoMode]string // ShortName's answers
-	// lastDSO and lastShort are the last of them: samples come in runs.
-	lastDSO   dsoMode
-	lastShort string
+	shorts   shortNames
 }
 
 // dsoMode is a DSO and whether it was resolved in kernel mode, which
@@ -103,6 +101,30 @@ type rowCounter struct {
 type dsoMode struct {
 	dso    string
 	kernel bool
+}
+
+// shortNames memoizes ShortName; the zero value is ready.
+type shortNames struct {
+	names map[dsoMode]string
+	last  dsoMode // the last asked for, and its name: names come in runs
+	name  string
+}
+
+func (s *shortNames) of(dso string, kernel bool) string {
+	k := dsoMode{dso, kernel}
+	if k == s.last && s.names != nil {
+		return s.name
+	}
+	if s.names == nil {
+		s.names = make(map[dsoMode]string)
+	}
+	name, ok := s.names[k]
+	if !ok {
+		name = ShortName(dso, kernel)
+		s.names[k] = name
+	}
+	s.last, s.name = k, name
+	return name
 }
 
 // accRow is a Children count and the key it shows.
@@ -129,12 +151,15 @@ type row struct {
 	made
 }
 
-func newRowCounter(keys []string) *rowCounter {
+// newRowCounter counts rows by keys, with the Children column if
+// children.
+func newRowCounter(keys []string, children bool) *rowCounter {
 	rc := &rowCounter{rows: make(map[RowKey]*row), threads: make(map[int32]*machine.Thread), commThreads: make(map[RowKey]*machine.Thread)}
-	if histTreeApplies(keys) {
+	if children {
+		rc.acc = make(map[RowKey]*accRow)
+	} else if histTreeApplies(keys) {
 		rc.histKeys = keys
 		rc.hist = make(map[int]*histTree)
-		rc.shorts = make(map[dsoMode]string)
 	}
 	for _, k := range keys {
 		switch k {
@@ -165,22 +190,21 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 	if rc.firstLevel {
 		k.Kernel = false
 	}
-	if rc.hist != nil && rc.acc == nil {
+	if rc.hist != nil {
 		// The row is the hist entry's, keyed as its first sample made it:
 		// perf compares no level, so a later sample at another level
 		// counts in it too. Found by the entry's number, not its key.
 		h, id := rc.histEntry(k, kernel, symEnd, t, cpu)
-		if int(id) < len(h.rows) {
-			h.rowOf[id].c.add(c)
-			return h.rows[id]
+		if int(id) == len(h.rows) {
+			rk := rc.key(k, t, cpu)
+			rk.entry = id + 1
+			r := &row{kernel: kernel, made: rc.newMade(rk, filtered)}
+			rc.rows[rk] = r
+			h.rows = append(h.rows, histRow{rk, r})
 		}
-		rk := rc.key(k, t, cpu)
-		rk.entry = id + 1
-		r := &row{kernel: kernel, made: rc.newMade(rk, filtered)}
-		rc.rows[rk] = r
-		h.rows, h.rowOf = append(h.rows, rk), append(h.rowOf, r)
-		r.c.add(c)
-		return rk
+		hr := h.rows[id]
+		hr.r.c.add(c)
+		return hr.key
 	}
 	rk := rc.key(k, t, cpu)
 	r := rc.rows[rk]
@@ -201,27 +225,11 @@ func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Th
 		h = newHistTree(rc.histKeys)
 		rc.hist[k.Event] = h
 	}
-	// Only what the keys compare, so that the search cache hits.
-	var e histEntry
-	if rc.pid {
-		e.tid = int32(t.Tid)
-	}
-	if rc.cpu {
-		e.cpu = cpu
-	}
+	e := histEntry{tid: int32(t.Tid), cpu: cpu}
 	if k.DSO == symbols.Unknown {
 		e.noMap = true
 	} else {
-		dm := dsoMode{k.DSO, kernel}
-		if dm != rc.lastDSO {
-			s, ok := rc.shorts[dm]
-			if !ok {
-				s = ShortName(k.DSO, kernel)
-				rc.shorts[dm] = s
-			}
-			rc.lastDSO, rc.lastShort = dm, s
-		}
-		e.dso = rc.lastShort
+		e.dso = rc.shorts.of(k.DSO, kernel)
 	}
 	if k.Sym != symbols.Unknown {
 		e.sym, e.dsoPath, e.start, e.end = true, k.DSO, k.Addr, symEnd
@@ -334,11 +342,7 @@ type Rows struct {
 func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, ThreadComm: make(map[int32]string), CommLen: make(map[RowKey]int), Elided: map[string]string{}}
 	if rc.acc == nil {
-		keys := make([]RowKey, 0, len(rc.rows))
-		for k := range rc.rows {
-			keys = append(keys, k)
-		}
-		named, kept := rc.named(keys, func(k RowKey) *made { return &rc.rows[k].made })
+		named, kept := rc.named(slices.Collect(maps.Keys(rc.rows)), func(k RowKey) *made { return &rc.rows[k].made })
 		for _, e := range named {
 			keep := rc.rows[kept[e.named]]
 			if keep.filtered {
@@ -360,11 +364,7 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 		// hidden as its entries are: perf's hist entry holds both columns
 		// and takes its mark from the sample that made it, whichever.
 		r.Acc = make(map[RowKey]Counts, len(rc.acc))
-		keys := make([]RowKey, 0, len(rc.acc))
-		for k := range rc.acc {
-			keys = append(keys, k)
-		}
-		named, kept := rc.named(keys, func(k RowKey) *made { return &rc.acc[k].made })
+		named, kept := rc.named(slices.Collect(maps.Keys(rc.acc)), func(k RowKey) *made { return &rc.acc[k].made })
 		for _, e := range named {
 			keep := rc.acc[kept[e.named]]
 			if keep.filtered {
@@ -424,27 +424,20 @@ type namedRow struct{ key, named RowKey }
 func (rc *rowCounter) named(keys []RowKey, madeOf func(RowKey) *made) ([]namedRow, map[RowKey]RowKey) {
 	rows := make([]namedRow, len(keys))
 	ms := make([]*made, len(keys)) // looked up once: a key hashes three strings
-	idx := make([]int32, len(keys))
 	for i, k := range keys {
 		n := k
 		if k.comm != nil {
 			n.Comm, n.comm = k.comm.Name, nil
 		}
-		rows[i] = namedRow{k, n}
-		ms[i], idx[i] = madeOf(k), int32(i)
+		rows[i], ms[i] = namedRow{k, n}, madeOf(k)
 	}
-	slices.SortFunc(idx, func(i, j int32) int {
+	sortIndexed(rows, func(i, j int) int {
 		ma, mb := ms[i], ms[j]
 		if c := strings.Compare(ma.comm, mb.comm); c != 0 {
 			return c
 		}
 		return cmp.Compare(ma.seq, mb.seq) // entries equal when made merged then, into the first
 	})
-	sorted := make([]namedRow, len(rows))
-	for n, i := range idx {
-		sorted[n] = rows[i]
-	}
-	rows = sorted
 	kept := make(map[RowKey]RowKey)
 	for _, r := range rows {
 		if _, ok := kept[r.named]; !ok {
@@ -459,17 +452,14 @@ func (rc *rowCounter) named(keys []RowKey, madeOf func(RowKey) *made) ([]namedRo
 // name and symbols by name, ascending, unresolved last), then by sample
 // count, descending, then by address as a signed number.
 func (r *Rows) order(keys []RowKey) {
-	// Counts looked up once, not per comparison (hashing a key's
-	// strings each time was most of sorting 50 k rows), and the rows
-	// sorted by index: a key is 100 bytes.
+	// Counts looked up once, not per comparison: hashing a key's
+	// strings each time was most of sorting 50 k rows.
 	type counted struct{ c, acc Counts }
 	cs := make([]counted, len(keys))
-	idx := make([]int32, len(keys))
 	for i, k := range keys {
 		cs[i] = counted{r.Counts[k], r.Acc[k]}
-		idx[i] = int32(i)
 	}
-	slices.SortFunc(idx, func(i, j int32) int {
+	sortIndexed(keys, func(i, j int) int {
 		a, b := &cs[i], &cs[j]
 		if c := cmp.Compare(b.acc.Period, a.acc.Period); c != 0 {
 			return c // overhead_children first (setup_overhead)
@@ -479,11 +469,22 @@ func (r *Rows) order(keys []RowKey) {
 		}
 		return r.compareKeys(keys[i], keys[j], a.c, b.c)
 	})
-	sorted := make([]RowKey, len(keys))
-	for n, i := range idx {
-		sorted[n] = keys[i]
+}
+
+// sortIndexed sorts s by compare, which is given the elements' positions
+// in s as it was: so that a comparison can read values looked up once per
+// element, and large elements move once.
+func sortIndexed[T any](s []T, compare func(i, j int) int) {
+	idx := make([]int, len(s))
+	for i := range idx {
+		idx[i] = i
 	}
-	copy(keys, sorted)
+	slices.SortFunc(idx, compare)
+	sorted := make([]T, len(s))
+	for n, i := range idx {
+		sorted[n] = s[i]
+	}
+	copy(s, sorted)
 }
 
 // compareKeys orders two rows of equal overhead: by each sort key in

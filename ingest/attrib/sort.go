@@ -220,15 +220,9 @@ func comparePerfRows(x, y *tableRow) int {
 // so kernel addresses come first; rows equal even then as groupRows
 // ranks them.
 func tableOrder(rows []tableRow) []*tableRow {
-	short := make(map[dsoMode]string)
+	var short shortNames
 	for i := range rows {
-		k := dsoMode{rows[i].key.DSO, rows[i].key.Kernel}
-		s, ok := short[k]
-		if !ok {
-			s = ShortName(k.dso, k.kernel)
-			short[k] = s
-		}
-		rows[i].short = s
+		rows[i].short = short.of(rows[i].key.DSO, rows[i].key.Kernel)
 	}
 	// Rows are large: sorting pointers moves less.
 	order := make([]*tableRow, len(rows))

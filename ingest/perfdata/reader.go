@@ -614,6 +614,20 @@ func (r *Reader) FaultError(v any) error {
 	return formatError(off, "data at file offset %#x: the file shrank while being read", off)
 }
 
+// CatchFault, deferred by a function that reads the Reader's stable
+// record bytes with debug.SetPanicOnFault on (it must be the deferred
+// call itself, for recover to see the panic), sets *err to FaultError's
+// error for a fault in the mapping and panics again with anything else.
+func (r *Reader) CatchFault(err *error) {
+	if v := recover(); v != nil {
+		e := r.FaultError(v)
+		if e == nil {
+			panic(v)
+		}
+		*err = e
+	}
+}
+
 // PipeMode reports whether the recording is in pipe mode (perf record
 // -o -): its attrs and features arrive as records.
 func (r *Reader) PipeMode() bool { return r.hdr.Size == pipeHeaderSize }
@@ -887,17 +901,14 @@ func (r *Reader) Next() bool {
 // nextMapped is next for a mapping, where a file that shrank makes the
 // record's bytes fault: that becomes the Reader's error.
 func (r *Reader) nextMapped() (ok bool) {
-	old := debug.SetPanicOnFault(true)
+	var err error
 	defer func() {
-		debug.SetPanicOnFault(old)
-		if v := recover(); v != nil {
-			err := r.FaultError(v)
-			if err == nil {
-				panic(v)
-			}
+		if err != nil {
 			ok = r.fail(err)
 		}
 	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer r.CatchFault(&err)
 	return r.next()
 }
 
