@@ -33,7 +33,8 @@ const reportUsage = `usage: kbench report [-format table|script|json|folded|ppro
                     [-pid L] [-tid L] [-comm L] [-cpu L] [-time START,END]
                     [-dso L] [-sym L]
                     [-impl btree|list] [-debugdir DIR] [-symfs DIR] [-o FILE]
-                    [-progress auto|always|never] [-cpuprofile FILE] FILE | -i FILE
+                    [-progress auto|always|never] [-cpuprofile FILE]
+                    [-memprofile FILE] FILE | -i FILE
 
 Attribute every sample of the perf.data FILE ("-": standard input, e.g. a
 pipe-mode recording) to a map and a symbol as perf does, and print:
@@ -78,6 +79,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
+	memProfile := fs.String("memprofile", "", "write an allocation profile of the run to `file` at its end (go tool pprof -sample_index=alloc_space)")
 	// -children and -no-children, as perf's --children and --no-children:
 	// the last one given wins. kbench's default is the flat table.
 	children := false
@@ -166,6 +168,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		defer writeMemProfile(*memProfile, stderr)
 	}
 	// Messages name standard input as openRecording's errors do.
 	display := name
@@ -545,5 +550,20 @@ func cpuList(dst *[]uint32) func(string) error {
 			}
 		}
 		return nil
+	}
+}
+
+// writeMemProfile writes the heap profile, allocations since the start
+// included, to name; a failure is reported on stderr, not as the run's.
+func writeMemProfile(name string, stderr io.Writer) {
+	f, err := os.Create(name)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kbench report: memprofile: %v\n", err)
 	}
 }

@@ -2,8 +2,10 @@ package attrib
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 
+	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/rbtree"
 )
 
@@ -21,6 +23,10 @@ import (
 // sample, an entry linked where the search ended, the kernel's
 // rebalancing (package rbtree). (A cache of searches, valid until the
 // tree changed, measured no faster: entries are made all along.)
+//
+// With the comm key, perf then collapses the entries into a second tree
+// (hists__collapse_resort), which merges entries the first tree kept
+// apart, by then with their final command names: see collapse.
 type histTree struct {
 	keys    []string // the sort keys, in order (sym, never dso)
 	tree    rbtree.Tree
@@ -39,6 +45,10 @@ type histRow struct {
 // sample it is searched for).
 type histEntry struct {
 	tid, cpu int32
+	// comm is the command-name entry of the entry's thread when it was
+	// made (he->comm), which a later COMM may rename: perf compares the
+	// name it has at the time of the comparison.
+	comm *machine.CommEntry
 	// noMap: the entry has no map (sort__dso_cmp's NULL); else dso is
 	// its DSO's short name.
 	noMap bool
@@ -54,17 +64,9 @@ type histEntry struct {
 func newHistTree(keys []string) *histTree { return &histTree{keys: keys} }
 
 // histTreeApplies reports whether perf's comparison by keys can be
-// inconsistent, so that a histTree is needed: sym without dso. Views with
-// comm are left out: perf collapses them into a second tree
-// (hists__collapse_resort), which rowCounter.named models.
+// inconsistent, so that a histTree is needed: sym without dso.
 func histTreeApplies(keys []string) bool {
-	sym, dso, comm := false, false, false
-	for _, k := range keys {
-		sym = sym || k == SortSym
-		dso = dso || k == SortDSO
-		comm = comm || k == SortComm
-	}
-	return sym && !dso && !comm
+	return slices.Contains(keys, SortSym) && !slices.Contains(keys, SortDSO)
 }
 
 // find returns the entry the sample e falls in, made if perf's search
@@ -101,6 +103,8 @@ func (h *histTree) compare(l, r *histEntry) int {
 	for _, k := range h.keys {
 		var c int
 		switch k {
+		case SortComm:
+			c = strings.Compare(r.comm.Name, l.comm.Name) // sort__comm_cmp (and _collapse): strcmp(right, left)
 		case SortPid:
 			c = cmp.Compare(r.tid, l.tid) // sort__thread_cmp: right - left
 		case SortCPU:
@@ -160,15 +164,61 @@ func symCmp(l, r *histEntry) int {
 	return cmp.Compare(int64(r.end-l.end), 0)
 }
 
-// ranks returns each entry's position in the tree's in-order walk, the
-// order perf's output sort keeps for rows it finds equal
-// (output_resort inserts them in that order, equal ones to the right).
-func (h *histTree) ranks() []int32 {
-	r := make([]int32, len(h.entries))
-	i := int32(0)
+// collapse returns, for each entry, the entry perf keeps it in and, for
+// each entry kept, its position in the order perf's output sort keeps for
+// rows it finds equal (output_resort inserts them in that order, equal
+// ones to the right).
+//
+// Without the comm key perf keeps every entry, in the tree's in-order
+// walk. With it (sort__need_collapse, the one key with se_collapse),
+// hists__collapse_resort moves the entries in that walk's order into a
+// second tree searched with the same comparison (comm's se_collapse is
+// its se_cmp), by then with the final command names; an entry found equal
+// merges into the one there (hists__collapse_insert_entry), and the
+// second tree's in-order walk is the order kept.
+func (h *histTree) collapse() (kept, ranks []int32) {
+	kept = make([]int32, len(h.entries))
+	ranks = make([]int32, len(h.entries))
+	if !slices.Contains(h.keys, SortComm) {
+		i := int32(0)
+		for n := h.tree.First(); n != nil; n = n.Next() {
+			kept[n.Value], ranks[n.Value] = n.Value, i
+			i++
+		}
+		return kept, ranks
+	}
+	var collapsed rbtree.Tree
+	nodes := make([]rbtree.Node, len(h.entries))
 	for n := h.tree.First(); n != nil; n = n.Next() {
-		r[n.Value] = i
+		kept[n.Value] = h.insertCollapsed(&collapsed, &nodes[n.Value], n.Value)
+	}
+	i := int32(0)
+	for n := collapsed.First(); n != nil; n = n.Next() {
+		ranks[n.Value] = i
 		i++
 	}
-	return r
+	return kept, ranks
+}
+
+// insertCollapsed is hists__collapse_insert_entry: it links entry id
+// (its node n) into the collapsed tree t unless the search finds an
+// entry equal to it, and returns the entry it is counted in.
+func (h *histTree) insertCollapsed(t *rbtree.Tree, n *rbtree.Node, id int32) int32 {
+	var parent *rbtree.Node
+	left := false
+	for p := t.Root(); p != nil; {
+		parent = p
+		c := h.compare(&h.entries[p.Value], &h.entries[id])
+		if c == 0 {
+			return p.Value
+		}
+		if c < 0 {
+			p, left = p.Left(), true
+		} else {
+			p, left = p.Right(), false
+		}
+	}
+	n.Value = id
+	t.Link(n, parent, left)
+	return id
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/machine"
 )
 
 // randomHistEntry returns a sample's entry from a small space, so that
@@ -66,7 +68,7 @@ func TestHistTreeConsistentKeys(t *testing.T) {
 				}
 			}
 		}
-		ranks := h.ranks()
+		_, ranks := h.collapse()
 		order := make([]int32, len(ranks))
 		for e, r := range ranks {
 			order[r] = int32(e)
@@ -120,7 +122,7 @@ func TestHistTreeMixedEntries(t *testing.T) {
 			}
 			byKey[e] = id
 		}
-		ranks := h.ranks()
+		_, ranks := h.collapse()
 		seen := make([]bool, len(ranks))
 		for _, r := range ranks {
 			if seen[r] {
@@ -131,6 +133,72 @@ func TestHistTreeMixedEntries(t *testing.T) {
 	}
 	if splits == 0 {
 		t.Error("no sample missed its entry: the inputs do not exercise perf's inconsistent comparison")
+	}
+}
+
+// TestHistTreeCollapse checks perf's collapse (histTree.collapse) with
+// the comm key, where the comparison is a consistent order (every entry
+// with a symbol) but commands are renamed while samples come in (perf's
+// comm__override), so that the first tree holds entries where their old
+// names put them and makes second entries for renamed ones. Collapsed,
+// with the final names, each class of equal entries must be one entry:
+// the class's first in the first tree's in-order walk, as perf moves
+// them; and the entries kept, in rank order, must be sorted.
+func TestHistTreeCollapse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	keySets := [][]string{{SortComm, SortSym}, {SortSym, SortComm}, {SortComm, SortPid, SortSym}}
+	names := []string{":12", ":13", "alpha", "beta"}
+	renamedSome := false
+	for i := range 300 {
+		keys := keySets[i%len(keySets)]
+		h := newHistTree(keys)
+		comms := make([]*machine.CommEntry, 4)
+		for j := range comms {
+			comms[j] = &machine.CommEntry{Name: names[rng.IntN(len(names))]}
+		}
+		for range rng.IntN(200) {
+			if rng.IntN(20) == 0 { // a COMM overrides a thread's first name
+				comms[rng.IntN(len(comms))].Name = names[rng.IntN(len(names))]
+				renamedSome = true
+			}
+			e := randomHistEntry(rng, true, false, false)
+			e.comm = comms[rng.IntN(len(comms))]
+			h.find(e)
+		}
+		kept, ranks := h.collapse()
+		var walk []int32
+		for n := h.tree.First(); n != nil; n = n.Next() {
+			walk = append(walk, n.Value)
+		}
+		firstOf := func(id int32) int32 {
+			for _, w := range walk {
+				if h.compare(&h.entries[w], &h.entries[id]) == 0 {
+					return w
+				}
+			}
+			return -1
+		}
+		var survivors []int32
+		for id := range h.entries {
+			if want := firstOf(int32(id)); kept[id] != want {
+				t.Fatalf("case %d (%v): entry %d %+v kept in %d, want %d, the first equal one in the walk", i, keys, id, h.entries[id], kept[id], want)
+			}
+			if kept[id] == int32(id) {
+				survivors = append(survivors, int32(id))
+			}
+		}
+		slices.SortFunc(survivors, func(a, b int32) int { return cmp.Compare(ranks[a], ranks[b]) })
+		for j := 1; j < len(survivors); j++ {
+			if ranks[survivors[j]] != int32(j) {
+				t.Fatalf("case %d (%v): the entries kept are ranked %v", i, keys, ranks)
+			}
+			if h.compare(&h.entries[survivors[j-1]], &h.entries[survivors[j]]) <= 0 {
+				t.Fatalf("case %d (%v): entries kept not in order at rank %d", i, keys, j)
+			}
+		}
+	}
+	if !renamedSome {
+		t.Error("no command was renamed")
 	}
 }
 

@@ -198,6 +198,9 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 		if int(id) == len(h.rows) {
 			rk := rc.key(k, t, cpu)
 			rk.entry = id + 1
+			if rc.comm {
+				rc.commThreads[rk] = t
+			}
 			r := &row{kernel: kernel, made: rc.newMade(rk, filtered)}
 			rc.rows[rk] = r
 			h.rows = append(h.rows, histRow{rk, r})
@@ -226,6 +229,9 @@ func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Th
 		rc.hist[k.Event] = h
 	}
 	e := histEntry{tid: int32(t.Tid), cpu: cpu}
+	if rc.comm {
+		e.comm = t.CommEntry()
+	}
 	if k.DSO == symbols.Unknown {
 		e.noMap = true
 	} else {
@@ -342,7 +348,13 @@ type Rows struct {
 func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, ThreadComm: make(map[int32]string), CommLen: make(map[RowKey]int), Elided: map[string]string{}}
 	if rc.acc == nil {
-		named, kept := rc.named(slices.Collect(maps.Keys(rc.rows)), func(k RowKey) *made { return &rc.rows[k].made })
+		var named []namedRow
+		var kept map[RowKey]RowKey
+		if rc.hist != nil {
+			named, kept, r.ranks = rc.histNamed()
+		} else {
+			named, kept = rc.named(slices.Collect(maps.Keys(rc.rows)), func(k RowKey) *made { return &rc.rows[k].made })
+		}
 		for _, e := range named {
 			keep := rc.rows[kept[e.named]]
 			if keep.filtered {
@@ -387,12 +399,6 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 	for tid, t := range rc.threads {
 		r.ThreadComm[tid] = t.Comm
 	}
-	if rc.hist != nil {
-		r.ranks = make(map[int][]int32, len(rc.hist))
-		for ev, h := range rc.hist {
-			r.ranks[ev] = h.ranks()
-		}
-	}
 	if f != nil {
 		one := func(key string, list []string) {
 			if len(list) == 1 && slices.Contains(keys, key) {
@@ -407,6 +413,34 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 		}
 	}
 	return r
+}
+
+// histNamed is named for the rows of hist entries (rc.hist): each entry's
+// row shows the row of the entry perf keeps it in (histTree.collapse),
+// with its command name at the end; the rows kept come first. It returns
+// the ranks of the entries kept too, per event.
+func (rc *rowCounter) histNamed() ([]namedRow, map[RowKey]RowKey, map[int][]int32) {
+	var named, merged []namedRow
+	kept := make(map[RowKey]RowKey)
+	ranks := make(map[int][]int32, len(rc.hist))
+	for ev, h := range rc.hist {
+		keep, rk := h.collapse()
+		ranks[ev] = rk
+		for id, hr := range h.rows {
+			k := h.rows[keep[id]].key
+			shown := k
+			if k.comm != nil {
+				shown.Comm, shown.comm = k.comm.Name, nil
+			}
+			if int(keep[id]) == id {
+				named = append(named, namedRow{hr.key, shown})
+				kept[shown] = k
+			} else {
+				merged = append(merged, namedRow{hr.key, shown})
+			}
+		}
+	}
+	return append(named, merged...), kept, ranks
 }
 
 // namedRow is a counted row's key and the key it shows: its command
