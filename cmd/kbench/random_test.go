@@ -1,0 +1,274 @@
+package main
+
+import (
+	"debug/elf"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/linediff"
+	"github.com/kmapindex/kmapindex/internal/perftest"
+	"github.com/kmapindex/kmapindex/internal/testbuild"
+)
+
+var keepRandom = flag.Bool("keep-random", false, "TestRandomRecordingsAgainstPerf: write perf's outputs to $TMPDIR/random*.perf")
+var randomSeeds = flag.Int("random-seeds", 20, "TestRandomRecordingsAgainstPerf: the number of random recordings")
+
+// randomComparisons are the outputs TestRandomRecordingsAgainstPerf
+// compares: tables by the sort keys whose rows perf keeps in the order of
+// its hist-entry trees (sym without dso, with and without comm), the
+// default table, the children table, filters, and perf script.
+var randomComparisons = []struct {
+	name       string
+	perf, args []string // perf's arguments after -i FILE; kbench report's before FILE
+	table      bool     // compare the rows of a report table
+}{
+	{"comm,sym", reportArgs("--sort", "comm,sym"), []string{"-no-children", "-sort", "comm,sym"}, true},
+	{"sym,comm", reportArgs("--sort", "sym,comm"), []string{"-no-children", "-sort", "sym,comm"}, true},
+	{"sym", reportArgs("--sort", "sym"), []string{"-no-children", "-sort", "sym"}, true},
+	{"pid,sym", reportArgs("--sort", "pid,sym"), []string{"-no-children", "-sort", "pid,sym"}, true},
+	{"comm", reportArgs("--sort", "comm"), []string{"-no-children", "-sort", "comm"}, true},
+	{"comm,dso,sym", reportArgs("--sort", "comm,dso,sym"), []string{"-no-children", "-sort", "comm,dso,sym"}, true},
+	{"cpu,sym", reportArgs("--sort", "cpu,sym"), []string{"-no-children", "-sort", "cpu,sym"}, true},
+	{"table", reportArgs("--sort", "dso,sym"), []string{"-no-children"}, true},
+	{"children", append(reportArgs("--sort", "dso,sym"), "--children"), []string{"-children"}, true},
+	{"comms", reportArgs("--sort", "dso,sym", "--comms", "alpha,X"), []string{"-no-children", "-comm", "alpha,X"}, true},
+	{"pid", reportArgs("--sort", "comm,sym", "--pid", "100"), []string{"-no-children", "-sort", "comm,sym", "-pid", "100"}, true},
+	{"script", []string{"script", "-F", "ip,sym,dso"}, []string{"-format", "script"}, false},
+}
+
+// reportArgs are perf report's arguments for a flat table, then more.
+func reportArgs(more ...string) []string {
+	return append([]string{"report", "--stdio", "--no-children", "-n", "-g", "none"}, more...)
+}
+
+// TestRandomRecordingsAgainstPerf compares kbench report with perf on
+// random recordings (writeRandomRecording): table rows and script lines
+// in order. Periods repeat, so that many rows tie and their order is
+// perf's trees'. Needs perf.
+func TestRandomRecordingsAgainstPerf(t *testing.T) {
+	if _, _, err := perftest.Run(perftest.Options{}, "version"); err != nil {
+		t.Skipf("perf: %v", err)
+	}
+	lib, segs := symbolLibrary(t)
+	ksFile := filepath.Join(foreignDir, "kallsyms")
+	ks, err := kallsyms.ReadFile(ksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := *randomSeeds
+	if testing.Short() {
+		seeds = min(seeds, 3)
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "perf.data")
+			rng := rand.New(rand.NewPCG(uint64(seed), 17))
+			writeRandomRecording(t, data, rng, randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0}, lib, segs, ks)
+			for _, c := range randomComparisons {
+				want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(append([]string{}, c.perf...), "-i", data, "--kallsyms", ksFile)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-progress", "never", "-kallsyms", ksFile}, c.args...), data)...)
+				if strings.Count(want, "\n") < 10 {
+					t.Fatalf("%s: perf printed no more than:\n%s", c.name, want)
+				}
+				if *keepRandom {
+					os.WriteFile(filepath.Join(os.TempDir(), fmt.Sprintf("random%d.%s.perf", seed, c.name)), []byte(want), 0o644)
+				}
+				if c.table {
+					g, w := linediff.ReportRows(got), linediff.ReportRows(want)
+					if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
+						t.Errorf("%s: rows differ from perf report's (%d rows): %s", c.name, len(w), d)
+					}
+				} else if d := linediff.First(trimLines(got), trimLines(want)); d != "" {
+					t.Errorf("%s: differs from perf script: %s", c.name, d)
+				}
+			}
+		})
+	}
+}
+
+// symbolLibrary builds a shared library of functions of assorted sizes,
+// with a symbol table, and returns it and its executable segments.
+func symbolLibrary(t *testing.T) (string, []*elf.Prog) {
+	dir := t.TempDir()
+	var src strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&src, "int f%02d(int x) { for (int i = 0; i < %d; i++) x = x * 31 + i; return x; }\n", i, i%7)
+	}
+	lib := filepath.Join(dir, "libsyms.so")
+	if err := testbuild.Compile(t, "gcc", "-O1", "-fPIC", "-shared", "-o", lib, testbuild.Source(t, dir, "syms.c", src.String())); err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var segs []*elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Filesz > 0 {
+			segs = append(segs, p)
+		}
+	}
+	if len(segs) == 0 {
+		t.Fatal("libsyms.so has no executable segment")
+	}
+	return lib, segs
+}
+
+// randomRecording is the kind of recording writeRandomRecording makes.
+type randomRecording struct {
+	chains bool // samples with callchains
+	cpus   bool // samples with their CPU (0 or 1)
+}
+
+// writeRandomRecording writes to path a random recording drawn from rng:
+// four processes and a thread forked in one of them, named before, after
+// (perf renames their earlier rows) and between their samples; user
+// samples in the library lib (its executable segments segs, with
+// symbols), in two maps of files that do not exist (rows by address only)
+// and outside every map; kernel samples in the kallsyms ks.
+func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts randomRecording, lib string, segs []*elf.Prog, ks []kallsyms.Symbol) {
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	w, err := perfdata.NewWriter(out, perfdata.WriterOptions{Hostname: "test", OSRelease: "6.1.0", Arch: "x86_64", Version: "6.1", Cmdline: []string{"test"},
+		Callchains: opts.chains, CPU: opts.cpus, NrCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	kernel := uint16(perfdata.CPUModeKernel)
+	user := uint16(perfdata.CPUModeUser)
+	var kernelIPs []uint64
+	for _, s := range ks {
+		if s.Module == "" && s.IsFunction() {
+			kernelIPs = append(kernelIPs, s.Addr+uint64(rng.IntN(4)))
+		}
+	}
+	text := kallsyms.Landmarks(ks).Text.Addr
+	must(w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: kernel}, Pid: ^uint32(0), Addr: text, Len: slices.Max(kernelIPs) + 0x1000 - text,
+		Pgoff: text, Filename: "[kernel.kallsyms]_text", Prot: 5, Flags: 2}))
+	// A few addresses per map, so that entries repeat.
+	pick := func(n int, f func() uint64) []uint64 {
+		ips := make([]uint64, n)
+		for i := range ips {
+			ips[i] = f()
+		}
+		return ips
+	}
+	const none1, none2, unmapped, libBase = 0x7f00_0000_0000, 0x7f10_0000_0000, 0x6000_0000, 0x7f20_0000_0000
+	pools := [][]uint64{
+		pick(12, func() uint64 { return kernelIPs[rng.IntN(len(kernelIPs))] }),
+		pick(12, func() uint64 {
+			p := segs[rng.IntN(len(segs))]
+			return libBase + p.Vaddr + uint64(rng.Int64N(int64(p.Filesz)))
+		}),
+		pick(10, func() uint64 { return none1 + uint64(rng.IntN(0x10000)) }),
+		pick(6, func() uint64 { return none2 + uint64(rng.IntN(0x10000)) }),
+		pick(4, func() uint64 { return unmapped + uint64(rng.IntN(0x1000)) }),
+	}
+	names := []string{"alpha", "beta", "X", "gamma"}
+	// Files without symbols whose short names sort before, between and
+	// after the DSOs with symbols, at offsets that make their entries'
+	// addresses (map-relative) overlap or not: perf's sym comparison then
+	// orders entries inconsistently.
+	var files [2]string
+	var pgoffs [2]uint64
+	for i := range files {
+		files[i] = []string{"Aa.so", "kz", "zz.so", "[k.so", "libnone.so"}[rng.IntN(5)]
+		pgoffs[i] = uint64(rng.IntN(3)) << 14
+	}
+	time := uint64(1)
+	comm := func(pid uint32, exec bool) {
+		misc := uint16(0)
+		if exec {
+			misc = perfdata.MiscCommExec
+		}
+		must(w.WriteComm(&perfdata.Comm{Info: perfdata.Info{Misc: misc}, Pid: pid, Tid: pid, Comm: names[rng.IntN(len(names))],
+			SampleID: perfdata.SampleID{Pid: pid, Tid: pid, Time: time}}))
+		time++
+	}
+	pids := []uint32{100, 101, 102, 103}
+	for _, pid := range pids {
+		if rng.IntN(3) > 0 { // else named by a COMM after its first samples
+			comm(pid, true)
+		}
+		id := perfdata.SampleID{Pid: pid, Tid: pid, Time: time}
+		for _, p := range segs {
+			start, end := p.Vaddr&^0xfff, (p.Vaddr+p.Filesz+0xfff)&^0xfff
+			must(w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: user}, Pid: pid, Tid: pid, Addr: libBase + start, Len: end - start,
+				Pgoff: p.Off &^ 0xfff, Prot: 5, Flags: 2, Filename: lib, SampleID: id}))
+		}
+		for i, addr := range []uint64{none1, none2} {
+			must(w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: user}, Pid: pid, Tid: pid, Addr: addr, Len: 0x10000, Pgoff: pgoffs[i],
+				Prot: 5, Flags: 2, Filename: "/nonexistent/" + files[i], SampleID: id}))
+		}
+		time++
+	}
+	// A thread of the first process, forked after its first samples.
+	const thread = 104
+	forked := false
+	const contextKernel, contextUser = ^uint64(0) - 128 + 1, ^uint64(0) - 512 + 1
+	for range 100 + rng.IntN(300) {
+		pid := pids[rng.IntN(len(pids))]
+		tid := pid
+		if forked && pid == pids[0] && rng.IntN(2) == 0 {
+			tid = thread
+		}
+		switch {
+		case rng.IntN(60) == 0:
+			comm(pid, rng.IntN(2) == 0)
+		case !forked && rng.IntN(40) == 0:
+			must(w.WriteFork(&perfdata.Fork{Pid: pids[0], Ppid: pids[0], Tid: thread, Ptid: pids[0], Time: time,
+				SampleID: perfdata.SampleID{Pid: pids[0], Tid: thread, Time: time}}))
+			time++
+			forked = true
+		}
+		kind := rng.IntN(len(pools))
+		misc := user
+		if kind == 0 {
+			misc = kernel
+		}
+		pool := pools[kind]
+		ip := pool[rng.IntN(len(pool))]
+		var chain []uint64
+		if opts.chains {
+			if kind == 0 {
+				chain = append(chain, contextKernel, ip)
+				for range rng.IntN(3) {
+					chain = append(chain, pools[0][rng.IntN(len(pools[0]))])
+				}
+			}
+			chain = append(chain, contextUser)
+			if kind != 0 {
+				chain = append(chain, ip)
+			}
+			for range rng.IntN(4) {
+				p := pools[1+rng.IntN(len(pools)-1)]
+				chain = append(chain, p[rng.IntN(len(p))])
+			}
+		}
+		must(w.WriteSample(&perfdata.Sample{Info: perfdata.Info{Misc: misc}, IP: ip, Pid: pid, Tid: tid, CPU: uint32(rng.IntN(2)),
+			Time: time, Period: uint64(1 + rng.IntN(2)), Callchain: chain}))
+		time++
+	}
+	must(w.Close())
+}
