@@ -133,8 +133,10 @@ type randomRecording struct {
 }
 
 // writeRandomRecording writes to path a random recording drawn from rng:
-// four processes and a thread forked in one of them, named before, after
-// (perf renames their earlier rows) and between their samples; user
+// four processes and a thread forked in one of them (which may exit and
+// go on being sampled), named before, after (perf renames their earlier
+// rows) and between their samples, and the idle task; maps laid over
+// parts of others mid-way; user
 // samples in the library lib (its executable segments segs, with
 // symbols), in two maps of files that do not exist (rows by address only)
 // and outside every map; kernel samples in the kallsyms ks.
@@ -241,8 +243,22 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 				SampleID: perfdata.SampleID{Pid: pids[0], Tid: thread, Time: time}}))
 			time++
 			forked = true
+		case forked && rng.IntN(150) == 0:
+			must(w.WriteExit(&perfdata.Exit{Pid: pids[0], Ppid: pids[0], Tid: thread, Ptid: pids[0], Time: time,
+				SampleID: perfdata.SampleID{Pid: pids[0], Tid: thread, Time: time}}))
+			time++
+		case rng.IntN(50) == 0:
+			// A map over part of others (perf splits or replaces them).
+			i := rng.IntN(2)
+			must(w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: user}, Pid: pid, Tid: pid,
+				Addr: none1 + uint64(rng.IntN(8))<<13, Len: uint64(1+rng.IntN(8)) << 13, Pgoff: uint64(rng.IntN(4)) << 12,
+				Prot: 5, Flags: 2, Filename: "/nonexistent/" + files[i], SampleID: perfdata.SampleID{Pid: pid, Tid: pid, Time: time}}))
+			time++
 		}
 		kind := rng.IntN(len(pools))
+		if kind == 0 && rng.IntN(4) == 0 {
+			pid, tid = 0, 0 // the idle task
+		}
 		misc := user
 		if kind == 0 {
 			misc = kernel
