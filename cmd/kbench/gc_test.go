@@ -1,0 +1,39 @@
+package main
+
+import (
+	"math"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// TestStartGC checks the collector's settings for a run: off while the
+// heap is small, GOGC=50 without a memory limit once it reaches
+// startHeap.
+func TestStartGC(t *testing.T) {
+	gcPercent := func() int {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+
+	steady := startGC()
+	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != -1 || limit != startLimit {
+		t.Fatalf("at the start: GOGC %d, memory limit %d; want off and %d", p, limit, startLimit)
+	}
+	held := make([][]byte, 0, 64)
+	for range 2 * startHeap >> 20 {
+		held = append(held, make([]byte, 1<<20))
+	}
+	select {
+	case <-steady:
+	case <-time.After(startTime - time.Second):
+		t.Fatal("the heap passed startHeap and the steady setting did not come")
+	}
+	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != steadyGOGC || limit != math.MaxInt64 {
+		t.Errorf("then: GOGC %d, memory limit %d; want %d and none", p, limit, steadyGOGC)
+	}
+	_ = held
+}
