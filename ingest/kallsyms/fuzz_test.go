@@ -2,7 +2,9 @@ package kallsyms
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,6 +26,13 @@ func FuzzParse(f *testing.F) {
 		if (err == nil) != (serr == nil) || (err != nil && err.Error() != serr.Error()) {
 			t.Fatalf("ReadAll error %v, Parse error %v", err, serr)
 		}
+		// Lines across the chunks ReadAll reads ahead parse the same.
+		for _, chunk := range []int{1, 7, 100} {
+			chunked, cerr := readAll(bytes.NewReader(data), chunk)
+			if fmt.Sprint(cerr) != fmt.Sprint(err) || !slices.Equal(chunked, syms) {
+				t.Fatalf("in chunks of %d: %d symbols, error %v; whole: %d symbols, error %v", chunk, len(chunked), cerr, len(syms), err)
+			}
+		}
 		if err != nil {
 			return
 		}
@@ -35,6 +44,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("symbol %d: ReadAll %+v, Parse %+v", i, syms[i], streamed[i])
 			}
 		}
+
 		_ = Landmarks(syms)
 		_ = Restricted(syms)
 		// Every accepted symbol formats back to a line that parses to itself,

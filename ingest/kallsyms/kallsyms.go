@@ -24,10 +24,10 @@ package kallsyms
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -240,49 +240,121 @@ func ReadFile(path string) ([]Symbol, error) {
 	return syms, nil
 }
 
-// readAllStart is ReadAll's first buffer: a typical /proc/kallsyms fits.
-const readAllStart = 8 << 20
-
 // MaxFileSize bounds the kallsyms input ReadAll and ReadFile accept
 // (/proc/kallsyms is a few MiB; this allows a hundred times that).
 const MaxFileSize = 1 << 30
 
+// readAllChunk is the size of the chunks ReadAll reads ahead.
+const readAllChunk = 256 << 10
+
 // ReadAll parses all of r and returns the symbols in file order, as Parse
-// does. It reads the input whole (at most MaxFileSize bytes) and slices
-// every name out of one string: no allocation per symbol.
-func ReadAll(r io.Reader) ([]Symbol, error) {
-	// /proc/kallsyms reports size 0 and is several MiB: starting large
-	// saves io.ReadAll's dozen regrowths (about a quarter of the read).
-	var buf bytes.Buffer
-	buf.Grow(readAllStart)
-	if _, err := buf.ReadFrom(io.LimitReader(r, MaxFileSize+1)); err != nil {
-		return nil, err
-	}
-	data := buf.Bytes()
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("more than %d bytes: not a kallsyms file", MaxFileSize)
-	}
-	if len(data) == 0 {
-		return nil, nil
-	}
-	text := unsafe.String(&data[0], len(data)) // data is never written again
-	syms := make([]Symbol, 0, strings.Count(text, "\n")+1)
+// does. It reads at most MaxFileSize bytes, in chunks a goroutine reads
+// ahead while the lines of those before are parsed (the kernel makes
+// /proc/kallsyms as it is read, 4 KiB a call: parsing behind it takes
+// the parse off the time to the symbols), and slices every name out of
+// those chunks: no allocation per symbol.
+func ReadAll(r io.Reader) ([]Symbol, error) { return readAll(r, readAllChunk) }
+
+// readAll is ReadAll reading chunks of chunkSize bytes.
+func readAll(r io.Reader, chunkSize int) ([]Symbol, error) {
+	chunks := make(chan []byte, 4)
+	done := make(chan struct{})
+	defer close(done)
+	var readErr error // set before chunks is closed
+	go func() {
+		defer close(chunks)
+		total := 0
+		for {
+			buf := make([]byte, chunkSize)
+			n, err := io.ReadFull(r, buf)
+			if total += n; total > MaxFileSize {
+				readErr = fmt.Errorf("more than %d bytes: not a kallsyms file", MaxFileSize)
+				return
+			}
+			if n > 0 {
+				select {
+				case chunks <- buf[:n]:
+				case <-done:
+					return
+				}
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return
+			}
+			if err != nil {
+				readErr = err
+				return
+			}
+		}
+	}()
+	// Each chunk's symbols, sized by its newlines, are joined at the end:
+	// growing one slice instead made four times its garbage.
+	var parts [][]Symbol
 	intern := map[string]string{}
-	for line := 1; len(text) > 0; line++ {
-		b, rest, _ := strings.Cut(text, "\n")
-		text = rest
-		// A line longer than Parse's buffer is, for Parse, a truncated one.
-		long := len(b)+1 > readBufSize
-		if long {
-			b = b[:readBufSize]
+	line := 1
+	var partial []byte // a line begun in an earlier chunk
+	for chunk := range chunks {
+		text := unsafe.String(&chunk[0], len(chunk)) // chunk is never written again
+		syms := make([]Symbol, 0, strings.Count(text, "\n")+1)
+		if partial != nil {
+			b, rest, ok := strings.Cut(text, "\n")
+			partial = append(partial, b...)
+			if !ok {
+				continue
+			}
+			text = rest
+			var err error
+			if syms, err = appendLine(syms, unsafe.String(&partial[0], len(partial)), line, intern); err != nil {
+				return nil, err
+			}
+			line++
+			partial = nil
 		}
-		sym, ok, err := parseLine(b, long, intern)
+		for len(text) > 0 {
+			b, rest, ok := strings.Cut(text, "\n")
+			if !ok {
+				partial = append(make([]byte, 0, 2*len(b)+64), b...)
+				break
+			}
+			text = rest
+			var err error
+			if syms, err = appendLine(syms, b, line, intern); err != nil {
+				return nil, err
+			}
+			line++
+		}
+		parts = append(parts, syms)
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	if len(partial) > 0 { // the last line, without its newline
+		last, err := appendLine(nil, unsafe.String(&partial[0], len(partial)), line, intern)
 		if err != nil {
-			return nil, &ParseError{Line: line, Err: err}
+			return nil, err
 		}
-		if ok {
-			syms = append(syms, sym)
-		}
+		parts = append(parts, last)
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return slices.Concat(parts...), nil
+}
+
+// appendLine parses line number n of ReadAll's input, b without its
+// newline, and appends its symbol to syms if it has one.
+func appendLine(syms []Symbol, b string, n int, intern map[string]string) ([]Symbol, error) {
+	// A line longer than Parse's buffer is, for Parse, a truncated one.
+	long := len(b)+1 > readBufSize
+	if long {
+		b = b[:readBufSize]
+	}
+	sym, ok, err := parseLine(b, long, intern)
+	if err != nil {
+		return syms, &ParseError{Line: n, Err: err}
+	}
+	if ok {
+		syms = append(syms, sym)
 	}
 	return syms, nil
 }
