@@ -20,7 +20,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -297,11 +296,11 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	a.mapped, a.reader = r.MappedData(), r
-	load := prepareKernel(opts.LoadKallsyms)
-	if load != nil {
+	load, loaded := prepareKernel(opts.LoadKallsyms)
+	if loaded != nil {
 		// The loader may report through the caller's callbacks: it ends
 		// before Run does, whether or not a kernel sample needed it.
-		defer load()
+		defer loaded()
 	}
 	// The deliveries in flight hold at most flowBytes: more only raised
 	// the peak memory, for no speed.
@@ -442,9 +441,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	switch {
 	case a.sym.kcoreTable != nil:
 		a.res.KernelSymbols = "kcore " + a.sym.kcoreUsed + " with kallsyms " + opts.KallsymsFile
-	case a.sym.kallsyms != nil && a.sym.kcoreNote != "":
+	case a.sym.hasKallsyms && a.sym.kcoreNote != "":
 		a.res.KernelSymbols = "kallsyms " + opts.KallsymsFile + " (kcore not used: " + a.sym.kcoreNote + ")"
-	case a.sym.kallsyms != nil:
+	case a.sym.hasKallsyms:
 		a.res.KernelSymbols = "kallsyms " + opts.KallsymsFile
 	}
 	return a.res, nil
@@ -452,11 +451,13 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 
 // prepareKernel runs load in the background and builds the kernel symbol
 // tables for a machine without module maps there too, so that both
-// overlap decoding; nil for a nil load. The function it returns waits for
-// them and may be called any number of times.
-func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Symbol, *symbols.KernelTables, error) {
+// overlap decoding; nil, nil for a nil load. take waits for them and
+// hands them over: it may be called once (the symbolizer keeps them, and
+// drops the kallsyms symbols once it has its tables). loaded waits for
+// the background work to end.
+func prepareKernel(load func() ([]kallsyms.Symbol, error)) (take func() ([]kallsyms.Symbol, *symbols.KernelTables, error), loaded func()) {
 	if load == nil {
-		return nil
+		return nil, nil
 	}
 	type prepared struct {
 		syms []kallsyms.Symbol
@@ -464,7 +465,9 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 		err  error
 	}
 	c := make(chan prepared, 1)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		ks, err := load()
 		var kt *symbols.KernelTables
 		if err == nil && ks != nil {
@@ -472,11 +475,11 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) func() ([]kallsyms.Sy
 		}
 		c <- prepared{ks, kt, err}
 	}()
-	wait := sync.OnceValue(func() prepared { return <-c })
-	return func() ([]kallsyms.Symbol, *symbols.KernelTables, error) {
-		p := wait()
+	take = func() ([]kallsyms.Symbol, *symbols.KernelTables, error) {
+		p := <-c
 		return p.syms, p.kt, p.err
 	}
+	return take, func() { <-done }
 }
 
 // deliverAll delivers the events of one delivery, up to the first
@@ -751,7 +754,7 @@ func (a *attributor) fetchInsn(e *event) {
 		a.kstart = 1 << 63
 		if _, ok := a.m.Vmlinux(); ok {
 			a.m.LoadKernel()
-			if vm, ok := a.m.Vmlinux(); ok && !a.x86_64 && a.sym.kallsyms != nil {
+			if vm, ok := a.m.Vmlinux(); ok && !a.x86_64 && a.sym.hasKallsyms {
 				a.kstart = vm.Start
 			}
 		}

@@ -18,9 +18,13 @@ import (
 // symbolizer names the symbol of a resolved address the way perf 6.1
 // does, loading each DSO's symbols once, on first use.
 type symbolizer struct {
-	kallsyms []kallsyms.Symbol // nil: no kernel symbols
+	// kallsyms are the kernel symbols, until the kernel's tables are
+	// made from them; hasKallsyms says whether there are any.
+	kallsyms    []kallsyms.Symbol
+	hasKallsyms bool
 	// load, when set, delivers kallsyms and the kernel tables built from
-	// them for a machine without module maps, prepared in the background.
+	// them for a machine without module maps, prepared in the background;
+	// it may be called once.
 	load     func() ([]kallsyms.Symbol, *symbols.KernelTables, error)
 	err      error // from load
 	kernel   *symbols.KernelTables
@@ -59,6 +63,7 @@ type symbolizer struct {
 func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, *symbols.KernelTables, error), buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
 	return &symbolizer{
 		kallsyms:     ks,
+		hasKallsyms:  ks != nil,
 		load:         load,
 		buildIDs:     buildIDs,
 		debugDir:     debugDir,
@@ -77,6 +82,7 @@ func (s *symbolizer) kernelSyms() []kallsyms.Symbol {
 	if s.load != nil {
 		s.kallsyms, s.pre, s.err = s.load()
 		s.load = nil
+		s.hasKallsyms = s.kallsyms != nil
 	}
 	return s.kallsyms
 }
@@ -140,6 +146,11 @@ func (s *symbolizer) loadKernel(m *machine.Machine) {
 	kt := s.kernelTables()
 	if kt != nil && kt.Kernel.Len() > 0 {
 		m.FixupKernel(kt.Start, kt.End)
+	}
+	if s.kernel != nil {
+		// Every later lookup goes to the tables: the symbols (and the
+		// text their names are cut from, a dozen MB) can go.
+		s.kallsyms, s.pre = nil, nil
 	}
 }
 
