@@ -37,26 +37,20 @@ cat "$times"
 "$kb" report -progress never -format json -kallsyms $ks "$f" >"$dir/kbench.json"
 samples=$(awk -F'[:,]' '/"samples"/ {gsub(/ /, "", $2); print $2; exit}' "$dir/kbench.json")
 echo "recording: $f ($(du -hL "$f" | cut -f1), $samples samples), $runs runs"
-awk '
-function median(a, n,   i, j, t) {
-	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
-{ k = $1; n[k]++; w[k, n[k]] = $2; c[k, n[k]] = $3 + $4; m[k, n[k]] = $5 }
+awk -f "$(dirname "$0")/medians.awk" -f <(cat <<'AWK'
 END {
 	split("table script children", fmts, " ")
 	for (x = 1; x <= 3; x++) {
 		f = fmts[x]
-		if (!(("kbench-" f) in n)) continue
-		for (t = 1; t <= 2; t++) {
-			k = (t == 1 ? "kbench-" : "perf-") f
-			for (i = 1; i <= n[k]; i++) { ww[i] = w[k, i]; cc[i] = c[k, i]; mm[i] = m[k, i] }
-			W[t] = median(ww, n[k]); C[t] = median(cc, n[k]); M[t] = median(mm, n[k])
-		}
+		kb = "kbench-" f
+		pf = "perf-" f
+		if (!(kb in n)) continue
 		printf "%-6s median wall: kbench %.2f s, perf %.2f s = %.1fx; CPU %.2f s vs %.2f s = %.1fx; peak RSS %d KB vs %d KB = %.2fx; kbench CPU/wall %.2f\n", \
-			f, W[1], W[2], W[2] / W[1], C[1], C[2], C[2] / C[1], M[1], M[2], M[2] / M[1], C[1] / W[1]
+			f, wall(kb), wall(pf), wall(pf) / wall(kb), cpu(kb), cpu(pf), cpu(pf) / cpu(kb), rss(kb), rss(pf), rss(pf) / rss(kb), cpu(kb) / wall(kb)
 	}
-}' "$times"
+}
+AWK
+) "$times"
 if cmp -s <(sed 's/[[:space:]]*$//' "$dir/kbench.script") <(sed 's/[[:space:]]*$//' "$dir/perf.script"); then
 	echo "script: every line equal to perf script"
 else
