@@ -75,15 +75,28 @@ func histTreeApplies(keys []string) bool {
 // An entry found takes the sample's map (perf updates he->ms.map when it
 // differs), which for an entry without a symbol can change its DSO.
 func (h *histTree) find(e histEntry) int32 {
-	var parent *rbtree.Node
-	left := false
-	for n := h.tree.Root(); n != nil; {
+	found, parent, left := h.search(&h.tree, &e)
+	if found >= 0 {
+		he := &h.entries[found]
+		he.noMap, he.dso = e.noMap, e.dso
+		return found
+	}
+	h.entries = append(h.entries, e)
+	n := &rbtree.Node{Value: int32(len(h.entries) - 1)}
+	h.tree.Link(n, parent, left)
+	return n.Value
+}
+
+// search looks for e in t as perf's trees of hist entries are searched:
+// each entry on the path compared with e (hist_entry__cmp(he, entry), or
+// the collapse's), left below zero. It returns the entry found equal, or
+// -1 and where e would be linked.
+func (h *histTree) search(t *rbtree.Tree, e *histEntry) (found int32, parent *rbtree.Node, left bool) {
+	for n := t.Root(); n != nil; {
 		parent = n
-		c := h.compare(&h.entries[n.Value], &e)
+		c := h.compare(&h.entries[n.Value], e)
 		if c == 0 {
-			he := &h.entries[n.Value]
-			he.noMap, he.dso = e.noMap, e.dso
-			return n.Value
+			return n.Value, nil, false
 		}
 		if c < 0 {
 			n, left = n.Left(), true
@@ -91,10 +104,7 @@ func (h *histTree) find(e histEntry) int32 {
 			n, left = n.Right(), false
 		}
 	}
-	h.entries = append(h.entries, e)
-	n := &rbtree.Node{Value: int32(len(h.entries) - 1)}
-	h.tree.Link(n, parent, left)
-	return n.Value
+	return -1, parent, left
 }
 
 // compare is hist_entry__cmp(l, r): each key's se_cmp in turn (perf 6.1's
@@ -204,19 +214,9 @@ func (h *histTree) collapse() (kept, ranks []int32) {
 // (its node n) into the collapsed tree t unless the search finds an
 // entry equal to it, and returns the entry it is counted in.
 func (h *histTree) insertCollapsed(t *rbtree.Tree, n *rbtree.Node, id int32) int32 {
-	var parent *rbtree.Node
-	left := false
-	for p := t.Root(); p != nil; {
-		parent = p
-		c := h.compare(&h.entries[p.Value], &h.entries[id])
-		if c == 0 {
-			return p.Value
-		}
-		if c < 0 {
-			p, left = p.Left(), true
-		} else {
-			p, left = p.Right(), false
-		}
+	found, parent, left := h.search(t, &h.entries[id])
+	if found >= 0 {
+		return found
 	}
 	n.Value = id
 	t.Link(n, parent, left)
