@@ -155,6 +155,9 @@ type Key struct {
 	Kernel   bool   // resolved with a kernel cpumode
 	Addr     uint64 // the symbol's start, or the address when Sym is "[unknown]"
 	Event    int    // index into Result.Events
+	// dup numbers the rows of one key perf's tree of a children table
+	// keeps apart (children.replay), from 0.
+	dup int32
 }
 
 // MapSym is a sample's map (the zero Map when it had none), its symbol
@@ -230,6 +233,9 @@ type Result struct {
 	// the level of the first sample that reached it, and the self entry
 	// without a map that differs from it only in level shares its row.
 	Children map[Key]Counts
+	// childSelf, when set, is the children table's Self column, keyed
+	// as Children (children.replay); else BySym is.
+	childSelf map[Key]Counts
 	// Rows is the table by Options.SortKeys (or with Options.Filter);
 	// nil without either.
 	Rows *Rows
@@ -327,6 +333,11 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.rows.firstLevel = branches
 	case children:
 		a.acc = newAccumulator()
+		for _, at := range r.Attrs() {
+			if needsUnwind(at) { // inlined frames can come (see replay)
+				a.acc.log = &entryLog{}
+			}
+		}
 	}
 	m.RegisterIdle() // perf_session__process_events
 	wantChains := (opts.Script != nil || opts.Stacks) && !opts.HideCallchain || children
@@ -413,6 +424,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	if a.acc != nil {
 		a.res.Children = a.acc.result()
+		if children, self, ok := a.acc.replay(); ok {
+			a.res.Children, a.res.childSelf = children, self
+		}
 	}
 	if a.stacks != nil {
 		a.res.Stacks = a.stacks.stacks

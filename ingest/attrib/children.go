@@ -20,6 +20,45 @@ type accumulator struct {
 	// callchains repeat the same return addresses, and resolving and
 	// symbolizing one took most of the time.
 	frames [1 << frameCacheBits]frameSlot
+	// meta is, per entry, what perf's comparison of entries needs beyond
+	// its key; anyInlined says an inlined function's entry was made.
+	meta       []entryMeta
+	anyInlined bool
+	log        *entryLog // each sample's entries, when set (see replay)
+}
+
+// entryMeta is an entry's symbol's end and whether it is an inlined
+// function's (whose span is the symbol it is inlined into).
+type entryMeta struct {
+	end     uint64
+	inlined bool
+}
+
+// entryLog is each sample's entries, as cumulate counted them: its self
+// entry, then its callchain's in caller order, duplicates included. The
+// entries are kept in blocks of logBlock or more (a sample's in one):
+// one slice doubling as it grew kept up to twice their size.
+type entryLog struct {
+	blocks  [][]int32
+	samples []loggedSample
+}
+
+var logBlock = 1 << 16 // lowered by tests
+
+// add logs a sample of period c and entries ids.
+func (l *entryLog) add(ids []int32, c Counts) {
+	n := len(l.blocks)
+	if n == 0 || len(l.blocks[n-1])+len(ids) > cap(l.blocks[n-1]) {
+		l.blocks = append(l.blocks, make([]int32, 0, max(logBlock, len(ids))))
+		n++
+	}
+	l.blocks[n-1] = append(l.blocks[n-1], ids...)
+	l.samples = append(l.samples, loggedSample{int32(len(ids)), c})
+}
+
+type loggedSample struct {
+	n int32 // entries in ids
+	c Counts
 }
 
 // frameCacheBits sizes the frame cache (32 Ki slots of 24 bytes: it fits
@@ -90,6 +129,7 @@ func (ac *accumulator) entry(k Key) int32 {
 	i := int32(len(ac.keys))
 	ac.keys = append(ac.keys, k)
 	ac.counts = append(ac.counts, accCount{})
+	ac.meta = append(ac.meta, entryMeta{})
 	ac.byKey[id] = i
 	return i
 }
@@ -125,6 +165,7 @@ func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int) in
 	}
 	sym := t.Symbol(i)
 	id := ac.entry(Key{DSO: st.key.m.DSO, Sym: sym.Name, Kernel: st.key.kernel, Addr: sym.Start, Event: event})
+	ac.meta[id].end = sym.End
 	s.ids[i] = id + 1
 	return id
 }
@@ -219,15 +260,21 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		if cache && st.final {
 			*slot = frameSlot{ip: ip, ver: ver, event: int16(event), id: id, mode: cpumode, flags: slotFilled | slotInMap}
 		}
-	}, func(k Key) {
+	}, func(k Key, end uint64) {
 		kernel = false
-		ids = append(ids, ac.entry(k))
+		id := ac.entry(k)
+		ac.meta[id] = entryMeta{end: end, inlined: true}
+		ac.anyInlined = true
+		ids = append(ids, id)
 	})
 	if !ok {
 		ids = ids[:1] // perf resets the cursor
 	}
 	for _, id := range ids {
 		ac.add(id, c)
+	}
+	if ac.log != nil {
+		ac.log.add(ids, c)
 	}
 	a.cumIDs = ids
 }

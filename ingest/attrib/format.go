@@ -110,6 +110,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	r.writeTablePreamble(&b)
 	counts, byEvent := r.BySym, r.ByEvent
+	if r.childSelf != nil {
+		counts = r.childSelf
+	}
 	if r.Branches != nil {
 		counts, byEvent = r.Branches, r.BranchEvents
 	}

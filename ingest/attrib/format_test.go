@@ -231,7 +231,7 @@ func TestWriteJSON(t *testing.T) {
 					t.Errorf("symbol %+v: addr: %v", s, err)
 				}
 				ev := slices.Index(res.Events, s.Event)
-				if want := res.BySym[Key{s.DSO, s.Sym, s.Kernel, addr, ev}]; ev < 0 || want.Samples != s.Samples || want.Period != s.Period {
+				if want := res.BySym[Key{DSO: s.DSO, Sym: s.Sym, Kernel: s.Kernel, Addr: addr, Event: ev}]; ev < 0 || want.Samples != s.Samples || want.Period != s.Period {
 					t.Errorf("symbol %+v: result has %+v", s, want)
 				}
 			}

@@ -28,7 +28,8 @@ import (
 // (hists__collapse_resort), which merges entries the first tree kept
 // apart, by then with their final command names: see collapse.
 type histTree struct {
-	keys    []string // the sort keys, in order (sym, never dso)
+	keys    []string // the sort keys, in order
+	dsoKey  bool     // one of them is dso
 	tree    rbtree.Tree
 	entries []histEntry
 	rows    []histRow // each entry's row (rowCounter.add)
@@ -59,9 +60,16 @@ type histEntry struct {
 	dsoPath    string
 	start, end uint64
 	ip         uint64
+	// inlined: the symbol is an inlined function's, named name, which
+	// perf makes spanning the symbol it is inlined into (a children
+	// table's callchain entries only).
+	inlined bool
+	name    string
 }
 
-func newHistTree(keys []string) *histTree { return &histTree{keys: keys} }
+func newHistTree(keys []string) *histTree {
+	return &histTree{keys: keys, dsoKey: slices.Contains(keys, SortDSO)}
+}
 
 // histTreeApplies reports whether perf's comparison by keys can be
 // inconsistent, so that a histTree is needed: sym without dso.
@@ -119,8 +127,10 @@ func (h *histTree) compare(l, r *histEntry) int {
 			c = cmp.Compare(r.tid, l.tid) // sort__thread_cmp: right - left
 		case SortCPU:
 			c = cmp.Compare(r.cpu, l.cpu) // sort__cpu_cmp
+		case SortDSO:
+			c = dsoCmp(l, r)
 		case SortSym:
-			c = symCmp(l, r)
+			c = symCmp(l, r, h.dsoKey)
 		}
 		if c != 0 {
 			return c
@@ -149,24 +159,35 @@ func nullCmp(l, r bool) int {
 	return 1
 }
 
-// symCmp is sort__sym_cmp without the dso key: entries without symbols
-// by address (_sort__addr_cmp: right - left, as a signed number);
-// otherwise by DSO first (sort__dso_cmp), then _sort__sym_cmp: an entry
-// without a symbol first, the same symbol equal, else by start, then end
-// (right - left, signed). Self entries are never inlined symbols, whose
-// name-and-overlap rule is left out.
-func symCmp(l, r *histEntry) int {
+// symCmp is sort__sym_cmp: entries without symbols by address
+// (_sort__addr_cmp: right - left, as a signed number); otherwise, without
+// the dso key (dsoKey false), by DSO first (sort__dso_cmp), then
+// _sort__sym_cmp: an entry without a symbol first, the same symbol
+// equal; if either is inlined, by name (strcmp(left, right)), equal when
+// the spans overlap (ends included); else by start, then end (right -
+// left, signed).
+func symCmp(l, r *histEntry, dsoKey bool) int {
 	if !l.sym && !r.sym {
 		return cmp.Compare(int64(r.ip-l.ip), 0)
 	}
-	if c := dsoCmp(l, r); c != 0 {
-		return c
+	if !dsoKey {
+		if c := dsoCmp(l, r); c != 0 {
+			return c
+		}
 	}
 	if !l.sym || !r.sym {
 		return nullCmp(l.sym, r.sym)
 	}
-	if l.dsoPath == r.dsoPath && l.start == r.start && l.end == r.end {
+	if l.dsoPath == r.dsoPath && l.start == r.start && l.end == r.end && l.inlined == r.inlined && l.name == r.name {
 		return 0 // sym_l == sym_r
+	}
+	if l.inlined || r.inlined {
+		if c := strings.Compare(l.name, r.name); c != 0 {
+			return c
+		}
+		if l.start <= r.end && l.end >= r.start {
+			return 0
+		}
 	}
 	if l.start != r.start {
 		return cmp.Compare(int64(r.start-l.start), 0)

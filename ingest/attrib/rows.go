@@ -785,7 +785,7 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 			}
 		}
 		add(k)
-	}, func(k Key) {
+	}, func(k Key, _ uint64) {
 		kernel = false
 		add(k)
 	})

@@ -1,0 +1,135 @@
+package attrib
+
+import "github.com/kmapindex/kmapindex/ingest/symbols"
+
+// replay returns the Children and Self columns of a children table as
+// perf builds them when inlined functions' entries took part: perf puts
+// a children table's entries in the same kind of tree as a flat table's
+// (hists__findnew_entry, searched per sample for its own entry and each
+// of its callchain's), and an inlined symbol compares by name and is
+// equal to any of that name whose span overlaps its own
+// (_sort__sym_cmp), which makes the comparison inconsistent among
+// entries of one DSO. perf's tree then sometimes misses an equal entry
+// and keeps two rows of one key; its per-sample check for an entry
+// counted already (iter_add_next_cumulative_entry's he_cache) compares
+// the same way. So the samples' entries, logged in cumulate, go through
+// a histTree by dso,sym, sample by sample: the sample's entry counts in
+// Self and Children, then each callchain entry no entry counted for the
+// sample compares equal to counts in Children. Rows of one key are told
+// apart by Key.dup. Without inlined entries the comparison is an order
+// on the keys, the map-keyed counts are perf's, and ok is false.
+func (ac *accumulator) replay() (children, self map[Key]Counts, ok bool) {
+	if ac.log == nil || !ac.anyInlined {
+		return nil, nil, false
+	}
+	type perfEntry struct {
+		origin    int32 // the accumulator entry that made it
+		self, acc Counts
+	}
+	trees := map[int]*histTree{}
+	entries := map[int][]perfEntry{}
+	var counted []int32 // the sample's perf entries so far
+	// Each accumulator entry's histEntry, made once, and the perf entry
+	// its last search found, valid while its tree has as many entries
+	// (a search depends on the tree alone, which only insertions change).
+	hes := make([]histEntry, len(ac.keys))
+	made := make([]bool, len(ac.keys))
+	type found struct{ n, pe int32 }
+	last := make([]found, len(ac.keys))
+	for i := range last {
+		last[i].n = -1
+	}
+	blocks := ac.log.blocks
+	var ids []int32
+	for _, s := range ac.log.samples {
+		if len(ids) == 0 {
+			ids, blocks = blocks[0], blocks[1:]
+		}
+		sample := ids[:s.n]
+		ids = ids[s.n:]
+		event := ac.keys[sample[0]].Event
+		t := trees[event]
+		if t == nil {
+			t = newHistTree([]string{SortDSO, SortSym})
+			trees[event] = t
+		}
+		counted = counted[:0]
+		for i, id := range sample {
+			if !made[id] {
+				hes[id], made[id] = ac.histEntry(id), true
+			}
+			e := &hes[id]
+			if i > 0 && countedAlready(t, counted, e) {
+				continue
+			}
+			n := int32(len(t.entries))
+			pe := last[id].pe
+			if last[id].n != n {
+				pe = t.find(*e)
+				if pe == n {
+					entries[event] = append(entries[event], perfEntry{origin: id})
+				}
+				last[id] = found{int32(len(t.entries)), pe}
+			}
+			p := &entries[event][pe]
+			if i == 0 {
+				p.self.add(s.c)
+			}
+			p.acc.add(s.c)
+			counted = append(counted, pe)
+		}
+	}
+	children, self = make(map[Key]Counts), make(map[Key]Counts)
+	for _, es := range entries {
+		for _, p := range es {
+			k := ac.keys[p.origin]
+			if k.DSO == symbols.Unknown {
+				k.Kernel = false // as result keys them
+			}
+			for {
+				if _, taken := children[k]; !taken {
+					break
+				}
+				k.dup++
+			}
+			children[k] = p.acc
+			if p.self.Samples > 0 {
+				self[k] = p.self
+			}
+		}
+	}
+	return children, self, true
+}
+
+// countedAlready reports whether an entry counted for the sample already
+// compares equal to e (iter_add_next_cumulative_entry's duplicate check).
+func countedAlready(t *histTree, counted []int32, e *histEntry) bool {
+	for _, c := range counted {
+		if t.compare(&t.entries[c], e) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// histEntry returns what perf's comparison by dso,sym looks at of
+// accumulator entry id.
+func (ac *accumulator) histEntry(id int32) histEntry {
+	k, m := ac.keys[id], ac.meta[id]
+	e := histEntry{}
+	if k.DSO == symbols.Unknown {
+		e.noMap = true
+	} else {
+		e.dso = ShortName(k.DSO, k.Kernel)
+	}
+	if k.Sym == symbols.Unknown {
+		e.ip = k.Addr
+		return e
+	}
+	e.sym, e.dsoPath, e.start, e.end = true, k.DSO, k.Addr, m.end
+	e.name, e.inlined = k.Sym, m.inlined
+	if m.inlined {
+		e.name = k.Sym[:len(k.Sym)-len(" (inlined)")]
+	}
+	return e
+}
