@@ -200,6 +200,12 @@ func (ac *accumulator) noMapEntry(addr uint64, kernel bool, event int) int32 {
 func (ac *accumulator) result() map[Key]Counts {
 	m := make(map[Key]Counts, len(ac.keys))
 	for i, k := range ac.keys {
+		if ac.counts[i].c == (Counts{}) {
+			// Made for a frame of a callchain an unknown context marker
+			// then emptied: perf, which resolves the chain before it
+			// makes entries, has no such entry.
+			continue
+		}
 		m[k] = ac.counts[i].c
 	}
 	return m
