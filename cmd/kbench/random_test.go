@@ -136,7 +136,8 @@ type randomRecording struct {
 // four processes and a thread forked in one of them (which may exit and
 // go on being sampled), named before, after (perf renames their earlier
 // rows) and between their samples, and the idle task; maps laid over
-// parts of others mid-way; user
+// parts of others mid-way; callchains now and then with a marker perf
+// 6.1 does not know (which empties them) or a second user context; user
 // samples in the library lib (its executable segments segs, with
 // symbols), in two maps of files that do not exist (rows by address only)
 // and outside every map; kernel samples in the kallsyms ks.
@@ -228,7 +229,7 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 	// A thread of the first process, forked after its first samples.
 	const thread = 104
 	forked := false
-	const contextKernel, contextUser = ^uint64(0) - 128 + 1, ^uint64(0) - 512 + 1
+	const contextKernel, contextUser, contextGuestKernel = ^uint64(0) - 128 + 1, ^uint64(0) - 512 + 1, ^uint64(0) - 2176 + 1
 	for range 100 + rng.IntN(300) {
 		pid := pids[rng.IntN(len(pids))]
 		tid := pid
@@ -280,6 +281,13 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 			for range rng.IntN(4) {
 				p := pools[1+rng.IntN(len(pools)-1)]
 				chain = append(chain, p[rng.IntN(len(p))])
+			}
+			switch rng.IntN(30) {
+			case 0: // a marker perf 6.1 does not know empties the chain
+				at := rng.IntN(len(chain) + 1)
+				chain = slices.Insert(chain, at, contextGuestKernel)
+			case 1: // two user contexts, a kernel address in the user part
+				chain = append(chain, contextUser, pools[0][rng.IntN(len(pools[0]))])
 			}
 		}
 		must(w.WriteSample(&perfdata.Sample{Info: perfdata.Info{Misc: misc}, IP: ip, Pid: pid, Tid: tid, CPU: uint32(rng.IntN(2)),
