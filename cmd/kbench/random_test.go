@@ -24,7 +24,8 @@ var randomSeeds = flag.Int("random-seeds", 20, "TestRandomRecordingsAgainstPerf:
 // randomComparisons are the outputs TestRandomRecordingsAgainstPerf
 // compares: tables by the sort keys whose rows perf keeps in the order of
 // its hist-entry trees (sym without dso, with and without comm), the
-// default table, the children table, filters, and perf script.
+// default table, children tables by the default and those keys, filters,
+// and perf script.
 var randomComparisons = []struct {
 	name       string
 	perf, args []string // perf's arguments after -i FILE; kbench report's before FILE
@@ -48,6 +49,10 @@ var randomComparisons = []struct {
 	{"tid", reportArgs("--sort", "comm,sym", "--tid", "104"), []string{"-no-children", "-sort", "comm,sym", "-tid", "104"}, true, true},
 	{"dsos", reportArgs("--sort", "sym", "--dsos", "libsyms.so"), []string{"-no-children", "-sort", "sym", "-dso", "libsyms.so"}, true, true},
 	{"time", reportArgs("--sort", "dso,sym", "--time", "0.000000100,0.000000300"), []string{"-no-children", "-time", "0.000000100,0.000000300"}, true, true},
+	{"children sym", append(reportArgs("--sort", "sym"), "--children"), []string{"-children", "-sort", "sym"}, true, false},
+	{"children pid,sym", append(reportArgs("--sort", "pid,sym"), "--children"), []string{"-children", "-sort", "pid,sym"}, true, false},
+	{"children comm,sym", append(reportArgs("--sort", "comm,sym"), "--children"), []string{"-children", "-sort", "comm,sym"}, true, false},
+	{"children comm,dso,sym", append(reportArgs("--sort", "comm,dso,sym"), "--children"), []string{"-children", "-sort", "comm,dso,sym"}, true, false},
 	{"dso", reportArgs("--sort", "dso"), []string{"-no-children", "-sort", "dso"}, true, false},
 	{"cpu,dso", reportArgs("--sort", "cpu,dso"), []string{"-no-children", "-sort", "cpu,dso"}, true, false},
 }

@@ -89,10 +89,13 @@ type rowCounter struct {
 	accStamp  uint32
 	accKeys   []RowKey // cumulateRows's, reused
 	accLevels []bool
-	// hist is, for keys histTreeApplies to in a table without Children,
-	// perf's tree of hist entries of each event (nil otherwise).
+	frames    []treeFrame // cumulateRows's with trees, reused
+	// hist is, for keys histTreeApplies to (and, in a children table,
+	// keys with comm), perf's tree of hist entries of each event, whose
+	// entries are the rows (nil otherwise).
 	histKeys []string
 	hist     map[int]*histTree
+	counted  []int32 // the entries counted for the sample so far (cumulateTree)
 	shorts   shortNames
 }
 
@@ -147,7 +150,8 @@ type made struct {
 // then counts every later sample of its keys, filtered or not.
 type row struct {
 	c      Counts
-	kernel bool // the level shown, the first entry's (rowCounter.firstLevel)
+	acc    Counts // with a tree of hist entries, in a children table: the Children column
+	kernel bool   // the level shown, the first entry's (rowCounter.firstLevel)
 	made
 }
 
@@ -157,7 +161,10 @@ func newRowCounter(keys []string, children bool) *rowCounter {
 	rc := &rowCounter{rows: make(map[RowKey]*row), threads: make(map[int32]*machine.Thread), commThreads: make(map[RowKey]*machine.Thread)}
 	if children {
 		rc.acc = make(map[RowKey]*accRow)
-	} else if histTreeApplies(keys) {
+	}
+	if histTreeApplies(keys) || children && slices.Contains(keys, SortComm) {
+		// With comm, a children table's rows are perf's collapsed entries
+		// too, each keeping the level its first entry showed.
 		rc.histKeys = keys
 		rc.hist = make(map[int]*histTree)
 	}
@@ -194,19 +201,14 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 		// The row is the hist entry's, keyed as its first sample made it:
 		// perf compares no level, so a later sample at another level
 		// counts in it too. Found by the entry's number, not its key.
-		h, id := rc.histEntry(k, kernel, symEnd, t, cpu)
-		if int(id) == len(h.rows) {
-			rk := rc.key(k, t, cpu)
-			rk.entry = id + 1
-			if rc.comm {
-				rc.commThreads[rk] = t
-			}
-			r := &row{kernel: kernel, made: rc.newMade(rk, filtered)}
-			rc.rows[rk] = r
-			h.rows = append(h.rows, histRow{rk, r})
-		}
+		h := rc.tree(k.Event)
+		id := rc.histRow(h, h.find(rc.histEntry(k, kernel, symEnd, t, cpu)), k, kernel, t, cpu, filtered)
 		hr := h.rows[id]
 		hr.r.c.add(c)
+		if rc.acc != nil {
+			hr.r.acc.add(c)
+			rc.counted = append(rc.counted[:0], id) // cumulateTree's first
+		}
 		return hr.key
 	}
 	rk := rc.key(k, t, cpu)
@@ -219,15 +221,10 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 	return rk
 }
 
-// histEntry returns the hist entry perf counts a sample in (see
-// histTree), and its tree: k (resolved in kernel mode or not), ending at
-// symEnd, taken in thread t on cpu.
-func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Thread, cpu int32) (*histTree, int32) {
-	h := rc.hist[k.Event]
-	if h == nil {
-		h = newHistTree(rc.histKeys)
-		rc.hist[k.Event] = h
-	}
+// histEntry returns what perf's sort keys compare of a sample or a
+// callchain entry (see histTree): k (resolved in kernel mode or not),
+// ending at symEnd, taken in thread t on cpu.
+func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Thread, cpu int32) histEntry {
 	e := histEntry{tid: int32(t.Tid), cpu: cpu}
 	if rc.comm {
 		e.comm = t.CommEntry()
@@ -238,11 +235,70 @@ func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Th
 		e.dso = rc.shorts.of(k.DSO, kernel)
 	}
 	if k.Sym != symbols.Unknown {
-		e.sym, e.dsoPath, e.start, e.end = true, k.DSO, k.Addr, symEnd
+		e.sym, e.dsoPath, e.start, e.end, e.name = true, k.DSO, k.Addr, symEnd, k.Sym
 	} else {
 		e.ip = k.Addr
 	}
-	return h, h.find(e)
+	return e
+}
+
+// tree returns event's tree of hist entries, made on first use.
+func (rc *rowCounter) tree(event int) *histTree {
+	h := rc.hist[event]
+	if h == nil {
+		h = newHistTree(rc.histKeys)
+		rc.hist[event] = h
+	}
+	return h
+}
+
+// histRow makes the row of entry id of h if the search that returned it
+// made the entry: keyed as k (at level kernel) in thread t on cpu made
+// it, marked filtered or not; it returns id.
+func (rc *rowCounter) histRow(h *histTree, id int32, k Key, kernel bool, t *machine.Thread, cpu int32, filtered bool) int32 {
+	if int(id) == len(h.rows) {
+		rk := rc.key(k, t, cpu)
+		rk.entry = id + 1
+		if rc.comm {
+			rc.commThreads[rk] = t
+		}
+		r := &row{kernel: kernel, made: rc.newMade(rk, filtered)}
+		rc.rows[rk] = r
+		h.rows = append(h.rows, histRow{rk, r})
+	}
+	return id
+}
+
+// cumulateTree is cumulate with a tree of hist entries (perf's
+// iter_add_next_cumulative_entry): each callchain entry of the sample in
+// thread t on cpu (keys, with their symbols' ends, inlined or not, and
+// levels) that no entry counted for the sample already compares equal to
+// is searched in the tree, made if not found, and counts c in Children.
+func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu int32, filtered bool, c Counts) {
+	if len(frames) == 0 {
+		return
+	}
+	h := rc.tree(frames[0].k.Event)
+	for _, f := range frames {
+		e := rc.histEntry(f.k, f.k.Kernel, f.end, t, cpu)
+		if f.inlined {
+			e.inlined, e.name = true, strings.TrimSuffix(f.k.Sym, " (inlined)")
+		}
+		if countedAlready(h, rc.counted, &e) {
+			continue
+		}
+		id := rc.histRow(h, h.find(e), f.k, f.level, t, cpu, filtered)
+		h.rows[id].r.acc.add(c)
+		rc.counted = append(rc.counted, id)
+	}
+}
+
+// treeFrame is a callchain entry for cumulateTree.
+type treeFrame struct {
+	k       Key
+	end     uint64
+	inlined bool
+	level   bool
 }
 
 // key is the row of an entry (DSO and symbol k) of a sample taken in
@@ -367,6 +423,30 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 			c, seen := r.Counts[k]
 			c.add(rc.rows[e.key].c)
 			r.Counts[k] = c
+			if t := rc.commThreads[e.key]; t != nil && !seen {
+				r.CommLen[k] = len(t.Comm)
+			}
+		}
+	} else if rc.hist != nil {
+		// Each entry of the trees holds both columns.
+		r.Acc = make(map[RowKey]Counts)
+		var named []namedRow
+		var kept map[RowKey]RowKey
+		named, kept, r.ranks = rc.histNamed()
+		for _, e := range named {
+			keep := rc.rows[kept[e.named]]
+			if keep.filtered {
+				continue
+			}
+			k := e.named
+			if k.DSO == "" && rc.sym || k.DSO == symbols.Unknown {
+				k.Kernel = keep.kernel // no map: the level of the entry perf keeps
+			}
+			self, seen := r.Counts[k]
+			acc := r.Acc[k]
+			self.add(rc.rows[e.key].c)
+			acc.add(rc.rows[e.key].acc)
+			r.Counts[k], r.Acc[k] = self, acc
 			if t := rc.commThreads[e.key]; t != nil && !seen {
 				r.CommLen[k] = len(t.Comm)
 			}
@@ -774,21 +854,37 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel, filtered bool, c Counts) {
 	rc := a.rows
 	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], kernel)
-	add := func(k Key) { keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, k.Kernel) }
+	frames := rc.frames[:0]
+	add := func(k Key, end uint64, inlined bool) {
+		if rc.hist != nil {
+			frames = append(frames, treeFrame{k, end, inlined, k.Kernel})
+			return
+		}
+		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, k.Kernel)
+	}
 	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: ip, Event: int(e.attr)}
+		var end uint64
 		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
 			kernel = cpumode == machine.CPUModeKernel
 			k.DSO, k.Kernel = mp.DSO, kernel
 			if sym, ok := a.sym.symbol(mp, ip); ok {
-				k.Sym, k.Addr = sym.Name, sym.Start
+				k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 			}
 		}
-		add(k)
-	}, func(k Key, _ uint64) {
+		add(k, end, false)
+	}, func(k Key, end uint64) {
 		kernel = false
-		add(k)
+		add(k, end, true)
 	})
+	if rc.hist != nil {
+		if !ok {
+			frames = frames[:0] // perf resets the cursor
+		}
+		rc.cumulateTree(frames, t, int32(e.cpu()), filtered, c)
+		rc.frames = frames
+		return
+	}
 	if !ok {
 		keys, levels = keys[:1], levels[:1] // perf resets the cursor
 	}
