@@ -116,20 +116,5 @@ func countedAlready(t *histTree, counted []int32, e *histEntry) bool {
 // accumulator entry id.
 func (ac *accumulator) histEntry(id int32) histEntry {
 	k, m := ac.keys[id], ac.meta[id]
-	e := histEntry{}
-	if k.DSO == symbols.Unknown {
-		e.noMap = true
-	} else {
-		e.dso = ShortName(k.DSO, k.Kernel)
-	}
-	if k.Sym == symbols.Unknown {
-		e.ip = k.Addr
-		return e
-	}
-	e.sym, e.dsoPath, e.start, e.end = true, k.DSO, k.Addr, m.end
-	e.name, e.inlined = k.Sym, m.inlined
-	if m.inlined {
-		e.name = k.Sym[:len(k.Sym)-len(" (inlined)")]
-	}
-	return e
+	return keyEntry(k, ShortName(k.DSO, k.Kernel), m.end, m.inlined)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/rbtree"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
 // histTree reproduces, for one event, perf report's tree of hist entries
@@ -65,6 +66,28 @@ type histEntry struct {
 	// table's callchain entries only).
 	inlined bool
 	name    string
+}
+
+// keyEntry returns what perf's dso and sym keys compare of an entry of
+// key k (see Key) whose DSO's short name is short (unused without a map),
+// whose symbol ends at end, an inlined function's ("name (inlined)") if
+// inlined. The other keys' fields are the caller's.
+func keyEntry(k Key, short string, end uint64, inlined bool) histEntry {
+	var e histEntry
+	if k.DSO == symbols.Unknown {
+		e.noMap = true
+	} else {
+		e.dso = short
+	}
+	if k.Sym == symbols.Unknown {
+		e.ip = k.Addr
+		return e
+	}
+	e.sym, e.dsoPath, e.start, e.end, e.name = true, k.DSO, k.Addr, end, k.Sym
+	if inlined {
+		e.inlined, e.name = true, strings.TrimSuffix(k.Sym, " (inlined)")
+	}
+	return e
 }
 
 func newHistTree(keys []string) *histTree {

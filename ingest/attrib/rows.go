@@ -202,7 +202,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 		// perf compares no level, so a later sample at another level
 		// counts in it too. Found by the entry's number, not its key.
 		h := rc.tree(k.Event)
-		id := rc.histRow(h, h.find(rc.histEntry(k, kernel, symEnd, t, cpu)), k, kernel, t, cpu, filtered)
+		id := rc.histRow(h, h.find(rc.histEntry(k, kernel, symEnd, false, t, cpu)), k, kernel, t, cpu, filtered)
 		hr := h.rows[id]
 		hr.r.c.add(c)
 		if rc.acc != nil {
@@ -224,20 +224,15 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 // histEntry returns what perf's sort keys compare of a sample or a
 // callchain entry (see histTree): k (resolved in kernel mode or not),
 // ending at symEnd, taken in thread t on cpu.
-func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, t *machine.Thread, cpu int32) histEntry {
-	e := histEntry{tid: int32(t.Tid), cpu: cpu}
+func (rc *rowCounter) histEntry(k Key, kernel bool, symEnd uint64, inlined bool, t *machine.Thread, cpu int32) histEntry {
+	short := ""
+	if k.DSO != symbols.Unknown {
+		short = rc.shorts.of(k.DSO, kernel)
+	}
+	e := keyEntry(k, short, symEnd, inlined)
+	e.tid, e.cpu = int32(t.Tid), cpu
 	if rc.comm {
 		e.comm = t.CommEntry()
-	}
-	if k.DSO == symbols.Unknown {
-		e.noMap = true
-	} else {
-		e.dso = rc.shorts.of(k.DSO, kernel)
-	}
-	if k.Sym != symbols.Unknown {
-		e.sym, e.dsoPath, e.start, e.end, e.name = true, k.DSO, k.Addr, symEnd, k.Sym
-	} else {
-		e.ip = k.Addr
 	}
 	return e
 }
@@ -280,10 +275,7 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu in
 	}
 	h := rc.tree(frames[0].k.Event)
 	for _, f := range frames {
-		e := rc.histEntry(f.k, f.k.Kernel, f.end, t, cpu)
-		if f.inlined {
-			e.inlined, e.name = true, strings.TrimSuffix(f.k.Sym, " (inlined)")
-		}
+		e := rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, t, cpu)
 		if countedAlready(h, rc.counted, &e) {
 			continue
 		}
@@ -403,7 +395,9 @@ type Rows struct {
 
 func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, ThreadComm: make(map[int32]string), CommLen: make(map[RowKey]int), Elided: map[string]string{}}
-	if rc.acc == nil {
+	if rc.acc == nil || rc.hist != nil {
+		// The rows are the entries of perf's trees, or by key; with
+		// trees, an entry holds both columns of a children table.
 		var named []namedRow
 		var kept map[RowKey]RowKey
 		if rc.hist != nil {
@@ -411,42 +405,26 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 		} else {
 			named, kept = rc.named(slices.Collect(maps.Keys(rc.rows)), func(k RowKey) *made { return &rc.rows[k].made })
 		}
+		if rc.acc != nil {
+			r.Acc = make(map[RowKey]Counts)
+		}
 		for _, e := range named {
 			keep := rc.rows[kept[e.named]]
 			if keep.filtered {
 				continue
 			}
 			k := e.named
-			if rc.firstLevel || k.DSO == "" && rc.sym {
+			if rc.firstLevel || k.DSO == "" && rc.sym || rc.acc != nil && k.DSO == symbols.Unknown {
 				k.Kernel = keep.kernel // the level of the entry perf keeps
 			}
 			c, seen := r.Counts[k]
 			c.add(rc.rows[e.key].c)
 			r.Counts[k] = c
-			if t := rc.commThreads[e.key]; t != nil && !seen {
-				r.CommLen[k] = len(t.Comm)
+			if rc.acc != nil {
+				acc := r.Acc[k]
+				acc.add(rc.rows[e.key].acc)
+				r.Acc[k] = acc
 			}
-		}
-	} else if rc.hist != nil {
-		// Each entry of the trees holds both columns.
-		r.Acc = make(map[RowKey]Counts)
-		var named []namedRow
-		var kept map[RowKey]RowKey
-		named, kept, r.ranks = rc.histNamed()
-		for _, e := range named {
-			keep := rc.rows[kept[e.named]]
-			if keep.filtered {
-				continue
-			}
-			k := e.named
-			if k.DSO == "" && rc.sym || k.DSO == symbols.Unknown {
-				k.Kernel = keep.kernel // no map: the level of the entry perf keeps
-			}
-			self, seen := r.Counts[k]
-			acc := r.Acc[k]
-			self.add(rc.rows[e.key].c)
-			acc.add(rc.rows[e.key].acc)
-			r.Counts[k], r.Acc[k] = self, acc
 			if t := rc.commThreads[e.key]; t != nil && !seen {
 				r.CommLen[k] = len(t.Comm)
 			}

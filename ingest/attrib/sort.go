@@ -33,8 +33,9 @@ type keyCounts struct {
 }
 
 // compareKeyCounts orders keys by period, then samples (both
-// descending), then dso, symbol, address, event and mode: a total order,
-// so that a table's rows come out the same whatever the map order.
+// descending), then dso, symbol, address, event, the row of a key
+// (Key.dup) and mode: a total order, so that a table's rows come out the
+// same whatever the map order.
 func compareKeyCounts(x, y keyCounts) int {
 	if c := cmp.Compare(y.c.Period, x.c.Period); c != 0 {
 		return c
@@ -53,6 +54,9 @@ func compareKeyCounts(x, y keyCounts) int {
 		return c
 	}
 	if c := cmp.Compare(a.Event, b.Event); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.dup, b.dup); c != 0 {
 		return c
 	}
 	if a.Kernel == b.Kernel {

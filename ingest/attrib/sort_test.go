@@ -56,16 +56,21 @@ func readingOrderRows(m, acc map[Key]Counts, first, n int) []tableRow {
 // merge often: DSOs with equal short names, unknown DSOs and symbols,
 // both levels, a few events and counts. An unknown-DSO key appears in
 // acc once per (symbol, address, event), with one level, as
-// Result.Children keys it.
+// Result.Children keys it; a children table's keys may have a second row
+// (Key.dup).
 func randomCounts(rng *rand.Rand, n int, children bool) (m, acc map[Key]Counts) {
 	dsos := []string{"/usr/lib/libc.so.6", "/opt/libc.so.6", "[kernel.kallsyms]", symbols.Unknown, "/bin/app"}
 	syms := []string{"main", "f", "g", symbols.Unknown}
 	key := func() Key {
-		return Key{
+		k := Key{
 			DSO: dsos[rng.IntN(len(dsos))], Sym: syms[rng.IntN(len(syms))],
 			Kernel: rng.IntN(2) == 0, Addr: uint64(rng.IntN(4)) << 62 >> rng.IntN(3),
 			Event: rng.IntN(n + 1),
 		}
+		if children && rng.IntN(4) == 0 {
+			k.dup = 1 // a second row of the key (accumulator.replay)
+		}
+		return k
 	}
 	counts := func() Counts {
 		s := uint64(1 + rng.IntN(3))
