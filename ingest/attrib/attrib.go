@@ -578,7 +578,10 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				switch {
 				case b != nil:
 					e.addrs = b
-				case len(rec.Callchain) > 0:
+				case len(rec.Callchain) == 0:
+				case stableChain(mapped, r, rec.Callchain):
+					e.addrs = rec.Callchain[:len(rec.Callchain):len(rec.Callchain)] // read where it lies, as the user stacks are
+				default:
 					e.addrs = slab.take(len(rec.Callchain))
 					copy(e.addrs, rec.Callchain)
 				}
@@ -638,6 +641,18 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 	o.finish()
 	slab.payload.seal()
 	errc <- r.Err()
+}
+
+// stableChain reports whether chain lies in mapped, r's mapping, in a
+// stable record (perfdata.Reader.RecordsStable): an event may then keep
+// it past Next, its bytes read at delivery, where a fault is an error
+// (deliverAll).
+func stableChain(mapped []byte, r *perfdata.Reader, chain []uint64) bool {
+	if mapped == nil || !r.RecordsStable() {
+		return false
+	}
+	_, ok := mappedOffset(mapped, wordBytes(chain))
+	return ok
 }
 
 // emptyChain is the callchain of a sample that has one, of no entries:

@@ -23,7 +23,10 @@ func TestDecodeSampleFastDifferential(t *testing.T) {
 				st |= f
 			}
 		}
-		body := make([]byte, 8*rng.IntN(16))
+		// The body 8-byte aligned (the callchain a view of it) or not
+		// (copied).
+		n, off := 8*rng.IntN(16), 4*rng.IntN(2)
+		body := make([]byte, n+off)[off:]
 		for i := range body {
 			body[i] = byte(rng.IntN(256))
 		}
@@ -34,7 +37,8 @@ func TestDecodeSampleFastDifferential(t *testing.T) {
 		}
 		a := &Attr{SampleType: st}
 		var got, want Sample
-		if !decodeSampleFast(body, st, &got) {
+		var buf []uint64
+		if !decodeSampleFast(body, st, &got, &buf) {
 			continue
 		}
 		fast++

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -294,4 +295,50 @@ func FuzzMappedMatchesBuffered(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		compareMappedBuffered(t, filepath.Join(dir, "fuzz.data"), b)
 	})
+}
+
+// A callchain the fast path reads in place (viewWords) is never written
+// to: the general decoder of the next sample, with a sample type of its
+// own, copies its chain into the Reader's storage, not into the
+// previous record's bytes, a read-only mapping (writing there faults).
+// Each Sample's chain reads as written, mapped and buffered.
+func TestCallchainViewNotWritten(t *testing.T) {
+	fast := attrSpec{sampleType: SampleFormatIdentifier | SampleFormatIP | SampleFormatCallchain, ids: []uint64{1}}
+	general := attrSpec{sampleType: SampleFormatIdentifier | SampleFormatIP | SampleFormatCallchain | SampleFormatRaw, ids: []uint64{2}}
+	sample := func(id uint64, chain u64s, raw bool) []byte {
+		b := append(u64s{id, 0x401000, uint64(len(chain))}, chain...).bytes()
+		if raw {
+			b = le.AppendUint32(b, 4)
+			b = append(b, 1, 2, 3, 4)
+		}
+		return rec(RecordSample, 0, b)
+	}
+	chains := []u64s{{1, 2, 3}, {4, 5, 6, 7, 8}, {9}, {10, 11, 12, 13, 14, 15, 16}}
+	var data [][]byte
+	for i, c := range chains {
+		data = append(data, sample(uint64(1+i%2), c, i%2 == 1))
+	}
+	file := filepath.Join(t.TempDir(), "views.data")
+	if err := os.WriteFile(file, buildFile([]attrSpec{fast, general}, concat(data...)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got []u64s
+	for r.Next() {
+		s, ok := r.Record().(*Sample)
+		if !ok {
+			continue
+		}
+		got = append(got, slices.Clone(u64s(s.Callchain)))
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, chains) {
+		t.Errorf("chains %v, want %v", got, chains)
+	}
 }

@@ -170,6 +170,7 @@ type Reader struct {
 	// reused record values
 	sample        Sample
 	sampleClean   bool        // sample's fields outside decodeSampleFast's are all zero
+	chainBuf      []uint64    // the sample's copied callchain (see viewWords), reused
 	byType        [256]uint64 // Stats.ByType for types below 256
 	idHdrSize     int         // IDHdrSize, kept up to date by addAttr
 	mmap          Mmap

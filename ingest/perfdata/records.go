@@ -57,7 +57,9 @@ type Sample struct {
 	CPU, Res   uint32
 	Period     uint64
 	Read       ReadValues
-	// Callchain holds the ips including PERF_CONTEXT_* markers.
+	// Callchain holds the ips including PERF_CONTEXT_* markers. It may
+	// share the record's bytes (with a little-endian recording on a
+	// little-endian host): read it, do not write to it.
 	Callchain      []uint64
 	Raw            []byte
 	BranchHWIndex  uint64 // when BranchSampleType has BranchHWIndex

@@ -3,6 +3,7 @@ package perfdata
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // idPos returns the u64 index of the sample id in a SAMPLE body with sample
@@ -85,22 +86,22 @@ func (r *Reader) decodeSample(rec []byte, off int64, s *Sample) error {
 		// Only the fast path's fields can be non-zero: clear just those
 		// (a whole-Sample reset costs more than the decoding).
 		s.Attr, s.Identifier, s.IP, s.Pid, s.Tid, s.Time, s.Addr = a, 0, 0, 0, 0, 0, 0
-		s.ID, s.StreamID, s.CPU, s.Res, s.Period, s.Callchain = 0, 0, 0, 0, 0, s.Callchain[:0]
-		if decodeSampleFast(body, a.SampleType, s) {
+		s.ID, s.StreamID, s.CPU, s.Res, s.Period, s.Callchain = 0, 0, 0, 0, 0, r.chainBuf[:0]
+		if decodeSampleFast(body, a.SampleType, s, &r.chainBuf) {
 			return nil
 		}
 	}
 	keep := *s // reuse slice storage
 	*s = Sample{
 		Attr:           a,
-		Callchain:      keep.Callchain[:0],
+		Callchain:      r.chainBuf[:0], // not keep's: it may be the record's bytes
 		Branches:       keep.Branches[:0],
 		BranchCounters: keep.BranchCounters[:0],
 		RegsUser:       keep.RegsUser[:0],
 		RegsIntr:       keep.RegsIntr[:0],
 		Read:           ReadValues{Values: keep.Read.Values[:0]},
 	}
-	if fast && decodeSampleFast(body, a.SampleType, s) {
+	if fast && decodeSampleFast(body, a.SampleType, s, &r.chainBuf) {
 		r.sampleClean = true
 		return nil
 	}
@@ -148,6 +149,7 @@ func (r *Reader) decodeSampleBody(body []byte, off int64, a *Attr, s *Sample) er
 	if t&SampleFormatCallchain != 0 {
 		n := c.count("callchain nr", 8)
 		s.Callchain = c.u64s("callchain ips", n, s.Callchain)
+		r.chainBuf = s.Callchain
 	}
 	if t&SampleFormatRaw != 0 {
 		n := c.u32("raw size")
@@ -345,7 +347,10 @@ const fixedSampleFields = SampleFormatIdentifier | SampleFormatIP | SampleFormat
 // system-wide recordings. It reports false, leaving the work to the
 // general decoder (and its errors), for any other type or a body that
 // is too short.
-func decodeSampleFast(b []byte, t SampleFormat, s *Sample) bool {
+//
+// The callchain is a view of b where viewWords allows, else copied into
+// *buf's storage, which *buf then holds for the next record.
+func decodeSampleFast(b []byte, t SampleFormat, s *Sample, buf *[]uint64) bool {
 	if t&^(fixedSampleFields|SampleFormatCallchain) != 0 {
 		return false
 	}
@@ -394,9 +399,31 @@ func decodeSampleFast(b []byte, t SampleFormat, s *Sample) bool {
 		if nr > uint64(len(b)-p)/8 {
 			return false
 		}
-		for i := range int(nr) {
-			s.Callchain = append(s.Callchain, le.Uint64(b[p+8*i:]))
+		if v, ok := viewWords(b[p : p+8*int(nr)]); ok {
+			s.Callchain = v // the record's own bytes: no copy
+			return true
 		}
+		c := (*buf)[:0]
+		for i := range int(nr) {
+			c = append(c, le.Uint64(b[p+8*i:]))
+		}
+		s.Callchain, *buf = c, c
 	}
 	return true
+}
+
+// hostLittleEndian reports whether the host stores words little-endian.
+var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// viewWords returns the little-endian words of b as a slice sharing b's
+// memory (length and capacity len(b)/8), when the host is little-endian
+// and b 8-byte aligned; perf's records are, in files and in pipes, so
+// the fast path reads callchains without copying them. Callers must not
+// write to the slice: b may be a read-only mapping.
+func viewWords(b []byte) ([]uint64, bool) {
+	if !hostLittleEndian || len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
+		return nil, false
+	}
+	n := len(b) / 8
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n)[:n:n], true
 }
