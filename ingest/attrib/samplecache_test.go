@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -156,6 +157,39 @@ func TestSampleCacheFollowsMapChanges(t *testing.T) {
 		}
 		if len(seen) < 6 {
 			t.Errorf("sort %v: rows of %d of the 6 DSOs: the maps did not change under the samples\n%s", opts.SortKeys, len(seen), want)
+		}
+	}
+}
+
+// frameTag tells apart every version, cpumode, event and map flag it
+// packs, is never 0, and refuses what does not fit.
+func TestFrameTag(t *testing.T) {
+	seen := make(map[uint32]string)
+	vers := []uint64{0, 1, 2, 1<<tagVerBits - 1}
+	for _, ver := range vers {
+		for mode := range uint8(1 << tagModeBits) {
+			for _, event := range []int{0, 1, maxSlotEvent} {
+				for _, inMap := range []bool{false, true} {
+					tag, ok := frameTag(ver, mode, event, inMap)
+					what := fmt.Sprint(ver, mode, event, inMap)
+					if !ok || tag == 0 {
+						t.Fatalf("%s: tag %#x, ok %v", what, tag, ok)
+					}
+					if other, dup := seen[tag]; dup {
+						t.Fatalf("%s and %s share tag %#x", what, other, tag)
+					}
+					seen[tag] = what
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		ver   uint64
+		mode  uint8
+		event int
+	}{{1 << tagVerBits, 0, 0}, {0, 1 << tagModeBits, 0}, {0, 0, maxSlotEvent + 1}} {
+		if _, ok := frameTag(c.ver, c.mode, c.event, false); ok {
+			t.Errorf("frameTag(%d, %d, %d) fits", c.ver, c.mode, c.event)
 		}
 	}
 }
