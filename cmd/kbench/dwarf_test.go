@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 
@@ -245,17 +244,6 @@ func compareDwarfRecording(t *testing.T, name, bin string) {
 		got := mustReport(t, nil, append(append([]string{"-kallsyms", "/proc/kallsyms"}, tc.kbench...), file)...)
 		g, w := linediff.ReportRows(got), linediff.ReportRows(want)
 		if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
-			if slices.Contains(tc.perf, "--children") {
-				// Some recordings made while the machine is loaded (two
-				// CI runs of five, never alone) get a children table
-				// whose Self column differs from perf's own flat table,
-				// or whose 100 % rows tie in another order: perf
-				// behaviours not reproduced yet. Reported, not failed;
-				// the script, the flat table and pid,sym still fail the
-				// test when they differ.
-				t.Logf("%s %q: children table differs from perf report (known, see the comment): %s", name, tc.perf, d)
-				continue
-			}
 			t.Errorf("%s %q: table differs from perf report: %s", name, tc.perf, d)
 		}
 		t.Logf("%s %q: %d rows", name, tc.perf, len(w))
