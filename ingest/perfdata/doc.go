@@ -31,7 +31,9 @@
 // and feature sections; the data section is never loaded whole. The value
 // returned by Record and every slice reachable from it (Callchain, Raw,
 // BuildID, ...) is owned by the Reader and valid only until the next call to
-// Next; strings are ordinary Go strings and may be kept. Raw returns the
+// Next; such slices are to be read, not written (a Callchain may be the
+// record's own bytes, in a read-only mapping); strings are ordinary Go
+// strings and may be kept. Raw returns the
 // undecoded bytes of the current record for decoders of record types this
 // package does not know (for example a private KMOD_SEC_MAP type number).
 //
