@@ -59,6 +59,37 @@ func TestReportCommOverride(t *testing.T) {
 	})
 }
 
+// A FORK that reuses the tid of a thread already sampled makes a new
+// thread (machine__process_fork_event removes the old one), named as its
+// parent. perf's hist entries keep the thread of the sample that made
+// them: by pid, the rows made before the FORK show the old thread's name
+// and those made after it the new one's, for one tid. Compared with perf
+// report; without the fix every row showed ":11".
+func TestReportPidRowsKeepTheirThread(t *testing.T) {
+	file := writeRecording(t, func(w *perfdata.Writer) {
+		u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+		tm := uint64(100)
+		sample := func(ip uint64, n int) {
+			for range n {
+				tm++
+				w.WriteSample(&perfdata.Sample{Info: u, Pid: 10, Tid: 11, Time: tm, Period: 1, IP: ip})
+			}
+		}
+		w.WriteComm(&perfdata.Comm{Info: perfdata.Info{Misc: perfdata.MiscCommExec}, Pid: 10, Tid: 10, Comm: "parent", SampleID: perfdata.SampleID{Pid: 10, Tid: 10, Time: tm}})
+		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 10, Tid: 10, Addr: 0x500000, Len: 0x10000, Filename: "/nonexistent/a", Prot: 5, SampleID: perfdata.SampleID{Pid: 10, Tid: 10, Time: tm}})
+		sample(0x500100, 3) // thread 11 made by its samples: ":11"
+		tm++
+		w.WriteFork(&perfdata.Fork{Pid: 10, Ppid: 10, Tid: 11, Ptid: 10, Time: tm, SampleID: perfdata.SampleID{Pid: 10, Tid: 11, Time: tm}})
+		sample(0x500200, 2) // the new thread 11: "parent"
+		sample(0x500100, 1) // counts in the ":11" row
+	})
+	testTablesAgainstPerf(t, file, "11:parent", []struct{ kbench, perf []string }{
+		{[]string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}},
+		{[]string{"-sort", "pid,dso,sym"}, []string{"--sort", "pid,dso,sym"}},
+		{[]string{"-children", "-sort", "pid,sym"}, []string{"--children", "--sort", "pid,sym"}},
+	})
+}
+
 // By sym without dso, samples without a symbol are one row per address,
 // whatever their DSOs and levels (sort__sym_cmp compares nothing else),
 // showing the first one's level; with dso they are apart.

@@ -84,7 +84,7 @@ func TestRandomRecordingsAgainstPerf(t *testing.T) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "perf.data")
 			rng := rand.New(rand.NewPCG(uint64(seed), 17))
-			writeRandomRecording(t, data, rng, randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0}, lib, segs, ks)
+			writeRandomRecording(t, data, rng, randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0, rounds: seed%4 >= 2}, lib, segs, ks)
 			for _, c := range randomComparisons {
 				want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(append([]string{}, c.perf...), "-i", data, "--kallsyms", ksFile)...)
 				if err != nil {
@@ -143,6 +143,10 @@ func symbolLibrary(t *testing.T) (string, []*elf.Prog) {
 type randomRecording struct {
 	chains bool // samples with callchains
 	cpus   bool // samples with their CPU (0 or 1)
+	// rounds writes the records after the first maps as perf record
+	// does: each CPU's in time order, the CPUs one after the other, a
+	// FINISHED_ROUND after each pass, a CPU now and then a pass late.
+	rounds bool
 }
 
 // writeRandomRecording writes to path a random recording drawn from rng:
@@ -153,7 +157,10 @@ type randomRecording struct {
 // 6.1 does not know (which empties them) or a second user context; user
 // samples in the library lib (its executable segments segs, with
 // symbols), in two maps of files that do not exist (rows by address only)
-// and outside every map; kernel samples in the kallsyms ks.
+// and outside every map; kernel samples in the kallsyms ks. With
+// opts.rounds the records come per CPU buffer between FINISHED_ROUNDs,
+// out of time order, some after the flush of their round (the thread
+// may then be sampled before its FORK, which makes it anew).
 func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts randomRecording, lib string, segs []*elf.Prog, ks []kallsyms.Symbol) {
 	out, err := os.Create(path)
 	if err != nil {
@@ -212,20 +219,46 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 		files[i] = []string{"Aa.so", "kz", "zz.so", "[k.so", "libnone.so"}[rng.IntN(5)]
 		pgoffs[i] = uint64(rng.IntN(3)) << 14
 	}
+	// emit writes a record of CPU cpu, at once or, with opts.rounds, at
+	// the next pass over that CPU's buffer; pass writes the buffers out.
+	var buffers [2][]func() error
+	emit := func(cpu int, write func() error) {
+		if !opts.rounds {
+			must(write())
+			return
+		}
+		buffers[cpu] = append(buffers[cpu], write)
+	}
+	pass := func(all bool) {
+		for cpu := range buffers {
+			if cpu == 1 && !all && rng.IntN(4) == 0 {
+				continue // late: some of its records come after a later round's flush
+			}
+			for _, write := range buffers[cpu] {
+				must(write())
+			}
+			buffers[cpu] = buffers[cpu][:0]
+		}
+		must(w.WriteFinishedRound())
+	}
 	time := uint64(1)
 	comm := func(pid uint32, exec bool) {
 		misc := uint16(0)
 		if exec {
 			misc = perfdata.MiscCommExec
 		}
-		must(w.WriteComm(&perfdata.Comm{Info: perfdata.Info{Misc: misc}, Pid: pid, Tid: pid, Comm: names[rng.IntN(len(names))],
-			SampleID: perfdata.SampleID{Pid: pid, Tid: pid, Time: time}}))
+		c := &perfdata.Comm{Info: perfdata.Info{Misc: misc}, Pid: pid, Tid: pid, Comm: names[rng.IntN(len(names))],
+			SampleID: perfdata.SampleID{Pid: pid, Tid: pid, Time: time}}
+		emit(rng.IntN(2), func() error { return w.WriteComm(c) })
 		time++
 	}
 	pids := []uint32{100, 101, 102, 103}
 	for _, pid := range pids {
 		if rng.IntN(3) > 0 { // else named by a COMM after its first samples
 			comm(pid, true)
+			if opts.rounds {
+				pass(true) // the maps below come first
+			}
 		}
 		id := perfdata.SampleID{Pid: pid, Tid: pid, Time: time}
 		for _, p := range segs {
@@ -249,24 +282,30 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 		if forked && pid == pids[0] && rng.IntN(2) == 0 {
 			tid = thread
 		}
+		if opts.rounds && rng.IntN(15) == 0 {
+			pass(false)
+		}
 		switch {
 		case rng.IntN(60) == 0:
 			comm(pid, rng.IntN(2) == 0)
 		case !forked && rng.IntN(40) == 0:
-			must(w.WriteFork(&perfdata.Fork{Pid: pids[0], Ppid: pids[0], Tid: thread, Ptid: pids[0], Time: time,
-				SampleID: perfdata.SampleID{Pid: pids[0], Tid: thread, Time: time}}))
+			f := &perfdata.Fork{Pid: pids[0], Ppid: pids[0], Tid: thread, Ptid: pids[0], Time: time,
+				SampleID: perfdata.SampleID{Pid: pids[0], Tid: thread, Time: time}}
+			emit(rng.IntN(2), func() error { return w.WriteFork(f) })
 			time++
 			forked = true
 		case forked && rng.IntN(150) == 0:
-			must(w.WriteExit(&perfdata.Exit{Pid: pids[0], Ppid: pids[0], Tid: thread, Ptid: pids[0], Time: time,
-				SampleID: perfdata.SampleID{Pid: pids[0], Tid: thread, Time: time}}))
+			e := &perfdata.Exit{Pid: pids[0], Ppid: pids[0], Tid: thread, Ptid: pids[0], Time: time,
+				SampleID: perfdata.SampleID{Pid: pids[0], Tid: thread, Time: time}}
+			emit(rng.IntN(2), func() error { return w.WriteExit(e) })
 			time++
 		case rng.IntN(50) == 0:
 			// A map over part of others (perf splits or replaces them).
 			i := rng.IntN(2)
-			must(w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: user}, Pid: pid, Tid: pid,
+			m := &perfdata.Mmap{Info: perfdata.Info{Misc: user}, Pid: pid, Tid: pid,
 				Addr: none1 + uint64(rng.IntN(8))<<13, Len: uint64(1+rng.IntN(8)) << 13, Pgoff: uint64(rng.IntN(4)) << 12,
-				Prot: 5, Flags: 2, Filename: "/nonexistent/" + files[i], SampleID: perfdata.SampleID{Pid: pid, Tid: pid, Time: time}}))
+				Prot: 5, Flags: 2, Filename: "/nonexistent/" + files[i], SampleID: perfdata.SampleID{Pid: pid, Tid: pid, Time: time}}
+			emit(rng.IntN(2), func() error { return w.WriteMmap(m) })
 			time++
 		}
 		kind := rng.IntN(len(pools))
@@ -303,9 +342,14 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 				chain = append(chain, contextUser, pools[0][rng.IntN(len(pools[0]))])
 			}
 		}
-		must(w.WriteSample(&perfdata.Sample{Info: perfdata.Info{Misc: misc}, IP: ip, Pid: pid, Tid: tid, CPU: uint32(rng.IntN(2)),
-			Time: time, Period: uint64(1 + rng.IntN(2)), Callchain: chain}))
+		cpu := rng.IntN(2)
+		sample := &perfdata.Sample{Info: perfdata.Info{Misc: misc}, IP: ip, Pid: pid, Tid: tid, CPU: uint32(cpu),
+			Time: time, Period: uint64(1 + rng.IntN(2)), Callchain: chain}
+		emit(cpu, func() error { return w.WriteSample(sample) })
 		time++
+	}
+	if opts.rounds {
+		pass(true)
 	}
 	must(w.Close())
 }

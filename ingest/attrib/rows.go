@@ -71,7 +71,6 @@ type rowCounter struct {
 	rows                     map[RowKey]*row
 	nmade                    int      // rows and Children rows made so far (their seq)
 	totals                   []Counts // per event, filtered samples included
-	threads                  map[int32]*machine.Thread
 	// commThreads is, with the comm key, the thread of each row's first
 	// sample: perf's hist entry keeps it, and sizes the column by its
 	// command name at the end (see Rows.CommLen).
@@ -143,6 +142,11 @@ type made struct {
 	filtered bool   // the sample that made it was filtered: perf hides the row
 	comm     string // the command name it was made with (rowCounter.named)
 	seq      int    // the order it was made in
+	// thread, with the pid key, is the thread of the sample that made
+	// it: perf's hist entry keeps it and shows its command name at the
+	// end. A FORK that reuses a tid makes a new thread, so rows of one
+	// tid can show two names.
+	thread *machine.Thread
 }
 
 // row is a row's counts and whether perf hides it: a row is perf's hist
@@ -158,7 +162,7 @@ type row struct {
 // newRowCounter counts rows by keys, with the Children column if
 // children.
 func newRowCounter(keys []string, children bool) *rowCounter {
-	rc := &rowCounter{rows: make(map[RowKey]*row), threads: make(map[int32]*machine.Thread), commThreads: make(map[RowKey]*machine.Thread)}
+	rc := &rowCounter{rows: make(map[RowKey]*row), commThreads: make(map[RowKey]*machine.Thread)}
 	if children {
 		rc.acc = make(map[RowKey]*accRow)
 	}
@@ -214,7 +218,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 	rk := rc.key(k, t, cpu)
 	r := rc.rows[rk]
 	if r == nil {
-		r = &row{kernel: kernel, made: rc.newMade(rk, filtered)}
+		r = &row{kernel: kernel, made: rc.newMade(rk, filtered, t)}
 		rc.rows[rk] = r
 	}
 	r.c.add(c)
@@ -257,7 +261,7 @@ func (rc *rowCounter) histRow(h *histTree, id int32, k Key, kernel bool, t *mach
 		if rc.comm {
 			rc.commThreads[rk] = t
 		}
-		r := &row{kernel: kernel, made: rc.newMade(rk, filtered)}
+		r := &row{kernel: kernel, made: rc.newMade(rk, filtered, t)}
 		rc.rows[rk] = r
 		h.rows = append(h.rows, histRow{rk, r})
 	}
@@ -303,9 +307,6 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	}
 	if rc.pid {
 		rk.Tid = int32(t.Tid)
-		if _, ok := rc.threads[rk.Tid]; !ok {
-			rc.threads[rk.Tid] = t // perf shows the first entry's thread
-		}
 	}
 	if rc.cpu {
 		rk.CPU = cpu
@@ -337,10 +338,14 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	return rk
 }
 
-// newMade records a row of key k made now by a sample filtered or not.
-func (rc *rowCounter) newMade(k RowKey, filtered bool) made {
+// newMade records a row of key k made now by a sample in thread t,
+// filtered or not.
+func (rc *rowCounter) newMade(k RowKey, filtered bool, t *machine.Thread) made {
 	rc.nmade++
 	m := made{filtered: filtered, seq: rc.nmade}
+	if rc.pid {
+		m.thread = t
+	}
 	if k.comm != nil {
 		m.comm = k.comm.Name
 	}
@@ -351,14 +356,14 @@ func (rc *rowCounter) newMade(k RowKey, filtered bool) made {
 // sample's own first) once each; levels are the keys' levels, shown when
 // a row is new, and filtered marks new rows hidden, as perf marks the
 // hist entries a filtered sample makes, its callchain's included.
-func (rc *rowCounter) cumulate(keys []RowKey, levels []bool, filtered bool, c Counts) {
+func (rc *rowCounter) cumulate(keys []RowKey, levels []bool, t *machine.Thread, filtered bool, c Counts) {
 	rc.accStamp++
 	for i, k := range keys {
 		r := rc.acc[k]
 		if r == nil {
 			shown := k
 			shown.Kernel = levels[i]
-			r = &accRow{key: shown, made: rc.newMade(k, filtered)}
+			r = &accRow{key: shown, made: rc.newMade(k, filtered, t)}
 			rc.acc[k] = r
 		}
 		if r.stamp != rc.accStamp {
@@ -378,9 +383,9 @@ type Rows struct {
 	Counts map[RowKey]Counts
 	Acc    map[RowKey]Counts // nil without Options.Children
 	Totals []Counts
-	// ThreadComm is, per tid, the command name perf shows for the pid
-	// key: its thread's at the end.
-	ThreadComm map[int32]string
+	// PidComm is, per row, the command name perf shows for the pid key:
+	// that of the thread of the sample that made the row, at the end.
+	PidComm map[RowKey]string
 	// CommLen is, per row, the length of its thread's command name at the
 	// end, from which perf sizes the comm column (hists__calc_col_len,
 	// thread__comm_len); it prints the row's own name cut to that size.
@@ -394,7 +399,7 @@ type Rows struct {
 }
 
 func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
-	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, ThreadComm: make(map[int32]string), CommLen: make(map[RowKey]int), Elided: map[string]string{}}
+	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, PidComm: make(map[RowKey]string), CommLen: make(map[RowKey]int), Elided: map[string]string{}}
 	if rc.acc == nil || rc.hist != nil {
 		// The rows are the entries of perf's trees, or by key; with
 		// trees, an entry holds both columns of a children table.
@@ -428,6 +433,9 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 			if t := rc.commThreads[e.key]; t != nil && !seen {
 				r.CommLen[k] = len(t.Comm)
 			}
+			if keep.thread != nil && !seen {
+				r.PidComm[k] = keep.thread.Comm
+			}
 		}
 	} else {
 		// The rows are the Children column's, with the level it shows,
@@ -452,10 +460,10 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 			if t := rc.commThreads[e.key]; t != nil && !seen {
 				r.CommLen[shown] = len(t.Comm)
 			}
+			if keep.thread != nil && !seen {
+				r.PidComm[shown] = keep.thread.Comm
+			}
 		}
-	}
-	for tid, t := range rc.threads {
-		r.ThreadComm[tid] = t.Comm
 	}
 	if f != nil {
 		one := func(key string, list []string) {
@@ -633,15 +641,29 @@ func (r *Rows) compareKeys(a, b RowKey, ca, cb Counts) int {
 // (__hpp__sort), then by the keys.
 func (r *Rows) groupRows(first, n int) ([]RowKey, map[RowKey][]Counts, map[RowKey][]Counts) {
 	counts := make(map[RowKey][]Counts)
+	// A merged row shows, by pid, the thread of the leader's entry, else
+	// that of a member's (perf's dummy leader entry copies it): the least
+	// event's, then the first entry's, whatever the map order.
+	type pidName struct {
+		from RowKey
+		name string
+	}
+	pidNames := make(map[RowKey]pidName)
 	spread := func(m map[RowKey]Counts, into map[RowKey][]Counts) {
 		for k, c := range m {
 			if k.Event < first || k.Event >= first+n {
 				continue
 			}
+			orig := k
 			ev := k.Event
 			k.Event = first
 			if n > 1 {
 				k.entry = 0 // the members' entries are matched by key
+			}
+			if name, ok := r.PidComm[orig]; ok {
+				if p, seen := pidNames[k]; !seen || orig.Event < p.from.Event || orig.Event == p.from.Event && orig.entry < p.from.entry {
+					pidNames[k] = pidName{orig, name}
+				}
 			}
 			cs := into[k]
 			if cs == nil {
@@ -661,6 +683,9 @@ func (r *Rows) groupRows(first, n int) ([]RowKey, map[RowKey][]Counts, map[RowKe
 				counts[k] = make([]Counts, n)
 			}
 		}
+	}
+	for k, p := range pidNames {
+		r.PidComm[k] = p.name
 	}
 	keys := make([]RowKey, 0, len(counts))
 	for k := range counts {
@@ -709,7 +734,7 @@ func (r *Rows) columns() []column {
 			cols = append(cols, column{k, "Command", func(rk RowKey) string { return rk.Comm }})
 		case SortPid:
 			cols = append(cols, column{k, "    Pid:Command", func(rk RowKey) string {
-				return fmt.Sprintf("%7d:%s", rk.Tid, r.ThreadComm[rk.Tid])
+				return fmt.Sprintf("%7d:%s", rk.Tid, r.PidComm[rk])
 			}})
 		case SortCPU:
 			cols = append(cols, column{k, "CPU", func(rk RowKey) string {
@@ -866,6 +891,6 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	if !ok {
 		keys, levels = keys[:1], levels[:1] // perf resets the cursor
 	}
-	rc.cumulate(keys, levels, filtered, c)
+	rc.cumulate(keys, levels, t, filtered, c)
 	rc.accKeys, rc.accLevels = keys, levels
 }
