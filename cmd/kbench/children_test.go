@@ -53,3 +53,64 @@ func TestReportChildrenChainEmptiedLate(t *testing.T) {
 		t.Errorf("rows differ from perf report's: %s", d)
 	}
 }
+
+// A callchain an unknown context marker empties makes no entry, not even
+// for the frames the caller-order walk meets before the marker: perf
+// resolves the whole chain before it makes entries. Here the emptied
+// chain's frame outside every map comes after a kernel frame, so that an
+// entry made for it would show the kernel level; the later user sample's
+// chain makes it at the user level, as perf shows it.
+func TestReportChildrenVoidChainMakesNoEntry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "perf.data")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
+	const contextKernel, contextUser, unknownMarker = ^uint64(0) - 128 + 1, ^uint64(0) - 512 + 1, ^uint64(0) - 0x12f
+	const kernelIP, noMap = 0xffffffff81000100, 0x500000
+	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000,
+		Filename: "[kernel.kallsyms]_text", Prot: 5})
+	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x10000, Filename: "/nonexistent/x", Prot: 5})
+	// Caller order: kernelIP (kernel map), noMap (kernel mode, no map),
+	// then the unknown marker empties the chain.
+	w.WriteSample(&perfdata.Sample{Info: k, Pid: 7, Tid: 7, Time: 10, Period: 1, IP: kernelIP,
+		Callchain: []uint64{unknownMarker, 0x400010, contextKernel, noMap, kernelIP}})
+	w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: 20, Period: 1, IP: 0x400040,
+		Callchain: []uint64{contextUser, 0x400040, noMap}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := mustReport(t, nil, "-debugdir", "-", "-kallsyms", "none", "-children", path)
+	var row string
+	for _, r := range linediff.ReportRows(got) {
+		if strings.Contains(r, "0x0000000000500000") {
+			row = r
+		}
+	}
+	if !strings.Contains(row, "[.]") {
+		t.Errorf("the row of %#x is %q, want it at the user level [.]:\n%s", noMap, row, got)
+	}
+	ks := filepath.Join(foreignDir, "kallsyms")
+	for _, args := range [][]string{{"-children"}, {"-children", "-sort", "sym"}, {"-children", "-sort", "pid,sym"}} {
+		got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-kallsyms", ks}, args...), path)...)
+		perfArgs := []string{"report", "-i", path, "--kallsyms", ks, "--stdio", "--children", "-n", "-g", "none", "--sort", "dso,sym"}
+		if len(args) > 1 {
+			perfArgs[len(perfArgs)-1] = args[2]
+		}
+		want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, perfArgs...)
+		if err != nil {
+			t.Logf("perf: %v", err)
+			return
+		}
+		if d := linediff.First(strings.Join(linediff.ReportRows(got), "\n"), strings.Join(linediff.ReportRows(want), "\n")); d != "" {
+			t.Errorf("%q: rows differ from perf report's: %s", args, d)
+		}
+	}
+}

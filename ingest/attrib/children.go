@@ -245,6 +245,16 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
 	ids := append(a.cumIDs[:0], self)
 	vers := frameVersions{m: a.m, e: e}
+	if a.chainVoid(e) {
+		// perf resets the cursor before it makes any entry: the frames
+		// before the marker make none either (their level would stay).
+		ac.add(self, c)
+		if ac.log != nil {
+			ac.log.add(ids, c)
+		}
+		a.cumIDs = ids
+		return
+	}
 	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		ver := vers.of(cpumode)
 		slot := &ac.frames[slotHash(ip, ver, frameCacheBits)]
@@ -291,7 +301,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		ids = append(ids, id)
 	})
 	if !ok {
-		ids = ids[:1] // perf resets the cursor
+		ids = ids[:1] // perf resets the cursor (chainVoid saw to it already)
 	}
 	for _, id := range ids {
 		ac.add(id, c)
@@ -300,6 +310,23 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		ac.log.add(ids, c)
 	}
 	a.cumIDs = ids
+}
+
+// chainVoid reports whether an unknown context marker empties e's
+// callchain in caller order (walkCallerOrder returns false): perf then
+// resolves no frame of it, so the walk's frames must make no entry or
+// row. Only a chain holding such a marker is walked to find out.
+func (a *attributor) chainVoid(e *event) bool {
+	unknown := false
+	for _, ip := range e.addrs {
+		if ip >= contextMax {
+			if _, ok := contextMode(ip); !ok {
+				unknown = true
+				break
+			}
+		}
+	}
+	return unknown && !a.walkCallerOrderUnwound(e, func(uint64, uint8) {}, func(Key, uint64) {})
 }
 
 // walkCallerOrder calls frame for each frame of chain in caller order,

@@ -858,6 +858,14 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	rc := a.rows
 	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], kernel)
 	frames := rc.frames[:0]
+	if a.chainVoid(e) { // no frame makes a row or marks one
+		if rc.hist != nil {
+			rc.cumulateTree(frames, t, int32(e.cpu()), filtered, c)
+		} else {
+			rc.cumulate(keys, levels, t, filtered, c)
+		}
+		return
+	}
 	add := func(k Key, end uint64, inlined bool) {
 		if rc.hist != nil {
 			frames = append(frames, treeFrame{k, end, inlined, k.Kernel})
