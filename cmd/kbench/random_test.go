@@ -82,9 +82,15 @@ func TestRandomRecordingsAgainstPerf(t *testing.T) {
 	}
 	for seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			data := filepath.Join(t.TempDir(), "perf.data")
+			dir := t.TempDir()
+			data := filepath.Join(dir, "perf.data")
 			rng := rand.New(rand.NewPCG(uint64(seed), 17))
-			writeRandomRecording(t, data, rng, randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0, rounds: seed%4 >= 2}, lib, segs, ks)
+			opts := randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0, rounds: seed%4 >= 2, modules: seed%5 >= 2, bpf: seed%7 >= 3}
+			ksFile, ks := ksFile, ks
+			if opts.modules {
+				ksFile, ks = withModules(t, dir, ksFile, ks, rng)
+			}
+			writeRandomRecording(t, data, rng, opts, lib, segs, ks)
 			for _, c := range randomComparisons {
 				want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(append([]string{}, c.perf...), "-i", data, "--kallsyms", ksFile)...)
 				if err != nil {
@@ -139,10 +145,47 @@ func symbolLibrary(t *testing.T) (string, []*elf.Prog) {
 	return lib, segs
 }
 
+// withModules writes into dir a kallsyms file: file's symbols (ks) and
+// those of three modules drawn from rng, as /proc/kallsyms lists them
+// (after the kernel's, "ADDR t NAME\t[MODULE]"). It returns the file and
+// all the symbols.
+func withModules(t *testing.T, dir, file string, ks []kallsyms.Symbol, rng *rand.Rand) (string, []kallsyms.Symbol) {
+	t.Helper()
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.Write(text)
+	for i, mod := range []string{"kmoda", "kmodb", "kmodc"} {
+		addr := uint64(0xffffffffc0a00000) + uint64(i)<<20
+		for j := range 4 + rng.IntN(8) {
+			addr += uint64(0x10 + rng.IntN(0x400))
+			typ := "tT"[rng.IntN(2)]
+			fmt.Fprintf(&b, "%016x %c %s_fn%d\t[%s]\n", addr, typ, mod, j, mod)
+		}
+	}
+	out := filepath.Join(dir, "kallsyms")
+	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all, err := kallsyms.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, all
+}
+
 // randomRecording is the kind of recording writeRandomRecording makes.
 type randomRecording struct {
 	chains bool // samples with callchains
 	cpus   bool // samples with their CPU (0 or 1)
+	// modules maps the kernel modules of ks's symbols (withModules), all
+	// but one by an MMAP record, and samples them.
+	modules bool
+	// bpf registers BPF programs (KSYMBOL records), one of them midway,
+	// unregisters one midway, and samples them.
+	bpf bool
 	// rounds writes the records after the first maps as perf record
 	// does: each CPU's in time order, the CPUs one after the other, a
 	// FINISHED_ROUND after each pass, a CPU now and then a pass late.
@@ -189,6 +232,65 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 	text := kallsyms.Landmarks(ks).Text.Addr
 	must(w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: kernel}, Pid: ^uint32(0), Addr: text, Len: slices.Max(kernelIPs) + 0x1000 - text,
 		Pgoff: text, Filename: "[kernel.kallsyms]_text", Prot: 5, Flags: 2}))
+	// BPF programs: registered at the start (the first two) or midway.
+	type bpfProg struct {
+		addr uint64
+		len  uint32
+		name string
+	}
+	var progs []bpfProg
+	if opts.bpf {
+		addr := uint64(0xffffffffc2000000)
+		for i := range 3 {
+			n := uint32(0x40 + rng.IntN(0x200))
+			progs = append(progs, bpfProg{addr, n, fmt.Sprintf("bpf_prog_%016x_prog%d", rng.Uint64(), i)})
+			addr += uint64(n) + uint64(rng.IntN(2))*0x1000
+		}
+	}
+	ksymbol := func(p bpfProg, unregister bool, time uint64) *perfdata.Ksymbol {
+		k := &perfdata.Ksymbol{Info: perfdata.Info{Misc: kernel}, Addr: p.addr, Len: p.len, KsymType: perfdata.KsymTypeBPF, Name: p.name,
+			SampleID: perfdata.SampleID{Pid: ^uint32(0), Tid: ^uint32(0), Time: time}}
+		if unregister {
+			k.Flags = 1
+		}
+		return k
+	}
+	for _, p := range progs[:min(2, len(progs))] {
+		must(w.WriteKsymbol(ksymbol(p, false, 1)))
+	}
+	var modIPs []uint64
+	for _, p := range progs {
+		modIPs = append(modIPs, p.addr+uint64(rng.IntN(int(p.len))), p.addr+uint64(p.len)+uint64(rng.IntN(0x10)))
+	}
+	if opts.modules {
+		// Each module's map spans its symbols and a little more, as
+		// perf record synthesizes it from /proc/modules; one module has
+		// no map, its symbols kallsyms' alone.
+		bounds := map[string][2]uint64{}
+		var mods []string
+		for _, s := range ks {
+			if s.Module == "" {
+				continue
+			}
+			r, ok := bounds[s.Module]
+			if !ok {
+				r[0] = s.Addr &^ 0xfff
+				mods = append(mods, s.Module)
+			}
+			r[1] = s.Addr + 0x100
+			bounds[s.Module] = r
+			modIPs = append(modIPs, s.Addr+uint64(rng.IntN(8)))
+		}
+		for _, m := range mods {
+			r := bounds[m]
+			modIPs = append(modIPs, r[1]+uint64(rng.IntN(0x80))) // past its last symbol
+			if m == "kmodc" {
+				continue
+			}
+			must(w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: kernel}, Pid: ^uint32(0), Addr: r[0], Len: (r[1] - r[0] + 0xfff) &^ 0xfff,
+				Filename: "/lib/modules/6.1.0/kernel/drivers/" + m + ".ko", Prot: 5, Flags: 2}))
+		}
+	}
 	// A few addresses per map, so that entries repeat.
 	pick := func(n int, f func() uint64) []uint64 {
 		ips := make([]uint64, n)
@@ -199,7 +301,12 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 	}
 	const none1, none2, unmapped, libBase = 0x7f00_0000_0000, 0x7f10_0000_0000, 0x6000_0000, 0x7f20_0000_0000
 	pools := [][]uint64{
-		pick(12, func() uint64 { return kernelIPs[rng.IntN(len(kernelIPs))] }),
+		pick(12, func() uint64 {
+			if len(modIPs) > 0 && rng.IntN(2) == 0 {
+				return modIPs[rng.IntN(len(modIPs))]
+			}
+			return kernelIPs[rng.IntN(len(kernelIPs))]
+		}),
 		pick(12, func() uint64 {
 			p := segs[rng.IntN(len(segs))]
 			return libBase + p.Vaddr + uint64(rng.Int64N(int64(p.Filesz)))
@@ -286,6 +393,12 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 			pass(false)
 		}
 		switch {
+		case len(progs) > 0 && rng.IntN(80) == 0:
+			// Program 2 comes, or program 0 goes (perf drops its map).
+			i := 2 * rng.IntN(2)
+			k := ksymbol(progs[i], i == 0, time)
+			emit(rng.IntN(2), func() error { return w.WriteKsymbol(k) })
+			time++
 		case rng.IntN(60) == 0:
 			comm(pid, rng.IntN(2) == 0)
 		case !forked && rng.IntN(40) == 0:
