@@ -114,3 +114,71 @@ func TestReportChildrenVoidChainMakesNoEntry(t *testing.T) {
 		}
 	}
 }
+
+// Samples of other cpumodes than kernel and user find no map at perf's
+// level "H" (thread__find_map), and a guest one is filtered (perf report
+// without --guest): perf script skips it, perf report counts it in the
+// totals and hides the entries it makes, its callchain's too. Samples
+// outside every map are one entry per address whatever their levels,
+// showing the first one's. Compared with perf report (flat and children
+// tables) and perf script.
+func TestReportGuestAndHypervisorSamples(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "perf.data")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	const contextUser = ^uint64(0) - 512 + 1
+	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x10000, Filename: "/nonexistent/x", Prot: 5})
+	tm := uint64(10)
+	// cpumode, address: user, kernel, hypervisor, guest kernel, guest
+	// user, and the modes perf has no name for, in and out of the map.
+	for _, s := range []struct {
+		mode uint16
+		ip   uint64
+	}{
+		{1, 0x400010}, {2, 0x400020}, {3, 0x400030}, {4, 0x400040}, {5, 0x400050}, {6, 0x400060}, {7, 0x400070}, {0, 0x400080},
+		{4, 0x900000}, {1, 0x900000}, {2, 0x900000}, {3, 0x900000}, {1, 0x800000}, {2, 0x800000},
+		{5, 0x700000}, {2, 0x700000}, {3, 0x600000}, {1, 0x600000}, {2, 0x600000}, {0, 0x500000},
+	} {
+		for range 1 + int(s.ip>>4&3) {
+			tm++
+			w.WriteSample(&perfdata.Sample{Info: perfdata.Info{Misc: s.mode}, Pid: 7, Tid: 7, Time: tm, Period: 1, IP: s.ip,
+				Callchain: []uint64{contextUser, s.ip, 0x400100 + s.ip&0xf0, 0xa00000}})
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ks := filepath.Join(foreignDir, "kallsyms")
+	got := mustReport(t, nil, "-debugdir", "-", "-kallsyms", ks, "-no-children", path)
+	if !strings.Contains(got, "[H] 0x0000000000600000") || strings.Contains(got, "0x0000000000700000") {
+		t.Errorf("want 0x600000 at level [H] and no row of 0x700000 (a guest sample made it):\n%s", got)
+	}
+	for _, tc := range []struct{ kbench, perf []string }{
+		{[]string{"-no-children"}, []string{"report", "--stdio", "--no-children", "-n", "-g", "none", "--sort", "dso,sym"}},
+		{[]string{"-children"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "dso,sym"}},
+		{[]string{"-format", "script"}, []string{"script", "-F", "ip,sym,dso"}},
+		{[]string{"-format", "script", "-G"}, []string{"script", "-F", "ip,sym,dso", "-G"}},
+	} {
+		got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-kallsyms", ks}, tc.kbench...), path)...)
+		want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(tc.perf, "-i", path, "--kallsyms", ks)...)
+		if err != nil {
+			t.Logf("perf: %v", err)
+			return
+		}
+		g, wl := linediff.ReportRows(got), linediff.ReportRows(want)
+		if tc.perf[0] == "script" {
+			g, wl = strings.Split(trimLines(got), "\n"), strings.Split(trimLines(want), "\n")
+		}
+		if d := linediff.First(strings.Join(g, "\n"), strings.Join(wl, "\n")); d != "" {
+			t.Errorf("%q: differs from perf's: %s", tc.kbench, d)
+		}
+	}
+}

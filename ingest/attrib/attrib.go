@@ -152,7 +152,10 @@ func BranchModeDefault(r *perfdata.Reader) bool {
 // when there is no map).
 type Key struct {
 	DSO, Sym string
-	Kernel   bool   // resolved with a kernel cpumode
+	Kernel   bool // resolved with a kernel cpumode
+	// Hyper is a sample without a map taken in neither a kernel nor a
+	// user cpumode (hypervisor, guest, unknown): perf's level "H".
+	Hyper bool
 	Addr     uint64 // the symbol's start, or the address when Sym is "[unknown]"
 	Event    int    // index into Result.Events
 	// dup numbers the rows of one key perf's tree of a children table
@@ -167,6 +170,7 @@ type MapSym struct {
 	Map    index.Map
 	Sym    string
 	Kernel bool
+	Hyper  bool // as in Key
 	Addr   uint64 // as in Key
 	Event  int    // as in Key
 }
@@ -177,7 +181,7 @@ func (ms MapSym) Key() Key {
 	if ms.Map == (index.Map{}) {
 		dso = symbols.Unknown
 	}
-	return Key{DSO: dso, Sym: ms.Sym, Kernel: ms.Kernel, Addr: ms.Addr, Event: ms.Event}
+	return Key{DSO: dso, Sym: ms.Sym, Kernel: ms.Kernel, Hyper: ms.Hyper, Addr: ms.Addr, Event: ms.Event}
 }
 
 // Counts are a number of samples and the sum of their periods (what perf
@@ -190,6 +194,10 @@ func (c *Counts) add(o Counts) { c.Samples += o.Samples; c.Period += o.Period }
 
 // Result is the attribution of one recording.
 type Result struct {
+	// hidden are the table rows perf hides: those a filtered sample
+	// made (a guest one, see attributor.sample); counted in the totals.
+	hidden map[Key]bool
+
 	Samples uint64
 	Unknown uint64 // samples with no map
 	// ByMap holds the ordinals of the samples that fell in each map, as
@@ -424,7 +432,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		}
 	}
 	if a.acc != nil {
-		a.res.Children = a.acc.result()
+		a.res.Children = a.acc.result(a.res)
 		if children, self, ok := a.acc.replay(); ok {
 			a.res.Children, a.res.childSelf = children, self
 		}
@@ -897,6 +905,15 @@ func (a *attributor) sample(e *event) error {
 		return nil // perf drops it before resolving it
 	}
 	kernel := e.cpumode == machine.CPUModeKernel
+	// perf's thread__find_map: other than kernel and user cpumodes find
+	// no map at level "H", and a guest one (perf report without --guest)
+	// marks the sample filtered: perf script skips it, perf report counts
+	// it in the totals and hides the entries it makes.
+	hyper := !kernel && e.cpumode != machine.CPUModeUser
+	guest := e.cpumode == machine.CPUModeGuestKernel || e.cpumode == machine.CPUModeGuestUser
+	if a.acc != nil {
+		a.acc.hiding = guest
+	}
 	st, i, ok := a.resolveSample(e)
 	var mp index.Map
 	if ok {
@@ -939,27 +956,25 @@ func (a *attributor) sample(e *event) error {
 		}
 	} else {
 		a.res.Unknown++
-		key = Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: e.ip, Event: event}
+		key = Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: e.ip, Event: event}
 		if a.acc != nil {
-			self = a.acc.noMapEntry(e.ip, kernel, event)
+			self = a.acc.noMapEntry(e.ip, kernel, hyper, event)
 		}
 		if !a.opts.NoCounts {
-			n := a.cnt.unknown[key]
-			n.add(c)
-			a.cnt.unknown[key] = n
+			a.cnt.addUnknown(key, guest, c)
 		}
 	}
-	filtered := false
+	filtered := guest
 	var t *machine.Thread
 	if f != nil || a.rows != nil {
 		t = a.m.SampleThread(e.pid, e.tid)
-		filtered = f.filtered(t, mp, ok, kernel, sym, hasSym)
+		filtered = f.filtered(t, mp, ok, kernel, sym, hasSym) || guest
 	}
 	if a.res.Branches != nil {
 		a.branches(e, kernel, event, filtered)
 	}
 	if a.acc != nil {
-		a.cumulate(e, self, kernel, event, c)
+		a.cumulate(e, self, kernel, hyper, event, c)
 	}
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
@@ -1120,6 +1135,14 @@ func (a *attributor) resolveAnyMode(e *event, addr uint64) (mp index.Map, inKern
 
 // lostCounts are the LOST and LOST_SAMPLES records decode saw.
 type lostCounts struct{ chunks, events, samples uint64 }
+
+// hide hides the table row of k (Result.hidden).
+func (r *Result) hide(k Key) {
+	if r.hidden == nil {
+		r.hidden = make(map[Key]bool)
+	}
+	r.hidden[k] = true
+}
 
 // LostWarnings returns what perf prints on stderr about lost data
 // (perf_session__warn_about_errors): LOST chunks, and a sample drop

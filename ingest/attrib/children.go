@@ -25,6 +25,11 @@ type accumulator struct {
 	meta       []entryMeta
 	anyInlined bool
 	log        *entryLog // each sample's entries, when set (see replay)
+	// hiding says the current sample is filtered (a guest one): the
+	// entries it makes are hidden, as perf hides a filtered sample's hist
+	// entries, its callchain's too; hidden marks them.
+	hiding bool
+	hidden map[int32]bool
 }
 
 // entryMeta is an entry's symbol's end and whether it is an inlined
@@ -139,7 +144,7 @@ func newAccumulator() *accumulator {
 func (ac *accumulator) entry(k Key) int32 {
 	id := k
 	if id.DSO == symbols.Unknown {
-		id.Kernel = false
+		id.Kernel, id.Hyper = false, false
 	}
 	if i, ok := ac.byKey[id]; ok {
 		return i
@@ -149,6 +154,12 @@ func (ac *accumulator) entry(k Key) int32 {
 	ac.counts = append(ac.counts, accCount{})
 	ac.meta = append(ac.meta, entryMeta{})
 	ac.byKey[id] = i
+	if ac.hiding {
+		if ac.hidden == nil {
+			ac.hidden = make(map[int32]bool)
+		}
+		ac.hidden[i] = true
+	}
 	return i
 }
 
@@ -204,18 +215,20 @@ func (ac *accumulator) addrEntry(st *mapState, addr uint64, event int) int32 {
 }
 
 // noMapEntry returns the entry of an address outside every map.
-func (ac *accumulator) noMapEntry(addr uint64, kernel bool, event int) int32 {
+// Its level is the one the entry is made at: kernel, hyper ("H") or user.
+func (ac *accumulator) noMapEntry(addr uint64, kernel, hyper bool, event int) int32 {
 	k := noMapKey{addr, event}
 	if id, ok := ac.noMap[k]; ok {
 		return id
 	}
-	id := ac.entry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: addr, Event: event})
+	id := ac.entry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper && !kernel, Addr: addr, Event: event})
 	ac.noMap[k] = id
 	return id
 }
 
-// result returns the Children counts by key.
-func (ac *accumulator) result() map[Key]Counts {
+// result returns the Children counts by key, and hides in res the rows
+// of the entries a filtered sample made.
+func (ac *accumulator) result(res *Result) map[Key]Counts {
 	m := make(map[Key]Counts, len(ac.keys))
 	for i, k := range ac.keys {
 		if ac.counts[i].c == (Counts{}) {
@@ -225,6 +238,9 @@ func (ac *accumulator) result() map[Key]Counts {
 			continue
 		}
 		m[k] = ac.counts[i].c
+		if ac.hidden[int32(i)] {
+			res.hide(k)
+		}
 	}
 	return m
 }
@@ -240,7 +256,7 @@ func (ac *accumulator) result() map[Key]Counts {
 // address, the level of the maps its map came from, else the level left
 // by the frame before, starting from the sample's), counted once per
 // sample (iter_add_next_cumulative_entry's duplicate check).
-func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Counts) {
+func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event int, c Counts) {
 	ac := a.acc
 	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
 	ids := append(a.cumIDs[:0], self)
@@ -261,7 +277,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		tag, cache := frameTag(ver, cpumode, event, false)
 		if slot.ip == ip && slot.tag|tagInMap == tag|tagInMap && cache {
 			if slot.tag&tagInMap != 0 {
-				kernel = cpumode == machine.CPUModeKernel
+				kernel, hyper = cpumode == machine.CPUModeKernel, false
 			} // else noMapEntry's, made already
 			ids = append(ids, slot.id)
 			return
@@ -272,14 +288,14 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 		// kernel load does).
 		cache = cache && vers.of(cpumode) == ver
 		if !found {
-			id := ac.noMapEntry(ip, kernel, event)
+			id := ac.noMapEntry(ip, kernel, hyper, event)
 			ids = append(ids, id)
 			if cache {
 				*slot = frameSlot{ip: ip, tag: tag, id: id}
 			}
 			return
 		}
-		kernel = cpumode == machine.CPUModeKernel
+		kernel, hyper = cpumode == machine.CPUModeKernel, false
 		st := a.cnt.state(mp, kernel)
 		t := a.stateTable(st)
 		var id int32
@@ -294,7 +310,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel bool, event int, c Co
 			*slot = frameSlot{ip: ip, tag: tag | tagInMap, id: id}
 		}
 	}, func(k Key, end uint64) {
-		kernel = false
+		kernel, hyper = false, false
 		id := ac.entry(k)
 		ac.meta[id] = entryMeta{end: end, inlined: true}
 		ac.anyInlined = true

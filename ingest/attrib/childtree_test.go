@@ -64,7 +64,7 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 		if !ok {
 			t.Fatalf("case %d: no replay", i)
 		}
-		want := ac.result()
+		want := ac.result(&Result{})
 		maps.DeleteFunc(want, func(_ Key, c Counts) bool { return c == Counts{} }) // entries no sample counted in
 		if !maps.Equal(children, want) {
 			for k, c := range children {

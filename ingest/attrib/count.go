@@ -61,11 +61,36 @@ type counter struct {
 	states  map[stateKey]*mapState
 	order   []*mapState // in first-seen order
 	cache   [256]*mapState
-	unknown map[Key]Counts // samples in no map
+	// unknown counts the samples in no map by address and event (level
+	// and hiding left out: perf's dso and sym keys find two such entries
+	// equal by their address alone); unknownFirst is the key of the
+	// first sample of each, whose level the row shows, and whether a
+	// filtered (guest) sample made it, which hides the row.
+	unknown      map[Key]Counts
+	unknownFirst map[Key]unknownMade
+}
+
+// unknownMade is the first sample of an address in no map.
+type unknownMade struct {
+	key    Key
+	hidden bool
+}
+
+// addUnknown counts a sample in no map, of key k (with its level),
+// filtered (hidden) or not.
+func (c *counter) addUnknown(k Key, hidden bool, n Counts) {
+	id := k
+	id.Kernel, id.Hyper = false, false
+	x, ok := c.unknown[id]
+	if !ok {
+		c.unknownFirst[id] = unknownMade{k, hidden}
+	}
+	x.add(n)
+	c.unknown[id] = x
 }
 
 func newCounter() *counter {
-	return &counter{states: make(map[stateKey]*mapState), unknown: make(map[Key]Counts)}
+	return &counter{states: make(map[stateKey]*mapState), unknown: make(map[Key]Counts), unknownFirst: make(map[Key]unknownMade)}
 }
 
 // state returns the state of map m resolved in kernel mode or not.
@@ -179,9 +204,13 @@ func (c *counter) result(res *Result) {
 		}
 	}
 	for k, n := range c.unknown {
-		ms := MapSym{Sym: symbols.Unknown, Kernel: k.Kernel, Addr: k.Addr, Event: k.Event}
+		first := c.unknownFirst[k]
+		ms := MapSym{Sym: symbols.Unknown, Kernel: first.key.Kernel, Hyper: first.key.Hyper, Addr: k.Addr, Event: k.Event}
 		x := res.ByMapSym[ms]
 		x.add(n)
 		res.ByMapSym[ms] = x
+		if first.hidden {
+			res.hide(ms.Key())
+		}
 	}
 }

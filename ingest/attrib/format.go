@@ -47,8 +47,11 @@ func ShortName(dso string, kernel bool) string {
 // level is perf's hist entry level marker: [k] for samples resolved with
 // a kernel cpumode, [.] for the rest.
 func level(k Key) string {
-	if k.Kernel {
+	switch {
+	case k.Kernel:
 		return "[k]"
+	case k.Hyper:
+		return "[H]"
 	}
 	return "[.]"
 }
@@ -121,7 +124,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if sum.Samples == 0 && len(r.Events) > 1 {
 			continue
 		}
-		rows := tableOrder(groupRows(counts, r.Children, g.first, g.n))
+		rows := tableOrder(groupRows(counts, r.Children, r.hidden, g.first, g.n))
 		dsoWidth := len("Shared Object")
 		for _, row := range rows {
 			dsoWidth = max(dsoWidth, len(row.short))

@@ -109,11 +109,11 @@ type tableRow struct {
 // The rows come in map order: tableOrder ranks them by first,
 // so that they sort as if groupRows had read the keys in sortedKeys'
 // order, without sorting them here.
-func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
+func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []tableRow {
 	normal := func(k Key) Key {
 		k.Event = first
 		if acc != nil && k.DSO == symbols.Unknown {
-			k.Kernel = false // as Result.Children keys them
+			k.Kernel, k.Hyper = false, false // as Result.Children keys them
 		}
 		return k
 	}
@@ -153,16 +153,16 @@ func groupRows(m, acc map[Key]Counts, first, n int) []tableRow {
 		return r
 	}
 	for k, c := range m {
-		if k.Event >= first && k.Event < first+n {
+		if k.Event >= first && k.Event < first+n && !hidden[k] {
 			row(keyCounts{k, c}, false).c[k.Event-first].add(c)
 		}
 	}
 	for k, c := range acc {
-		if k.Event >= first && k.Event < first+n {
+		if k.Event >= first && k.Event < first+n && !hidden[k] {
 			r := row(keyCounts{k, c}, true)
 			r.acc[k.Event-first] = c
 			if k.Event == first {
-				r.key.Kernel = k.Kernel
+				r.key.Kernel, r.key.Hyper = k.Kernel, k.Hyper
 			}
 		}
 	}

@@ -110,7 +110,7 @@ func TestGroupRowsReadingOrder(t *testing.T) {
 		first := rng.IntN(2)
 		m, acc := randomCounts(rng, first+n, i%2 == 1)
 		want := readingOrderRows(m, acc, first, n)
-		got := tableOrder(groupRows(m, acc, first, n))
+		got := tableOrder(groupRows(m, acc, nil, first, n))
 		if len(got) != len(want) {
 			t.Fatalf("case %d: %d rows, want %d", i, len(got), len(want))
 		}
