@@ -156,8 +156,8 @@ type Key struct {
 	// Hyper is a sample without a map taken in neither a kernel nor a
 	// user cpumode (hypervisor, guest, unknown): perf's level "H".
 	Hyper bool
-	Addr     uint64 // the symbol's start, or the address when Sym is "[unknown]"
-	Event    int    // index into Result.Events
+	Addr  uint64 // the symbol's start, or the address when Sym is "[unknown]"
+	Event int    // index into Result.Events
 	// dup numbers the rows of one key perf's tree of a children table
 	// keeps apart (children.replay), from 0.
 	dup int32
@@ -170,7 +170,7 @@ type MapSym struct {
 	Map    index.Map
 	Sym    string
 	Kernel bool
-	Hyper  bool // as in Key
+	Hyper  bool   // as in Key
 	Addr   uint64 // as in Key
 	Event  int    // as in Key
 }

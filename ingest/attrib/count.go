@@ -58,9 +58,9 @@ func (s *symCounts) add(i int, c Counts) {
 // through a small direct-mapped cache keyed by the map's range: a
 // system-wide stream changes map on most samples, but among few maps.
 type counter struct {
-	states  map[stateKey]*mapState
-	order   []*mapState // in first-seen order
-	cache   [256]*mapState
+	states map[stateKey]*mapState
+	order  []*mapState // in first-seen order
+	cache  [256]*mapState
 	// unknown counts the samples in no map by address and event (level
 	// and hiding left out: perf's dso and sym keys find two such entries
 	// equal by their address alone); unknownFirst is the key of the
