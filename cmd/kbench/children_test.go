@@ -121,7 +121,7 @@ func TestReportChildrenVoidChainMakesNoEntry(t *testing.T) {
 // totals and hides the entries it makes, its callchain's too. Samples
 // outside every map are one entry per address whatever their levels,
 // showing the first one's. Compared with perf report (flat and children
-// tables) and perf script.
+// tables, by default keys and sort keys) and perf script.
 func TestReportGuestAndHypervisorSamples(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "perf.data")
 	f, err := os.Create(path)
@@ -166,6 +166,10 @@ func TestReportGuestAndHypervisorSamples(t *testing.T) {
 		{[]string{"-children"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "dso,sym"}},
 		{[]string{"-format", "script"}, []string{"script", "-F", "ip,sym,dso"}},
 		{[]string{"-format", "script", "-G"}, []string{"script", "-F", "ip,sym,dso", "-G"}},
+		{[]string{"-no-children", "-sort", "sym"}, []string{"report", "--stdio", "--no-children", "-n", "-g", "none", "--sort", "sym"}},
+		{[]string{"-no-children", "-sort", "dso,sym"}, []string{"report", "--stdio", "--no-children", "-n", "-g", "none", "--sort", "dso,sym"}},
+		{[]string{"-children", "-sort", "comm,dso,sym"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "comm,dso,sym"}},
+		{[]string{"-children", "-sort", "pid,sym"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "pid,sym"}},
 	} {
 		got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-kallsyms", ks}, tc.kbench...), path)...)
 		want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(tc.perf, "-i", path, "--kallsyms", ks)...)

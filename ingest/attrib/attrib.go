@@ -980,7 +980,7 @@ func (a *attributor) sample(e *event) error {
 		if a.rows != nil {
 			self := a.rows.add(key, sym.End, t, int32(e.cpu()), filtered, c)
 			if a.rows.acc != nil {
-				a.cumulateRows(e, t, self, key.Kernel, filtered, c)
+				a.cumulateRows(e, t, self, key.Kernel, key.Hyper, filtered, c)
 			}
 		}
 	}

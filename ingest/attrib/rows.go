@@ -54,6 +54,7 @@ type RowKey struct {
 	CPU    int32 // -1 when the event does not sample it, as perf has it
 	DSO    string
 	Kernel bool // the DSO resolved in kernel mode: its level and short name
+	Hyper  bool // no map, at perf's level "H" (as in Key)
 	Sym    string
 	Addr   uint64 // as in Key
 	Event  int
@@ -87,7 +88,7 @@ type rowCounter struct {
 	acc       map[RowKey]*accRow
 	accStamp  uint32
 	accKeys   []RowKey // cumulateRows's, reused
-	accLevels []bool
+	accLevels []rowLevel
 	frames    []treeFrame // cumulateRows's with trees, reused
 	// hist is, for keys histTreeApplies to (and, in a children table,
 	// keys with comm), perf's tree of hist entries of each event, whose
@@ -156,6 +157,7 @@ type row struct {
 	c      Counts
 	acc    Counts // with a tree of hist entries, in a children table: the Children column
 	kernel bool   // the level shown, the first entry's (rowCounter.firstLevel)
+	hyper  bool   // with kernel: level "H"
 	made
 }
 
@@ -197,16 +199,16 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 		rc.totals = append(rc.totals, Counts{})
 	}
 	rc.totals[k.Event].add(c)
-	kernel := k.Kernel
+	kernel, hyper := k.Kernel, k.Hyper
 	if rc.firstLevel {
-		k.Kernel = false
+		k.Kernel, k.Hyper = false, false
 	}
 	if rc.hist != nil {
 		// The row is the hist entry's, keyed as its first sample made it:
 		// perf compares no level, so a later sample at another level
 		// counts in it too. Found by the entry's number, not its key.
 		h := rc.tree(k.Event)
-		id := rc.histRow(h, h.find(rc.histEntry(k, kernel, symEnd, false, t, cpu)), k, kernel, t, cpu, filtered)
+		id := rc.histRow(h, h.find(rc.histEntry(k, kernel, symEnd, false, t, cpu)), k, rowLevel{kernel, hyper}, t, cpu, filtered)
 		hr := h.rows[id]
 		hr.r.c.add(c)
 		if rc.acc != nil {
@@ -218,7 +220,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 	rk := rc.key(k, t, cpu)
 	r := rc.rows[rk]
 	if r == nil {
-		r = &row{kernel: kernel, made: rc.newMade(rk, filtered, t)}
+		r = &row{kernel: kernel, hyper: hyper, made: rc.newMade(rk, filtered, t)}
 		rc.rows[rk] = r
 	}
 	r.c.add(c)
@@ -254,14 +256,14 @@ func (rc *rowCounter) tree(event int) *histTree {
 // histRow makes the row of entry id of h if the search that returned it
 // made the entry: keyed as k (at level kernel) in thread t on cpu made
 // it, marked filtered or not; it returns id.
-func (rc *rowCounter) histRow(h *histTree, id int32, k Key, kernel bool, t *machine.Thread, cpu int32, filtered bool) int32 {
+func (rc *rowCounter) histRow(h *histTree, id int32, k Key, lv rowLevel, t *machine.Thread, cpu int32, filtered bool) int32 {
 	if int(id) == len(h.rows) {
 		rk := rc.key(k, t, cpu)
 		rk.entry = id + 1
 		if rc.comm {
 			rc.commThreads[rk] = t
 		}
-		r := &row{kernel: kernel, made: rc.newMade(rk, filtered, t)}
+		r := &row{kernel: lv.kernel, hyper: lv.hyper, made: rc.newMade(rk, filtered, t)}
 		rc.rows[rk] = r
 		h.rows = append(h.rows, histRow{rk, r})
 	}
@@ -294,8 +296,12 @@ type treeFrame struct {
 	k       Key
 	end     uint64
 	inlined bool
-	level   bool
+	level   rowLevel
 }
+
+// rowLevel is the level a row shows: kernel, hyper ("H") or neither
+// (user).
+type rowLevel struct{ kernel, hyper bool }
 
 // key is the row of an entry (DSO and symbol k) of a sample taken in
 // thread t on cpu. In a children table an entry without a map has no
@@ -312,7 +318,7 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 		rk.CPU = cpu
 	}
 	if rc.dso || rc.sym {
-		rk.DSO, rk.Kernel = k.DSO, k.Kernel
+		rk.DSO, rk.Kernel, rk.Hyper = k.DSO, k.Kernel, k.Hyper
 	}
 	if rc.sym {
 		rk.Sym, rk.Addr = k.Sym, k.Addr
@@ -320,15 +326,16 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 			// sort__sym_cmp tells two entries without a symbol apart by
 			// their addresses alone, whatever their DSOs and levels; the
 			// row shows the first one's level (row.kernel).
-			rk.DSO, rk.Kernel = "", false
+			rk.DSO, rk.Kernel, rk.Hyper = "", false, false
 		}
 	}
-	if rk.DSO == symbols.Unknown && (rc.acc != nil || !rc.sym) {
-		// Rows without a map are one whatever their level where perf's
-		// keys do not tell them apart: sort__dso_cmp finds two maps
-		// that are both NULL equal, and a table without symbols shows
-		// no level.
-		rk.Kernel = false
+	if rk.DSO == symbols.Unknown {
+		// Rows without a map are one whatever their level: sort__dso_cmp
+		// finds two maps that are both NULL equal, and sort__sym_cmp two
+		// entries without a symbol equal by address; a row with symbols
+		// shows the first one's level (row.kernel), a table without
+		// symbols none.
+		rk.Kernel, rk.Hyper = false, false
 	}
 	if rc.comm {
 		if _, ok := rc.commThreads[rk]; !ok {
@@ -356,13 +363,13 @@ func (rc *rowCounter) newMade(k RowKey, filtered bool, t *machine.Thread) made {
 // sample's own first) once each; levels are the keys' levels, shown when
 // a row is new, and filtered marks new rows hidden, as perf marks the
 // hist entries a filtered sample makes, its callchain's included.
-func (rc *rowCounter) cumulate(keys []RowKey, levels []bool, t *machine.Thread, filtered bool, c Counts) {
+func (rc *rowCounter) cumulate(keys []RowKey, levels []rowLevel, t *machine.Thread, filtered bool, c Counts) {
 	rc.accStamp++
 	for i, k := range keys {
 		r := rc.acc[k]
 		if r == nil {
 			shown := k
-			shown.Kernel = levels[i]
+			shown.Kernel, shown.Hyper = levels[i].kernel, levels[i].hyper
 			r = &accRow{key: shown, made: rc.newMade(k, filtered, t)}
 			rc.acc[k] = r
 		}
@@ -419,8 +426,8 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 				continue
 			}
 			k := e.named
-			if rc.firstLevel || k.DSO == "" && rc.sym || rc.acc != nil && k.DSO == symbols.Unknown {
-				k.Kernel = keep.kernel // the level of the entry perf keeps
+			if rc.firstLevel || k.DSO == "" && rc.sym || k.DSO == symbols.Unknown && (rc.acc != nil || rc.sym) {
+				k.Kernel, k.Hyper = keep.kernel, keep.hyper // the level of the entry perf keeps
 			}
 			c, seen := r.Counts[k]
 			c.add(rc.rows[e.key].c)
@@ -752,7 +759,7 @@ func (r *Rows) columns() []column {
 			}})
 		case SortSym:
 			cols = append(cols, column{k, "Symbol", func(rk RowKey) string {
-				return level(Key{Kernel: rk.Kernel}) + " " + Key{Sym: rk.Sym, Addr: rk.Addr}.SymbolName()
+				return level(Key{Kernel: rk.Kernel, Hyper: rk.Hyper}) + " " + Key{Sym: rk.Sym, Addr: rk.Addr}.SymbolName()
 			}})
 		}
 	}
@@ -854,9 +861,9 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 // cumulateRows is cumulate for a table by sort keys: the sample (thread
 // t, its own row self at level kernel) and every distinct row of its
 // callchain, in caller order, get its period in the Children column.
-func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel, filtered bool, c Counts) {
+func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel, hyper, filtered bool, c Counts) {
 	rc := a.rows
-	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], kernel)
+	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], rowLevel{kernel, hyper})
 	frames := rc.frames[:0]
 	if a.chainVoid(e) { // no frame makes a row or marks one
 		if rc.hist != nil {
@@ -868,24 +875,24 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	}
 	add := func(k Key, end uint64, inlined bool) {
 		if rc.hist != nil {
-			frames = append(frames, treeFrame{k, end, inlined, k.Kernel})
+			frames = append(frames, treeFrame{k, end, inlined, rowLevel{k.Kernel, k.Hyper}})
 			return
 		}
-		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, k.Kernel)
+		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, rowLevel{k.Kernel, k.Hyper})
 	}
 	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
-		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Addr: ip, Event: int(e.attr)}
+		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper && !kernel, Addr: ip, Event: int(e.attr)}
 		var end uint64
 		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
-			kernel = cpumode == machine.CPUModeKernel
-			k.DSO, k.Kernel = mp.DSO, kernel
+			kernel, hyper = cpumode == machine.CPUModeKernel, false
+			k.DSO, k.Kernel, k.Hyper = mp.DSO, kernel, false
 			if sym, ok := a.sym.symbol(mp, ip); ok {
 				k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 			}
 		}
 		add(k, end, false)
 	}, func(k Key, end uint64) {
-		kernel = false
+		kernel, hyper = false, false
 		add(k, end, true)
 	})
 	if rc.hist != nil {
