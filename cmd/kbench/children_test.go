@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,28 +16,17 @@ import (
 // frames make no rows (kbench printed them at 0.00 %). Compared with
 // perf report when it is installed.
 func TestReportChildrenChainEmptiedLate(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "perf.data")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
 	const contextUser, unknownMarker = ^uint64(0) - 512 + 1, ^uint64(0) - 0x12f
-	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x10000, Filename: "/nonexistent/x", Prot: 5})
-	for i := range 5 { // caller order walks 0x400030, 0x400020, then meets the marker
-		w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: uint64(10 + i), Period: 1, IP: 0x400010,
-			Callchain: []uint64{unknownMarker, 0x400010, contextUser, 0x400020, 0x400030}})
-	}
-	w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: 20, Period: 1, IP: 0x400040,
-		Callchain: []uint64{contextUser, 0x400040, 0x400050}})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := writeRecordingWith(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true}, func(w *perfdata.Writer) {
+		u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x10000, Filename: "/nonexistent/x", Prot: 5})
+		for i := range 5 { // caller order walks 0x400030, 0x400020, then meets the marker
+			w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: uint64(10 + i), Period: 1, IP: 0x400010,
+				Callchain: []uint64{unknownMarker, 0x400010, contextUser, 0x400020, 0x400030}})
+		}
+		w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: 20, Period: 1, IP: 0x400040,
+			Callchain: []uint64{contextUser, 0x400040, 0x400050}})
+	})
 	got := mustReport(t, nil, "-debugdir", "-", "-kallsyms", "none", "-children", path)
 	rows := linediff.ReportRows(got)
 	if len(rows) != 4 || strings.Contains(got, "400020") || strings.Contains(got, "400030") {
@@ -61,32 +49,21 @@ func TestReportChildrenChainEmptiedLate(t *testing.T) {
 // entry made for it would show the kernel level; the later user sample's
 // chain makes it at the user level, as perf shows it.
 func TestReportChildrenVoidChainMakesNoEntry(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "perf.data")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
-	k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
 	const contextKernel, contextUser, unknownMarker = ^uint64(0) - 128 + 1, ^uint64(0) - 512 + 1, ^uint64(0) - 0x12f
 	const kernelIP, noMap = 0xffffffff81000100, 0x500000
-	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000,
-		Filename: "[kernel.kallsyms]_text", Prot: 5})
-	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x10000, Filename: "/nonexistent/x", Prot: 5})
-	// Caller order: kernelIP (kernel map), noMap (kernel mode, no map),
-	// then the unknown marker empties the chain.
-	w.WriteSample(&perfdata.Sample{Info: k, Pid: 7, Tid: 7, Time: 10, Period: 1, IP: kernelIP,
-		Callchain: []uint64{unknownMarker, 0x400010, contextKernel, noMap, kernelIP}})
-	w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: 20, Period: 1, IP: 0x400040,
-		Callchain: []uint64{contextUser, 0x400040, noMap}})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := writeRecordingWith(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true}, func(w *perfdata.Writer) {
+		u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+		k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
+		w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000,
+			Filename: "[kernel.kallsyms]_text", Prot: 5})
+		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x10000, Filename: "/nonexistent/x", Prot: 5})
+		// Caller order: kernelIP (kernel map), noMap (kernel mode, no map),
+		// then the unknown marker empties the chain.
+		w.WriteSample(&perfdata.Sample{Info: k, Pid: 7, Tid: 7, Time: 10, Period: 1, IP: kernelIP,
+			Callchain: []uint64{unknownMarker, 0x400010, contextKernel, noMap, kernelIP}})
+		w.WriteSample(&perfdata.Sample{Info: u, Pid: 7, Tid: 7, Time: 20, Period: 1, IP: 0x400040,
+			Callchain: []uint64{contextUser, 0x400040, noMap}})
+	})
 	got := mustReport(t, nil, "-debugdir", "-", "-kallsyms", "none", "-children", path)
 	var row string
 	for _, r := range linediff.ReportRows(got) {
@@ -123,39 +100,28 @@ func TestReportChildrenVoidChainMakesNoEntry(t *testing.T) {
 // showing the first one's. Compared with perf report (flat and children
 // tables, by default keys and sort keys) and perf script.
 func TestReportGuestAndHypervisorSamples(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "perf.data")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
 	const contextUser = ^uint64(0) - 512 + 1
-	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x10000, Filename: "/nonexistent/x", Prot: 5})
-	tm := uint64(10)
-	// cpumode, address: user, kernel, hypervisor, guest kernel, guest
-	// user, and the modes perf has no name for, in and out of the map.
-	for _, s := range []struct {
-		mode uint16
-		ip   uint64
-	}{
-		{1, 0x400010}, {2, 0x400020}, {3, 0x400030}, {4, 0x400040}, {5, 0x400050}, {6, 0x400060}, {7, 0x400070}, {0, 0x400080},
-		{4, 0x900000}, {1, 0x900000}, {2, 0x900000}, {3, 0x900000}, {1, 0x800000}, {2, 0x800000},
-		{5, 0x700000}, {2, 0x700000}, {3, 0x600000}, {1, 0x600000}, {2, 0x600000}, {0, 0x500000},
-	} {
-		for range 1 + int(s.ip>>4&3) {
-			tm++
-			w.WriteSample(&perfdata.Sample{Info: perfdata.Info{Misc: s.mode}, Pid: 7, Tid: 7, Time: tm, Period: 1, IP: s.ip,
-				Callchain: []uint64{contextUser, s.ip, 0x400100 + s.ip&0xf0, 0xa00000}})
+	path := writeRecordingWith(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true}, func(w *perfdata.Writer) {
+		u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 7, Tid: 7, Addr: 0x400000, Len: 0x10000, Filename: "/nonexistent/x", Prot: 5})
+		tm := uint64(10)
+		// cpumode, address: user, kernel, hypervisor, guest kernel, guest
+		// user, and the modes perf has no name for, in and out of the map.
+		for _, s := range []struct {
+			mode uint16
+			ip   uint64
+		}{
+			{1, 0x400010}, {2, 0x400020}, {3, 0x400030}, {4, 0x400040}, {5, 0x400050}, {6, 0x400060}, {7, 0x400070}, {0, 0x400080},
+			{4, 0x900000}, {1, 0x900000}, {2, 0x900000}, {3, 0x900000}, {1, 0x800000}, {2, 0x800000},
+			{5, 0x700000}, {2, 0x700000}, {3, 0x600000}, {1, 0x600000}, {2, 0x600000}, {0, 0x500000},
+		} {
+			for range 1 + int(s.ip>>4&3) {
+				tm++
+				w.WriteSample(&perfdata.Sample{Info: perfdata.Info{Misc: s.mode}, Pid: 7, Tid: 7, Time: tm, Period: 1, IP: s.ip,
+					Callchain: []uint64{contextUser, s.ip, 0x400100 + s.ip&0xf0, 0xa00000}})
+			}
 		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	ks := filepath.Join(foreignDir, "kallsyms")
 	got := mustReport(t, nil, "-debugdir", "-", "-kallsyms", ks, "-no-children", path)
 	if !strings.Contains(got, "[H] 0x0000000000600000") || strings.Contains(got, "0x0000000000700000") {

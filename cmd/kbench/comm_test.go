@@ -123,12 +123,18 @@ func TestReportSortSymUnresolved(t *testing.T) {
 // file and returns its path.
 func writeRecording(t *testing.T, write func(w *perfdata.Writer)) string {
 	t.Helper()
+	return writeRecordingWith(t, perfdata.WriterOptions{Arch: "x86_64", Hostname: "test", Version: "6.1"}, write)
+}
+
+// writeRecordingWith is writeRecording with the writer's options opts.
+func writeRecordingWith(t *testing.T, opts perfdata.WriterOptions, write func(w *perfdata.Writer)) string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "perf.data")
 	f, err := os.Create(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := perfdata.NewWriter(f, perfdata.WriterOptions{Arch: "x86_64", Hostname: "test", Version: "6.1"})
+	w, err := perfdata.NewWriter(f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
