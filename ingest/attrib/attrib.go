@@ -432,6 +432,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		}
 	}
 	if a.acc != nil {
+		// The entries hold both columns: the hidden ones are the
+		// accumulator's, whichever of a sample or a callchain made them.
+		a.res.hidden = nil
 		a.res.Children = a.acc.result(a.res)
 		if children, self, ok := a.acc.replay(); ok {
 			a.res.Children, a.res.childSelf = children, self

@@ -239,6 +239,9 @@ func (ac *accumulator) result(res *Result) map[Key]Counts {
 		}
 		m[k] = ac.counts[i].c
 		if ac.hidden[int32(i)] {
+			if k.DSO == symbols.Unknown {
+				k.Kernel, k.Hyper = false, false // as groupRows looks it up
+			}
 			res.hide(k)
 		}
 	}

@@ -168,7 +168,7 @@ func newRowCounter(keys []string, children bool) *rowCounter {
 	if children {
 		rc.acc = make(map[RowKey]*accRow)
 	}
-	if histTreeApplies(keys) || children && slices.Contains(keys, SortComm) {
+	if histTreeApplies(keys) || slices.Contains(keys, SortComm) {
 		// With comm, a children table's rows are perf's collapsed entries
 		// too, each keeping the level its first entry showed.
 		rc.histKeys = keys

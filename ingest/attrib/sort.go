@@ -152,13 +152,22 @@ func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []table
 		}
 		return r
 	}
+	// A hidden row is perf's hist entry a filtered sample made; in a
+	// children table one entry holds both columns (its key without a
+	// level when it has no map).
+	isHidden := func(k Key) bool {
+		if acc != nil && k.DSO == symbols.Unknown {
+			k.Kernel, k.Hyper = false, false
+		}
+		return hidden[k]
+	}
 	for k, c := range m {
-		if k.Event >= first && k.Event < first+n && !hidden[k] {
+		if k.Event >= first && k.Event < first+n && !isHidden(k) {
 			row(keyCounts{k, c}, false).c[k.Event-first].add(c)
 		}
 	}
 	for k, c := range acc {
-		if k.Event >= first && k.Event < first+n && !hidden[k] {
+		if k.Event >= first && k.Event < first+n && !isHidden(k) {
 			r := row(keyCounts{k, c}, true)
 			r.acc[k.Event-first] = c
 			if k.Event == first {
