@@ -85,7 +85,7 @@ func TestRandomRecordingsAgainstPerf(t *testing.T) {
 			dir := t.TempDir()
 			data := filepath.Join(dir, "perf.data")
 			rng := rand.New(rand.NewPCG(uint64(seed), 17))
-			opts := randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0, rounds: seed%4 >= 2, modules: seed%5 >= 2, bpf: seed%7 >= 3}
+			opts := randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0, rounds: seed%4 >= 2, modules: seed%5 >= 2, bpf: seed%7 >= 3, otherModes: seed%6 >= 3}
 			ksFile, ks := ksFile, ks
 			if opts.modules {
 				ksFile, ks = withModules(t, dir, ksFile, ks, rng)
@@ -183,6 +183,9 @@ type randomRecording struct {
 	// modules maps the kernel modules of ks's symbols (withModules), all
 	// but one by an MMAP record, and samples them.
 	modules bool
+	// otherModes takes some samples in other cpumodes than kernel and
+	// user (unknown, hypervisor, guest).
+	otherModes bool
 	// bpf registers BPF programs (KSYMBOL records), one of them midway,
 	// unregisters one midway, and samples them.
 	bpf bool
@@ -431,6 +434,11 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 		}
 		pool := pools[kind]
 		ip := pool[rng.IntN(len(pool))]
+		if opts.otherModes && rng.IntN(12) == 0 {
+			// Unknown, hypervisor, guest kernel or guest user: no map,
+			// level H; perf filters the guest ones.
+			misc = []uint16{0, 3, 4, 5}[rng.IntN(4)]
+		}
 		var chain []uint64
 		if opts.chains {
 			if kind == 0 {
