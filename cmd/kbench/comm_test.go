@@ -90,6 +90,35 @@ func TestReportPidRowsKeepTheirThread(t *testing.T) {
 	})
 }
 
+// perf's tree of hist entries by comm breaks when a thread's first COMM
+// renames its entry in place: here the root, ":10", becomes "gamma",
+// and the search for ":11" then misses the entry a guest sample made (a
+// filtered one, hidden) and makes a second, visible one. perf shows
+// ":11" with the user samples; keyed by name, kbench hid it.
+func TestReportCommTreeAfterRename(t *testing.T) {
+	file := writeRecording(t, func(w *perfdata.Writer) {
+		u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+		guest := perfdata.Info{Misc: uint16(perfdata.CPUModeGuestUser)}
+		tm := uint64(100)
+		sample := func(info perfdata.Info, pid uint32, ip uint64) {
+			tm++
+			w.WriteSample(&perfdata.Sample{Info: info, Pid: pid, Tid: pid, Time: tm, Period: 1, IP: ip})
+		}
+		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 11, Tid: 11, Addr: 0x400000, Len: 0x1000, Filename: "/nonexistent/a", Prot: 5, SampleID: perfdata.SampleID{Pid: 11, Tid: 11, Time: tm}})
+		sample(u, 10, 0x500000)     // ":10", the root
+		sample(guest, 11, 0x500000) // ":11", right of it, hidden
+		tm++
+		w.WriteComm(&perfdata.Comm{Pid: 10, Tid: 10, Comm: "gamma", SampleID: perfdata.SampleID{Pid: 10, Tid: 10, Time: tm}})
+		for range 3 {
+			sample(u, 11, 0x400100) // a second ":11", left of "gamma"
+		}
+	})
+	testTablesAgainstPerf(t, file, ":11", []struct{ kbench, perf []string }{
+		{[]string{"-sort", "comm"}, []string{"--sort", "comm"}},
+		{[]string{"-sort", "comm,pid"}, []string{"--sort", "comm,pid"}},
+	})
+}
+
 // By sym without dso, samples without a symbol are one row per address,
 // whatever their DSOs and levels (sort__sym_cmp compares nothing else),
 // showing the first one's level; with dso they are apart.
