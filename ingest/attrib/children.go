@@ -68,7 +68,7 @@ type loggedSample struct {
 
 // frameCacheBits sizes the frame cache (32 Ki slots of 16 bytes: it fits
 // in a core's L2 cache, which a larger one did not, for no fewer misses;
-// 24-byte slots took 6 % more time).
+// 24-byte slots took 3 % more time on the -a -g children table).
 const frameCacheBits = 15
 
 // frameSlot is a frame's resolution under one version of the maps it was
@@ -142,10 +142,7 @@ func newAccumulator() *accumulator {
 
 // entry returns the entry of k, made on first use.
 func (ac *accumulator) entry(k Key) int32 {
-	id := k
-	if id.DSO == symbols.Unknown {
-		id.Kernel, id.Hyper = false, false
-	}
+	id := noLevel(k)
 	if i, ok := ac.byKey[id]; ok {
 		return i
 	}
@@ -221,7 +218,7 @@ func (ac *accumulator) noMapEntry(addr uint64, kernel, hyper bool, event int) in
 	if id, ok := ac.noMap[k]; ok {
 		return id
 	}
-	id := ac.entry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper && !kernel, Addr: addr, Event: event})
+	id := ac.entry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: addr, Event: event})
 	ac.noMap[k] = id
 	return id
 }
@@ -239,10 +236,7 @@ func (ac *accumulator) result(res *Result) map[Key]Counts {
 		}
 		m[k] = ac.counts[i].c
 		if ac.hidden[int32(i)] {
-			if k.DSO == symbols.Unknown {
-				k.Kernel, k.Hyper = false, false // as groupRows looks it up
-			}
-			res.hide(k)
+			res.hide(noLevel(k)) // as groupRows looks it up
 		}
 	}
 	return m
@@ -264,17 +258,10 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
 	ids := append(a.cumIDs[:0], self)
 	vers := frameVersions{m: a.m, e: e}
-	if a.chainVoid(e) {
-		// perf resets the cursor before it makes any entry: the frames
-		// before the marker make none either (their level would stay).
-		ac.add(self, c)
-		if ac.log != nil {
-			ac.log.add(ids, c)
-		}
-		a.cumIDs = ids
-		return
-	}
-	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
+	// perf resets the cursor before it makes any entry: a chain an
+	// unknown marker empties (chainVoid) is not walked, so that the frames
+	// before the marker make no entry either (their level would stay).
+	ok := !a.chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		ver := vers.of(cpumode)
 		slot := &ac.frames[slotHash(ip, ver, frameCacheBits)]
 		tag, cache := frameTag(ver, cpumode, event, false)
@@ -320,7 +307,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 		ids = append(ids, id)
 	})
 	if !ok {
-		ids = ids[:1] // perf resets the cursor (chainVoid saw to it already)
+		ids = ids[:1] // perf resets the cursor
 	}
 	for _, id := range ids {
 		ac.add(id, c)

@@ -37,8 +37,8 @@ type tableCounts struct {
 // symCounts counts samples per symbol of a table: a slot per symbol,
 // the counts of the symbols counted at all packed behind. A table has
 // 100 k+ symbols (the kernel's) of which a recording hits a few
-// thousand: 4 bytes a symbol instead of a Counts' 16 took 9 MB off a
-// children table's peak heap.
+// thousand: 4 bytes a symbol instead of a Counts' 16 took the peak RSS
+// of the -a -g children table from 84 to 74 MB.
 type symCounts struct {
 	slot   []int32  // [symbol index] 1 + its index in counts; 0: none yet
 	counts []Counts // in the order first counted
@@ -79,8 +79,7 @@ type unknownMade struct {
 // addUnknown counts a sample in no map, of key k (with its level),
 // filtered (hidden) or not.
 func (c *counter) addUnknown(k Key, hidden bool, n Counts) {
-	id := k
-	id.Kernel, id.Hyper = false, false
+	id := noLevel(k)
 	x, ok := c.unknown[id]
 	if !ok {
 		c.unknownFirst[id] = unknownMade{k, hidden}

@@ -45,7 +45,18 @@ func ShortName(dso string, kernel bool) string {
 }
 
 // level is perf's hist entry level marker: [k] for samples resolved with
-// a kernel cpumode, [.] for the rest.
+// a kernel cpumode, [H] for those of neither a kernel nor a user one
+// (Key.Hyper), [.] for the rest.
+// noLevel is k without its level when it has no map: perf's dso and sym
+// keys find two such entries equal whatever their levels, so counts,
+// children entries and hidden rows are keyed so.
+func noLevel(k Key) Key {
+	if k.DSO == symbols.Unknown {
+		k.Kernel, k.Hyper = false, false
+	}
+	return k
+}
+
 func level(k Key) string {
 	switch {
 	case k.Kernel:

@@ -94,10 +94,13 @@ func newHistTree(keys []string) *histTree {
 	return &histTree{keys: keys, dsoKey: slices.Contains(keys, SortDSO)}
 }
 
-// histTreeApplies reports whether perf's comparison by keys can be
-// inconsistent, so that a histTree is needed: sym without dso.
+// histTreeApplies reports whether perf's tree of hist entries can keep
+// apart entries its keys find equal, so that a histTree is needed: by
+// sym without dso, whose comparison is inconsistent, and by comm, whose
+// entries a thread's first COMM renames in place (their rows are the
+// collapsed entries, each with its first entry's level and mark).
 func histTreeApplies(keys []string) bool {
-	return slices.Contains(keys, SortSym) && !slices.Contains(keys, SortDSO)
+	return slices.Contains(keys, SortSym) && !slices.Contains(keys, SortDSO) || slices.Contains(keys, SortComm)
 }
 
 // find returns the entry the sample e falls in, made if perf's search

@@ -90,9 +90,8 @@ type rowCounter struct {
 	accKeys   []RowKey // cumulateRows's, reused
 	accLevels []rowLevel
 	frames    []treeFrame // cumulateRows's with trees, reused
-	// hist is, for keys histTreeApplies to (and, in a children table,
-	// keys with comm), perf's tree of hist entries of each event, whose
-	// entries are the rows (nil otherwise).
+	// hist is, for keys histTreeApplies to, perf's tree of hist entries
+	// of each event, whose entries are the rows (nil otherwise).
 	histKeys []string
 	hist     map[int]*histTree
 	counted  []int32 // the entries counted for the sample so far (cumulateTree)
@@ -168,9 +167,7 @@ func newRowCounter(keys []string, children bool) *rowCounter {
 	if children {
 		rc.acc = make(map[RowKey]*accRow)
 	}
-	if histTreeApplies(keys) || slices.Contains(keys, SortComm) {
-		// With comm, a children table's rows are perf's collapsed entries
-		// too, each keeping the level its first entry showed.
+	if histTreeApplies(keys) {
 		rc.histKeys = keys
 		rc.hist = make(map[int]*histTree)
 	}
@@ -285,18 +282,17 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu in
 		if countedAlready(h, rc.counted, &e) {
 			continue
 		}
-		id := rc.histRow(h, h.find(e), f.k, f.level, t, cpu, filtered)
+		id := rc.histRow(h, h.find(e), f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
 		h.rows[id].r.acc.add(c)
 		rc.counted = append(rc.counted, id)
 	}
 }
 
-// treeFrame is a callchain entry for cumulateTree.
+// treeFrame is a callchain entry for cumulateTree, at its key's level.
 type treeFrame struct {
 	k       Key
 	end     uint64
 	inlined bool
-	level   rowLevel
 }
 
 // rowLevel is the level a row shows: kernel, hyper ("H") or neither
@@ -865,23 +861,17 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	rc := a.rows
 	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], rowLevel{kernel, hyper})
 	frames := rc.frames[:0]
-	if a.chainVoid(e) { // no frame makes a row or marks one
-		if rc.hist != nil {
-			rc.cumulateTree(frames, t, int32(e.cpu()), filtered, c)
-		} else {
-			rc.cumulate(keys, levels, t, filtered, c)
-		}
-		return
-	}
 	add := func(k Key, end uint64, inlined bool) {
 		if rc.hist != nil {
-			frames = append(frames, treeFrame{k, end, inlined, rowLevel{k.Kernel, k.Hyper}})
+			frames = append(frames, treeFrame{k, end, inlined})
 			return
 		}
 		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, rowLevel{k.Kernel, k.Hyper})
 	}
-	ok := a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
-		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper && !kernel, Addr: ip, Event: int(e.attr)}
+	// A chain an unknown marker empties is not walked: no frame of it
+	// makes a row or marks one (see cumulate).
+	ok := !a.chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
+		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: ip, Event: int(e.attr)}
 		var end uint64
 		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
 			kernel, hyper = cpumode == machine.CPUModeKernel, false

@@ -112,8 +112,8 @@ type tableRow struct {
 func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []tableRow {
 	normal := func(k Key) Key {
 		k.Event = first
-		if acc != nil && k.DSO == symbols.Unknown {
-			k.Kernel, k.Hyper = false, false // as Result.Children keys them
+		if acc != nil {
+			k = noLevel(k) // as Result.Children keys them
 		}
 		return k
 	}
@@ -156,8 +156,8 @@ func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []table
 	// children table one entry holds both columns (its key without a
 	// level when it has no map).
 	isHidden := func(k Key) bool {
-		if acc != nil && k.DSO == symbols.Unknown {
-			k.Kernel, k.Hyper = false, false
+		if acc != nil {
+			k = noLevel(k)
 		}
 		return hidden[k]
 	}
