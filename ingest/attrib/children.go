@@ -11,11 +11,11 @@ import (
 // default table's fast path; a table by other sort keys cumulates by
 // RowKey (rowCounter.cumulate).
 type accumulator struct {
-	keys   []Key         // each entry's key, with the level of the first frame that reached it (which perf shows)
-	counts []accCount    // each entry's counts, apart from the keys: the per-frame work touches only these
-	byKey  map[Key]int32 // the entry of each key; a key without a map has no level
-	noMap  map[noMapKey]int32
-	stamp  uint32 // the current sample's stamp (its ordinal + 1)
+	keys   []Key              // each entry's key, with the level of the first frame that reached it (which perf shows)
+	counts []accCount         // each entry's counts, apart from the keys: the per-frame work touches only these
+	byKey  map[Key]int32      // the entry of each key with a map or symbol, without its level
+	noMap  map[noMapKey]int32 // the entry of each address outside every map
+	stamp  uint32             // the current sample's stamp (its ordinal + 1)
 	// frames caches, per version of the maps, what a frame resolved to:
 	// callchains repeat the same return addresses, and resolving and
 	// symbolizing one took most of the time.
@@ -25,6 +25,7 @@ type accumulator struct {
 	meta       []entryMeta
 	anyInlined bool
 	log        *entryLog // each sample's entries, when set (see replay)
+	symIDs     map[symIDsKey]*symIDs
 	// hiding says the current sample is filtered (a guest one): the
 	// entries it makes are hidden, as perf hides a filtered sample's hist
 	// entries, its callchain's too; hidden marks them.
@@ -129,6 +130,15 @@ type symIDs struct {
 	ids   []int32
 }
 
+// symIDsKey is what the entries of a table's symbols depend on: the
+// entry's key holds the map's DSO and level.
+type symIDsKey struct {
+	t      *symbols.Table
+	event  int
+	dso    string
+	kernel bool
+}
+
 // accState is what a map state keeps for the accumulator.
 type accState struct {
 	syms   []*symIDs
@@ -140,17 +150,27 @@ func newAccumulator() *accumulator {
 	return &accumulator{byKey: make(map[Key]int32), noMap: make(map[noMapKey]int32)}
 }
 
-// entry returns the entry of k, made on first use.
+// entry returns the entry of k, made on first use. The entries of
+// addresses outside every map are noMap's alone: its key is smaller.
 func (ac *accumulator) entry(k Key) int32 {
+	if k.DSO == symbols.Unknown && k.Sym == symbols.Unknown {
+		return ac.noMapEntry(k.Addr, k.Kernel, k.Hyper, k.Event)
+	}
 	id := noLevel(k)
 	if i, ok := ac.byKey[id]; ok {
 		return i
 	}
+	i := ac.newEntry(k)
+	ac.byKey[id] = i
+	return i
+}
+
+// newEntry makes an entry of k.
+func (ac *accumulator) newEntry(k Key) int32 {
 	i := int32(len(ac.keys))
 	ac.keys = append(ac.keys, k)
 	ac.counts = append(ac.counts, accCount{})
 	ac.meta = append(ac.meta, entryMeta{})
-	ac.byKey[id] = i
 	if ac.hiding {
 		if ac.hidden == nil {
 			ac.hidden = make(map[int32]bool)
@@ -181,7 +201,16 @@ func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int) in
 			}
 		}
 		if s == nil {
-			s = &symIDs{t: t, event: event, ids: make([]int32, t.Len())}
+			// Maps of one DSO (a library in each process) share their
+			// symbols' entries, and so the cache of them.
+			k := symIDsKey{t, event, st.key.m.DSO, st.key.kernel}
+			if s = ac.symIDs[k]; s == nil {
+				s = &symIDs{t: t, event: event, ids: make([]int32, t.Len())}
+				if ac.symIDs == nil {
+					ac.symIDs = make(map[symIDsKey]*symIDs)
+				}
+				ac.symIDs[k] = s
+			}
 			as.syms = append(as.syms, s)
 		}
 		as.last = s
@@ -218,7 +247,7 @@ func (ac *accumulator) noMapEntry(addr uint64, kernel, hyper bool, event int) in
 	if id, ok := ac.noMap[k]; ok {
 		return id
 	}
-	id := ac.entry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: addr, Event: event})
+	id := ac.newEntry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: addr, Event: event})
 	ac.noMap[k] = id
 	return id
 }

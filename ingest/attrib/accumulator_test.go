@@ -1,0 +1,80 @@
+package attrib
+
+import (
+	"testing"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+)
+
+// Maps of one DSO (a library in each process) share one cache of their
+// symbols' entries and find the same entries; another DSO, level or
+// event has entries of its own.
+func TestAccumulatorSharesSymbolEntries(t *testing.T) {
+	tab := symbols.Build([]symbols.Symbol{{Start: 0x1000, End: 0x1100, Name: "f"}, {Start: 0x1100, End: 0x1200, Name: "g"}})
+	state := func(dso string, start uint64, kernel bool) *mapState {
+		return &mapState{key: stateKey{m: index.Map{Start: start, End: start + 0x10000, DSO: dso}, kernel: kernel}}
+	}
+	ac := newAccumulator()
+	a1, a2 := state("/lib/a.so", 0x400000, false), state("/lib/a.so", 0x7f0000000000, false)
+	f := ac.symEntry(a1, tab, 0, 0)
+	if got := ac.symEntry(a2, tab, 0, 0); got != f {
+		t.Errorf("f in two maps of one DSO: entries %d and %d", f, got)
+	}
+	if got := ac.symEntry(a2, tab, 1, 0); got == f {
+		t.Errorf("g has f's entry %d", f)
+	}
+	if len(ac.symIDs) != 1 {
+		t.Errorf("%d caches of one DSO's entries, want 1", len(ac.symIDs))
+	}
+	for _, c := range []struct {
+		what  string
+		st    *mapState
+		event int
+	}{
+		{"another DSO", state("/lib/b.so", 0x500000, false), 0},
+		{"the kernel level", state("/lib/a.so", 0x600000, true), 0},
+		{"another event", a1, 1},
+	} {
+		if got := ac.symEntry(c.st, tab, 0, c.event); got == f {
+			t.Errorf("f of %s has the first map's entry %d", c.what, f)
+		}
+	}
+	if len(ac.symIDs) != 4 {
+		t.Errorf("%d caches of entries, want 4", len(ac.symIDs))
+	}
+	want := []Key{
+		{DSO: "/lib/a.so", Sym: "f", Addr: 0x1000},
+		{DSO: "/lib/a.so", Sym: "g", Addr: 0x1100},
+		{DSO: "/lib/b.so", Sym: "f", Addr: 0x1000},
+		{DSO: "/lib/a.so", Sym: "f", Addr: 0x1000, Kernel: true},
+		{DSO: "/lib/a.so", Sym: "f", Addr: 0x1000, Event: 1},
+	}
+	if len(ac.keys) != len(want) {
+		t.Fatalf("entries %v, want %v", ac.keys, want)
+	}
+	for i := range want {
+		if ac.keys[i] != want[i] {
+			t.Errorf("entry %d: %+v, want %+v", i, ac.keys[i], want[i])
+		}
+	}
+}
+
+// An address outside every map has one entry whichever way it is asked
+// for, with the level it was first made at.
+func TestAccumulatorNoMapEntries(t *testing.T) {
+	ac := newAccumulator()
+	id := ac.noMapEntry(0x1234, true, false, 0)
+	if got := ac.entry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 0x1234}); got != id {
+		t.Errorf("entry of the address: %d, noMapEntry's %d", got, id)
+	}
+	if got := ac.noMapEntry(0x1234, false, true, 0); got != id {
+		t.Errorf("at another level: %d, want %d", got, id)
+	}
+	if got := ac.noMapEntry(0x1234, true, false, 1); got == id {
+		t.Errorf("another event has entry %d", got)
+	}
+	if !ac.keys[id].Kernel || len(ac.byKey) != 0 {
+		t.Errorf("entry %+v (byKey %v): want the kernel level, in noMap alone", ac.keys[id], ac.byKey)
+	}
+}
