@@ -13,16 +13,20 @@ import (
 // default pace a report ran six collections in its first 0.2 s, the first
 // taking 38 ms of a 0.3 s run. So collections wait until the heap reaches
 // startHeap (a memory limit of startLimit backs that up should the watch
-// be late); from then on the collector runs at GOGC=50, half the default
-// growth, which kept the peak memory of a children table of 1.15 M
-// samples a tenth lower (117 to 105 MB) at the same speed. Waiting
-// until 32 MiB rather than 48 MiB lowered the peak memory of the -a table
-// (72 to 65 MB) and of the children table (76 to 72 MB), at the same
-// speed; 24 MiB did no better.
+// be late); from then on the collector runs at GOGC=25, a quarter of the
+// default growth: the collector's work runs beside the attributor, on
+// the core the decoder leaves idle. GOGC=50 kept the peak memory of a
+// children table of 1.15 M samples a tenth lower than the default (117
+// to 105 MB) at the same speed; 25 rather than 50 lowered it again (67
+// to 59 MB) and the -a table's (63 to 59 MB), at the same speed
+// (scripts/abbench.sh 7, interleaved). Waiting until 32 MiB rather than
+// 48 MiB lowered the peak memory of the -a table (72 to 65 MB) and of the
+// children table (76 to 72 MB), at the same speed; 16 or 24 MiB did no
+// better.
 const (
 	startHeap  = 32 << 20
 	startLimit = 64 << 20
-	steadyGOGC = 50
+	steadyGOGC = 25
 	heapWatch  = 2 * time.Millisecond // how often the heap is looked at until then
 	startTime  = 5 * time.Second      // and for how long at most (kbench top runs for long)
 )
