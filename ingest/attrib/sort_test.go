@@ -123,6 +123,31 @@ func TestGroupRowsReadingOrder(t *testing.T) {
 	}
 }
 
+// A children table whose self keys are not all acc's has more rows than
+// either map has keys: groupRows grows past its first guess.
+func TestGroupRowsMoreRowsThanKeys(t *testing.T) {
+	m, acc := map[Key]Counts{}, map[Key]Counts{}
+	for i := range 3000 {
+		k := Key{DSO: "/bin/app", Sym: fmt.Sprint("f", i), Addr: uint64(i)}
+		if i%3 == 0 {
+			acc[k] = Counts{2, 2}
+		} else {
+			m[k] = Counts{1, 1}
+		}
+	}
+	want := readingOrderRows(m, acc, 0, 1)
+	got := tableOrder(groupRows(m, acc, nil, 0, 1))
+	if len(got) != len(want) || len(got) != 3000 {
+		t.Fatalf("%d rows, want %d", len(got), len(want))
+	}
+	for j := range got {
+		g, w := *got[j], want[j]
+		if g.key != w.key || !slices.Equal(g.c, w.c) || !slices.Equal(g.acc, w.acc) {
+			t.Fatalf("row %d is %s, want %s", j, showRow(g), showRow(w))
+		}
+	}
+}
+
 func showRow(r tableRow) string {
 	return fmt.Sprintf("{%+v c %v acc %v}", r.key, r.c, r.acc)
 }
