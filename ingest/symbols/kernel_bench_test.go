@@ -1,0 +1,21 @@
+package symbols
+
+import (
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+)
+
+// BenchmarkKernel builds the kernel's tables from this machine's
+// /proc/kallsyms, as a report does before its first kernel sample.
+func BenchmarkKernel(b *testing.B) {
+	syms, err := kallsyms.ReadFile("/proc/kallsyms")
+	if err != nil || kallsyms.Restricted(syms) {
+		b.Skip("no readable /proc/kallsyms")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Kernel(syms, nil)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(syms)), "ns/symbol")
+}
