@@ -359,6 +359,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 
 	var buildIDs map[string][]byte
 	var runErr error
+	if opts.Script != nil {
+		a.out = newScriptOut(opts.Script)
+	}
 	for d := range deliveries {
 		if runErr == nil && len(d.keys) > 0 && a.sym == nil {
 			// Build ids come from the features, which file mode has
@@ -382,6 +385,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		}
 		pools.recycle(d)
 		flow.release(d.bytes)
+	}
+	if a.out != nil {
+		// Every line is written before Run returns, up to an error.
+		if err := a.out.close(); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if err := <-errc; err != nil {
 		return nil, err
@@ -775,7 +784,7 @@ type attributor struct {
 	m          *machine.Machine
 	sym        *symbolizer
 	res        *Result
-	line       []byte
+	out        *scriptOut // with Options.Script
 	cnt        *counter
 	warnings   int
 	halfWarned bool
@@ -1206,25 +1215,25 @@ func contextMode(marker uint64) (uint8, bool) {
 	return 0, false
 }
 
-// script writes the sample as perf script -F ip,sym,dso does.
+// script writes the sample as perf script -F ip,sym,dso does (through
+// a.out, which formats and writes on a goroutine of its own).
 func (a *attributor) script(e *event, key Key) error {
-	b := a.line[:0]
+	out := a.out
 	if e.addrs == nil || a.opts.HideCallchain {
-		b = appendScriptLine(b, ' ', e.ip, key.Sym, key.DSO)
+		out.add(' ', e.ip, key.Sym, key.DSO)
 	} else {
-		b = append(b, '\n')
-		b = a.appendCallchain(b, e)
-		b = append(b, '\n')
+		out.blank()
+		a.scriptCallchain(e)
+		out.blank()
 	}
-	a.line = b
-	_, err := a.opts.Script.Write(b)
-	return err
+	return out.endSample()
 }
 
-// appendCallchain prints each callchain entry: the address (the offset
+// scriptCallchain prints each callchain entry: the address (the offset
 // within its map for a user-space DSO), symbol and DSO.
-func (a *attributor) appendCallchain(b []byte, e *event) []byte {
-	start := len(b)
+func (a *attributor) scriptCallchain(e *event) {
+	out := a.out
+	start := out.mark()
 	if !a.walkCallchain(e, func(ip uint64, mp index.Map, ok bool) {
 		addr, sym, dso := ip, symbols.Unknown, symbols.Unknown
 		if name := a.inlinedName(); name != "" {
@@ -1238,11 +1247,10 @@ func (a *attributor) appendCallchain(b []byte, e *event) []byte {
 				addr = mp.MapIP(ip)
 			}
 		}
-		b = appendScriptLine(b, '\t', addr, sym, dso)
+		out.add('\t', addr, sym, dso)
 	}) {
-		return b[:start] // perf dropped the chain
+		out.drop(start) // perf dropped the chain
 	}
-	return b
 }
 
 // walkCallchain resolves e's callchain as perf script does

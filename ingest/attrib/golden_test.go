@@ -246,15 +246,26 @@ func TestCanonical(t *testing.T) {
 // resets its callchain cursor; the sample still prints (empty).
 func TestInvalidContextDropsChain(t *testing.T) {
 	a := &attributor{m: machine.New(mapset.BTree), sym: newSymbolizer(nil, nil, nil, "", func() []index.Map { return nil })}
+	// printed returns what scriptCallchain prints of e after an empty line.
+	printed := func(e *event) string {
+		var b bytes.Buffer
+		a.out = newScriptOut(&b)
+		a.out.blank()
+		a.scriptCallchain(e)
+		if err := a.out.close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
 	for _, marker := range []uint64{^uint64(0) - 0x12f, contextGuestKernel} {
 		e := &event{addrs: []uint64{contextUser, 0x1000, 0x2000, marker}}
-		if got := string(a.appendCallchain([]byte("\n"), e)); got != "\n" {
+		if got := printed(e); got != "\n" {
 			t.Errorf("marker %#x: got %q, want the chain dropped", marker, got)
 		}
 	}
 	e := &event{addrs: []uint64{contextUser, 0x1000, 0x2000, contextKernel}}
 	e.addrs = e.addrs[:3]
-	if got := string(a.appendCallchain(nil, e)); strings.Count(got, "\n") != 2 {
+	if got := printed(e); strings.Count(got, "\n") != 3 {
 		t.Errorf("valid chain printed %q", got)
 	}
 }

@@ -1,0 +1,201 @@
+package attrib
+
+import (
+	"io"
+	"sync"
+	"unsafe"
+)
+
+// scriptOut formats and writes perf script lines on a goroutine of its
+// own: the attributor hands it lines in batches, and formatting them,
+// about a third of the attributor's time on a recording with callchains,
+// runs on the core the decoder leaves idle. Lines are written in the
+// order they were added.
+//
+// A line carries its address and the number of its (symbol, DSO) pair
+// (scriptNames), not the two strings: a batch holds no pointers, so the
+// collector does not scan it, and it is 16 bytes a line to hand to the
+// other core instead of 40.
+type scriptOut struct {
+	w     io.Writer
+	names scriptNames
+	batch []scriptLine
+	full  chan scriptBatch // batches to write, in order
+	free  chan []scriptLine
+	done  chan struct{} // closed when the writer ends
+
+	mu  sync.Mutex
+	err error // the first write error
+}
+
+// scriptLine is one line of perf script output as appendScriptLine
+// formats it: lead, address, and the pair of names; lead 0 is an empty
+// line.
+type scriptLine struct {
+	addr uint64
+	pair uint32
+	lead byte
+}
+
+// scriptBatch is lines and the pairs they may refer to.
+type scriptBatch struct {
+	lines []scriptLine
+	pairs []*[pairChunk]namePair
+}
+
+// batchLines is how many lines the attributor gathers before it hands
+// them over (a sample's lines go together, so a batch can hold more).
+const batchLines = 4096
+
+func newScriptOut(w io.Writer) *scriptOut {
+	s := &scriptOut{
+		w:     w,
+		batch: make([]scriptLine, 0, batchLines),
+		full:  make(chan scriptBatch, 4),
+		free:  make(chan []scriptLine, 4),
+		done:  make(chan struct{}),
+	}
+	go s.write()
+	return s
+}
+
+// write formats and writes the batches until full is closed; after a
+// write error it only recycles them.
+func (s *scriptOut) write() {
+	defer close(s.done)
+	var buf []byte
+	failed := false
+	for b := range s.full {
+		if !failed {
+			buf = buf[:0]
+			for _, l := range b.lines {
+				if l.lead == 0 {
+					buf = append(buf, '\n')
+					continue
+				}
+				p := &b.pairs[l.pair/pairChunk][l.pair%pairChunk]
+				buf = appendScriptLine(buf, l.lead, l.addr, p.sym, p.dso)
+			}
+			if _, err := s.w.Write(buf); err != nil {
+				s.mu.Lock()
+				s.err = err
+				s.mu.Unlock()
+				failed = true
+			}
+		}
+		select {
+		case s.free <- b.lines[:0]:
+		default:
+		}
+	}
+}
+
+// add adds a line.
+func (s *scriptOut) add(lead byte, addr uint64, sym, dso string) {
+	s.batch = append(s.batch, scriptLine{addr, s.names.pair(sym, dso), lead})
+}
+
+// blank adds an empty line.
+func (s *scriptOut) blank() { s.batch = append(s.batch, scriptLine{}) }
+
+// mark returns the position a sample's lines start at, for drop.
+func (s *scriptOut) mark() int { return len(s.batch) }
+
+// drop removes the lines added since mark returned at.
+func (s *scriptOut) drop(at int) { s.batch = s.batch[:at] }
+
+// endSample ends a sample's lines: a full batch is handed over. It
+// returns the writer's error, if it had one.
+func (s *scriptOut) endSample() error {
+	if len(s.batch) < batchLines {
+		return nil
+	}
+	s.handOver()
+	return s.writeErr()
+}
+
+// handOver sends the batch with the pairs numbered so far: a chunk's
+// pairs never change once written, and the writer reads only those the
+// batch's lines refer to, written before the send.
+func (s *scriptOut) handOver() {
+	s.full <- scriptBatch{s.batch, s.names.chunks}
+	select {
+	case s.batch = <-s.free:
+	default:
+		s.batch = make([]scriptLine, 0, batchLines)
+	}
+}
+
+func (s *scriptOut) writeErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// close writes the lines left and waits for the writer: every line added
+// is written (up to a write error) when it returns, with that error.
+func (s *scriptOut) close() error {
+	if len(s.batch) > 0 {
+		s.handOver()
+	}
+	close(s.full)
+	<-s.done
+	return s.writeErr()
+}
+
+// scriptNames numbers (symbol, DSO) pairs in the order they come, in
+// chunks that never move. A small cache keyed by the strings' data
+// finds a pair's number without hashing the names: a line's strings come
+// from symbol tables and maps, a few distinct ones over and over. (Only
+// numbered pairs' strings are cached, and the chunks keep those alive, so
+// an address in the cache always means the same string.)
+type scriptNames struct {
+	byName map[namePair]uint32
+	chunks []*[pairChunk]namePair
+	n      uint32
+	cache  [1 << pairCacheBits]pairSlot
+}
+
+type namePair struct{ sym, dso string }
+
+// pairSlot caches a pair's number by its strings' data and lengths.
+type pairSlot struct {
+	sym, dso   uintptr
+	nsym, ndso uint32
+	pair       uint32
+	filled     bool
+}
+
+const (
+	pairChunk     = 4096
+	pairCacheBits = 12
+)
+
+// pair returns the number of (sym, dso).
+func (sn *scriptNames) pair(sym, dso string) uint32 {
+	ps, pd := uintptr(unsafe.Pointer(unsafe.StringData(sym))), uintptr(unsafe.Pointer(unsafe.StringData(dso)))
+	slot := &sn.cache[((ps^pd<<7)*0x9e3779b97f4a7c15)>>(64-pairCacheBits)]
+	if slot.filled && slot.sym == ps && slot.dso == pd && slot.nsym == uint32(len(sym)) && slot.ndso == uint32(len(dso)) {
+		return slot.pair
+	}
+	k := namePair{sym, dso}
+	id, ok := sn.byName[k]
+	if !ok {
+		if sn.byName == nil {
+			sn.byName = make(map[namePair]uint32)
+		}
+		id = sn.n
+		if id%pairChunk == 0 {
+			sn.chunks = append(sn.chunks, new([pairChunk]namePair))
+		}
+		sn.chunks[id/pairChunk][id%pairChunk] = k
+		sn.n++
+		sn.byName[k] = id
+	}
+	// Keyed by the strings the chunk holds, which the pair's number
+	// keeps alive (sym and dso may be other copies of them).
+	p := &sn.chunks[id/pairChunk][id%pairChunk]
+	ps, pd = uintptr(unsafe.Pointer(unsafe.StringData(p.sym))), uintptr(unsafe.Pointer(unsafe.StringData(p.dso)))
+	*slot = pairSlot{sym: ps, dso: pd, nsym: uint32(len(p.sym)), ndso: uint32(len(p.dso)), pair: id, filled: true}
+	return id
+}
