@@ -1056,8 +1056,11 @@ func (a *attributor) resolveUncached(e *event) (st *mapState, i int, ok bool) {
 // sampleCacheOff makes resolveSample resolve every sample (tests).
 var sampleCacheOff bool
 
-// sampleCacheBits sizes attributor.samples (64 Ki slots, 2 MiB).
-const sampleCacheBits = 16
+// sampleCacheBits sizes attributor.samples (16 Ki slots, 512 KiB): 64 Ki
+// slots were no faster, and the collector scans the cache (its slots
+// hold a pointer): peak RSS of the -a -g children table 60.6 -> 57.9 MB,
+// the -a table as fast (0.28 s, scripts/abbench.sh 11, interleaved).
+const sampleCacheBits = 14
 
 // sampleSlot is resolveSample's answer for an address under one version
 // of the maps (which also tells user mode from kernel mode: no address
