@@ -18,8 +18,10 @@ import (
 // the core the decoder leaves idle. GOGC=50 kept the peak memory of a
 // children table of 1.15 M samples a tenth lower than the default (117
 // to 105 MB) at the same speed; 25 rather than 50 lowered it again (67
-// to 59 MB) and the -a table's (63 to 59 MB), at the same speed
-// (scripts/abbench.sh 7, interleaved). Waiting until 32 MiB rather than
+// to 59 MB) and the -a table's (63 to 59 MB). That costs the -a table
+// about 20 ms more of the collector's CPU (8 collections instead of 4):
+// its wall time was the same in two interleaved comparisons and 0.26 ->
+// 0.28 s in a third (scripts/abbench.sh). Waiting until 32 MiB rather than
 // 48 MiB lowered the peak memory of the -a table (72 to 65 MB) and of the
 // children table (76 to 72 MB), at the same speed; 16 or 24 MiB did no
 // better.
