@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"time"
 )
 
@@ -13,30 +14,46 @@ import (
 // default pace a report ran six collections in its first 0.2 s, the first
 // taking 38 ms of a 0.3 s run. So collections wait until the heap reaches
 // startHeap (a memory limit of startLimit backs that up should the watch
-// be late); from then on the collector runs at GOGC=25, a quarter of the
-// default growth: the collector's work runs beside the attributor, on
-// the core the decoder leaves idle. GOGC=50 kept the peak memory of a
-// children table of 1.15 M samples a tenth lower than the default (117
-// to 105 MB) at the same speed; 25 rather than 50 lowered it again (67
-// to 59 MB) and the -a table's (63 to 59 MB). That costs the -a table
-// about 20 ms more of the collector's CPU (8 collections instead of 4):
-// its wall time was the same in two interleaved comparisons and 0.26 ->
-// 0.28 s in a third (scripts/abbench.sh). Waiting until 32 MiB rather than
-// 48 MiB lowered the peak memory of the -a table (72 to 65 MB) and of the
-// children table (76 to 72 MB), at the same speed; 16 or 24 MiB did no
-// better.
+// be late); from then on the collector runs at GOGC=steadyGOGC, half the
+// default growth, which kept the peak memory of a children table of
+// 1.15 M samples a tenth lower (117 to 105 MB) at the same speed. Waiting
+// until 32 MiB rather than 48 MiB lowered the peak memory of the -a table
+// (72 to 65 MB) and of the children table (76 to 72 MB), at the same
+// speed; 16 or 24 MiB did no better.
+//
+// Views that keep a table of entries to the end (children tables, tables
+// by sort keys) run at tightGOGC instead (collectTighter): their entries
+// are most of their heap, and the core the decoder leaves idle in them
+// takes the collector's work. Peak RSS of the -a -g children table 62.6 ->
+// 58.1 MB and of the -a table by pid,sym 113 -> 99 MB (perf: 181 and
+// 104 MB), at the same speed (scripts/abbench.sh 9, interleaved). The flat
+// table and script stay at steadyGOGC: at 25 the -a table spent 20 ms
+// more in the collector (8 collections instead of 4) and was 3-7 % slower
+// for 2-4 MB less.
 const (
 	startHeap  = 32 << 20
 	startLimit = 64 << 20
-	steadyGOGC = 25
+	steadyGOGC = 50
+	tightGOGC  = 25
 	heapWatch  = 2 * time.Millisecond // how often the heap is looked at until then
 	startTime  = 5 * time.Second      // and for how long at most (kbench top runs for long)
 )
 
+// gcSteady is the setting the collector switches to at startHeap, and
+// whether it did (on), with startGC managing it at all.
+var gcSteady struct {
+	sync.Mutex
+	percent     int
+	managed, on bool
+}
+
 // startGC applies those settings: no collection until the heap reaches
-// startHeap (or for startTime), then GOGC=steadyGOGC. It returns a
-// channel closed when the steady setting is in force.
+// startHeap (or for startTime), then GOGC=steadyGOGC (or tightGOGC). It
+// returns a channel closed when the steady setting is in force.
 func startGC() <-chan struct{} {
+	gcSteady.Lock()
+	gcSteady.percent, gcSteady.managed, gcSteady.on = steadyGOGC, true, false
+	gcSteady.Unlock()
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(startLimit)
 	steady := make(chan struct{})
@@ -50,8 +67,27 @@ func startGC() <-chan struct{} {
 				break
 			}
 		}
-		debug.SetGCPercent(steadyGOGC)
+		gcSteady.Lock()
+		defer gcSteady.Unlock()
+		gcSteady.on = true
+		debug.SetGCPercent(gcSteady.percent)
 		debug.SetMemoryLimit(math.MaxInt64)
 	}()
 	return steady
+}
+
+// collectTighter makes the steady setting GOGC=tightGOGC, for a view
+// that keeps a table of entries; at once if it is in force already. It
+// does nothing when startGC does not manage the collector (GOGC or
+// GOMEMLIMIT set).
+func collectTighter() {
+	gcSteady.Lock()
+	defer gcSteady.Unlock()
+	if !gcSteady.managed {
+		return
+	}
+	gcSteady.percent = tightGOGC
+	if gcSteady.on {
+		debug.SetGCPercent(tightGOGC)
+	}
 }

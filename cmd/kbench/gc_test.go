@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -36,4 +37,68 @@ func TestStartGC(t *testing.T) {
 		t.Errorf("then: GOGC %d, memory limit %d; want %d and none", p, limit, steadyGOGC)
 	}
 	_ = held
+}
+
+// collectTighter sets GOGC=tightGOGC: at the switch when called before
+// it, at once when called after, and never when startGC does not manage
+// the collector.
+func TestCollectTighter(t *testing.T) {
+	gcPercent := func() int {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	fill := func() [][]byte {
+		held := make([][]byte, 0, 64)
+		for range 2 * startHeap >> 20 {
+			held = append(held, make([]byte, 1<<20))
+		}
+		return held
+	}
+	wait := func(steady <-chan struct{}) {
+		select {
+		case <-steady:
+		case <-time.After(startTime - time.Second):
+			t.Fatal("the heap passed startHeap and the steady setting did not come")
+		}
+	}
+
+	// Before the switch.
+	steady := startGC()
+	collectTighter()
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GOGC %d before the switch, want off", p)
+	}
+	held := fill()
+	wait(steady)
+	if p := gcPercent(); p != tightGOGC {
+		t.Errorf("GOGC %d after the switch, want %d", p, tightGOGC)
+	}
+	held = nil
+	runtime.GC()
+
+	// After it.
+	steady = startGC()
+	held = fill()
+	wait(steady)
+	if p := gcPercent(); p != steadyGOGC {
+		t.Fatalf("GOGC %d, want %d", p, steadyGOGC)
+	}
+	collectTighter()
+	if p := gcPercent(); p != tightGOGC {
+		t.Errorf("GOGC %d after collectTighter, want %d", p, tightGOGC)
+	}
+	_ = held
+
+	// Unmanaged (GOGC set): left alone.
+	gcSteady.Lock()
+	gcSteady.managed = false
+	gcSteady.Unlock()
+	debug.SetGCPercent(100)
+	collectTighter()
+	if p := gcPercent(); p != 100 {
+		t.Errorf("GOGC %d, want the user's 100", p)
+	}
 }
