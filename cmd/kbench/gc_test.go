@@ -8,15 +8,17 @@ import (
 	"time"
 )
 
+// gcPercent returns the collector's GOGC setting without changing it.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
 // TestStartGC checks the collector's settings for a run: off while the
 // heap is small, GOGC=50 without a memory limit once it reaches
 // startHeap.
 func TestStartGC(t *testing.T) {
-	gcPercent := func() int {
-		p := debug.SetGCPercent(100)
-		debug.SetGCPercent(p)
-		return p
-	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 
@@ -43,11 +45,6 @@ func TestStartGC(t *testing.T) {
 // it, at once when called after, and never when startGC does not manage
 // the collector.
 func TestCollectTighter(t *testing.T) {
-	gcPercent := func() int {
-		p := debug.SetGCPercent(100)
-		debug.SetGCPercent(p)
-		return p
-	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	fill := func() [][]byte {

@@ -2,17 +2,12 @@ package symbols
 
 import (
 	"testing"
-
-	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 )
 
 // BenchmarkKernel builds the kernel's tables from this machine's
 // /proc/kallsyms, as a report does before its first kernel sample.
 func BenchmarkKernel(b *testing.B) {
-	syms, err := kallsyms.ReadFile("/proc/kallsyms")
-	if err != nil || kallsyms.Restricted(syms) {
-		b.Skip("no readable /proc/kallsyms")
-	}
+	syms := liveKallsyms(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		Kernel(syms, nil)

@@ -10,10 +10,7 @@ import (
 // On this machine's /proc/kallsyms the sorted path applies and agrees
 // with the tree.
 func TestKernelSortedLive(t *testing.T) {
-	syms, err := kallsyms.ReadFile("/proc/kallsyms")
-	if err != nil || kallsyms.Restricted(syms) {
-		t.Skip("no readable /proc/kallsyms")
-	}
+	syms := liveKallsyms(t)
 	got, ok := kernelSorted(syms, nil, KernelOptions{})
 	if !ok {
 		t.Fatal("the sorted path did not apply to /proc/kallsyms")
@@ -22,4 +19,15 @@ func TestKernelSortedLive(t *testing.T) {
 	if !slices.Equal(got.Kernel.Symbols(), want.Kernel.Symbols()) || got.Start != want.Start || got.End != want.End {
 		t.Error("sorted and tree kernel tables differ")
 	}
+}
+
+// liveKallsyms returns this machine's kallsyms symbols, or skips tb when
+// they cannot be read (or are restricted: all addresses zero).
+func liveKallsyms(tb testing.TB) []kallsyms.Symbol {
+	tb.Helper()
+	syms, err := kallsyms.ReadFile("/proc/kallsyms")
+	if err != nil || kallsyms.Restricted(syms) {
+		tb.Skip("no readable /proc/kallsyms")
+	}
+	return syms
 }
