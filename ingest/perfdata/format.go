@@ -176,6 +176,15 @@ const (
 	BranchCounters = 1 << 19 // PERF_SAMPLE_BRANCH_COUNTERS
 )
 
+// Branch sample type bits that change what the branch stack means.
+const (
+	BranchUser = 1 << 0 // PERF_SAMPLE_BRANCH_USER: user-space branches only
+	// BranchCallStack is PERF_SAMPLE_BRANCH_CALL_STACK (perf record
+	// --call-graph lbr): the branch stack is the user call stack, which
+	// perf resolves in place of the callchain's user part.
+	BranchCallStack = 1 << 11
+)
+
 // Feature is a bit of the file header's feature bitmap (HEADER_*).
 type Feature int
 

@@ -22,6 +22,11 @@ type WriterOptions struct {
 	// does: every Sample's CPU is written, and the sample_id trailer of
 	// other records carries their SampleID.CPU.
 	CPU bool
+	// BranchSampleType, when not zero, adds PERF_SAMPLE_BRANCH_STACK to
+	// the sample type with this branch_sample_type, and the
+	// BRANCH_STACK feature: every Sample's Branches are written (and its
+	// BranchHWIndex, with BranchHWIndex).
+	BranchSampleType uint64
 	// AttrFlags, when not zero, replaces the attr's flag bits (default:
 	// those of perf record -e cpu-clock on a command); a recorder that
 	// opened its event with other bits (system-wide or -p: no
@@ -107,6 +112,9 @@ func NewWriter(w io.WriteSeeker, opts WriterOptions) (*Writer, error) {
 	if opts.CPU {
 		st |= SampleFormatCPU
 	}
+	if opts.BranchSampleType != 0 {
+		st |= SampleFormatBranchStack
+	}
 	flags := AttrFlags(writerFlags)
 	if opts.AttrFlags != 0 {
 		flags = opts.AttrFlags
@@ -118,14 +126,15 @@ func NewWriter(w io.WriteSeeker, opts WriterOptions) (*Writer, error) {
 		start: start,
 		buf:   make([]byte, 0, 1<<16),
 		attr: Attr{
-			Type:         1, // PERF_TYPE_SOFTWARE
-			Size:         writerAttrSize,
-			Config:       0, // PERF_COUNT_SW_CPU_CLOCK
-			SamplePeriod: opts.SampleFreq,
-			SampleType:   st,
-			ReadFormat:   ReadID | ReadLost,
-			Flags:        flags,
-			IDs:          append([]uint64(nil), opts.IDs...),
+			Type:             1, // PERF_TYPE_SOFTWARE
+			Size:             writerAttrSize,
+			Config:           0, // PERF_COUNT_SW_CPU_CLOCK
+			SamplePeriod:     opts.SampleFreq,
+			SampleType:       st,
+			BranchSampleType: opts.BranchSampleType,
+			ReadFormat:       ReadID | ReadLost,
+			Flags:            flags,
+			IDs:              append([]uint64(nil), opts.IDs...),
 		},
 		stats: Stats{ByType: make(map[RecordType]uint64)},
 	}
@@ -218,7 +227,9 @@ func (w *Writer) appendAttr(b []byte) []byte {
 	b = wle.AppendUint64(b, uint64(a.SampleType))
 	b = wle.AppendUint64(b, uint64(a.ReadFormat))
 	b = wle.AppendUint64(b, uint64(a.Flags))
-	return append(b, make([]byte, writerAttrSize-48)...) // the rest is zero
+	b = append(b, make([]byte, 72-48)...) // wakeup_events to config2
+	b = wle.AppendUint64(b, a.BranchSampleType)
+	return append(b, make([]byte, writerAttrSize-80)...) // the rest is zero
 }
 
 func (w *Writer) write(b []byte) {
@@ -389,6 +400,19 @@ func (w *Writer) WriteSample(s *Sample) error {
 	} else if len(s.Callchain) > 0 {
 		return errors.New("perfdata: writer: sample with a callchain, but the writer has no Callchains")
 	}
+	if bst := w.opts.BranchSampleType; bst != 0 {
+		b = wle.AppendUint64(b, uint64(len(s.Branches)))
+		if bst&BranchHWIndex != 0 {
+			b = wle.AppendUint64(b, s.BranchHWIndex)
+		}
+		for _, e := range s.Branches {
+			b = wle.AppendUint64(b, e.From)
+			b = wle.AppendUint64(b, e.To)
+			b = wle.AppendUint64(b, e.Flags)
+		}
+	} else if len(s.Branches) > 0 {
+		return errors.New("perfdata: writer: sample with a branch stack, but the writer has no BranchSampleType")
+	}
 	return w.end(b, RecordSample)
 }
 
@@ -526,7 +550,7 @@ func (w *Writer) features() []feature {
 	for _, id := range w.attr.IDs {
 		ev = wle.AppendUint64(ev, id)
 	}
-	return []feature{
+	fs := []feature{
 		{FeatBuildID, bid},
 		{FeatHostname, str(o.Hostname)},
 		{FeatOSRelease, str(o.OSRelease)},
@@ -536,4 +560,8 @@ func (w *Writer) features() []feature {
 		{FeatCmdline, cmd},
 		{FeatEventDesc, ev},
 	}
+	if o.BranchSampleType != 0 {
+		fs = append(fs, feature{FeatBranchStack, nil}) // perf record writes it empty
+	}
+	return fs
 }

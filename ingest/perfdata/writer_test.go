@@ -341,3 +341,58 @@ func TestWriterPerfScript(t *testing.T) {
 	}
 	t.Logf("perf script: %d samples, identical to attrib", n)
 }
+
+// A writer with a branch_sample_type writes each sample's branch stack
+// (with its hardware index when the type has it), the attr's
+// branch_sample_type and the BRANCH_STACK feature, and they read back.
+func TestWriterBranchStacks(t *testing.T) {
+	for _, bst := range []uint64{perfdata.BranchUser | perfdata.BranchCallStack, perfdata.BranchUser | perfdata.BranchCallStack | perfdata.BranchHWIndex} {
+		var sb seekBuffer
+		w, err := perfdata.NewWriter(&sb, perfdata.WriterOptions{Arch: "x86_64", Callchains: true, BranchSampleType: bst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stacks := [][]perfdata.BranchEntry{nil, {{From: 1, To: 2, Flags: 3}}, {{From: 4, To: 5}, {From: 6, To: 7, Flags: 1 << 63}}}
+		for i, b := range stacks {
+			if err := w.WriteSample(&perfdata.Sample{Pid: 1, Tid: 1, Time: uint64(i + 1), IP: 0x1000, Callchain: []uint64{0x1000}, Branches: b, BranchHWIndex: uint64(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := perfdata.NewFileReader(bytes.NewReader(sb.b), int64(len(sb.b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for r.Next() {
+			s, ok := r.Record().(*perfdata.Sample)
+			if !ok {
+				continue
+			}
+			wantIdx := uint64(0)
+			if bst&perfdata.BranchHWIndex != 0 {
+				wantIdx = uint64(i)
+			}
+			if len(s.Branches) != len(stacks[i]) || (len(s.Branches) > 0 && !reflect.DeepEqual(s.Branches, stacks[i])) || s.BranchHWIndex != wantIdx {
+				t.Errorf("type %#x, sample %d: branches %+v, hw_idx %d; want %+v, %d", bst, i, s.Branches, s.BranchHWIndex, stacks[i], wantIdx)
+			}
+			i++
+		}
+		if err := r.Err(); err != nil || i != len(stacks) {
+			t.Fatalf("type %#x: %d samples read, err %v", bst, i, err)
+		}
+		if a := r.Attrs(); len(a) != 1 || a[0].BranchSampleType != bst || a[0].SampleType&perfdata.SampleFormatBranchStack == 0 {
+			t.Errorf("type %#x: attrs %+v", bst, a)
+		}
+		if !r.Features().Has(perfdata.FeatBranchStack) {
+			t.Errorf("type %#x: no BRANCH_STACK feature", bst)
+		}
+	}
+	var sb seekBuffer
+	w, _ := perfdata.NewWriter(&sb, perfdata.WriterOptions{Arch: "x86_64"})
+	if err := w.WriteSample(&perfdata.Sample{Branches: []perfdata.BranchEntry{{From: 1}}}); err == nil {
+		t.Error("a branch stack without BranchSampleType was written")
+	}
+}
