@@ -613,7 +613,9 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				// chain): perf script prints the chain form then.
 				e.addrs = emptyChain
 				var b []uint64
-				if needsUnwind(rec.Attr) {
+				if lbr, ok := lbrCallchain(&slab, rec); ok {
+					e.addrs, e.misc = lbr, sampleLBR
+				} else if needsUnwind(rec.Attr) {
 					var stable []byte
 					if mapped != nil && r.RecordsStable() {
 						stable = mapped
@@ -621,6 +623,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 					b = withUserPayload(&slab, rec, stable) // the chain, and the user stack behind it (dwarf.go)
 				}
 				switch {
+				case e.misc == sampleLBR:
 				case b != nil:
 					e.addrs = b
 				case len(rec.Callchain) == 0:
@@ -1280,7 +1283,7 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map,
 			cpumode = mode
 			continue
 		}
-		if n++; n > maxStack {
+		if n++; n > maxStack && e.misc != sampleLBR {
 			break
 		}
 		f := a.chainFrame(ip, vers.of(cpumode), cpumode, e)

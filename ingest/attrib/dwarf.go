@@ -711,6 +711,10 @@ func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpum
 			}
 		}
 	}
+	if e.misc == sampleLBR {
+		walkLBRCallerOrder(e.addrs, frame)
+		return true
+	}
 	return walkCallerOrder(e.addrs, frame)
 }
 
