@@ -22,10 +22,7 @@ func TestReportLBRCallStack(t *testing.T) {
 		contextUser   = ^uint64(0) - 512 + 1
 		contextBad    = ^uint64(0) - 300 + 1
 	)
-	opts := perfdata.WriterOptions{Arch: "x86_64", Callchains: true,
-		// perf record --call-graph lbr (evsel__config_callchain): user
-		// branches, call stack, no flags or cycles, hardware index.
-		BranchSampleType: perfdata.BranchUser | perfdata.BranchCallStack | 1<<14 | 1<<15 | perfdata.BranchHWIndex}
+	opts := perfdata.WriterOptions{Arch: "x86_64", Callchains: true, BranchSampleType: lbrBranchType(true)}
 	k1, k2 := uint64(0xffffffff81000dd0), uint64(0xffffffff810018f0)
 	path := writeRecordingWith(t, opts, func(w *perfdata.Writer) {
 		kernel := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}

@@ -57,6 +57,16 @@ var randomComparisons = []struct {
 	{"cpu,dso", reportArgs("--sort", "cpu,dso"), []string{"-no-children", "-sort", "cpu,dso"}, true, false},
 }
 
+// lbrBranchType is the branch_sample_type of perf record --call-graph
+// lbr (evsel__config_callchain: user branches, the call stack, no flags
+// or cycles, the hardware index), or 0 without lbr.
+func lbrBranchType(lbr bool) uint64 {
+	if !lbr {
+		return 0
+	}
+	return perfdata.BranchUser | perfdata.BranchCallStack | 1<<14 | 1<<15 | perfdata.BranchHWIndex
+}
+
 // reportArgs are perf report's arguments for a flat table, then more.
 func reportArgs(more ...string) []string {
 	return append([]string{"report", "--stdio", "--no-children", "-n", "-g", "none"}, more...)
@@ -85,18 +95,25 @@ func TestRandomRecordingsAgainstPerf(t *testing.T) {
 			dir := t.TempDir()
 			data := filepath.Join(dir, "perf.data")
 			rng := rand.New(rand.NewPCG(uint64(seed), 17))
-			opts := randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0, rounds: seed%4 >= 2, modules: seed%5 >= 2, bpf: seed%7 >= 3, otherModes: seed%6 >= 3}
+			opts := randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0, rounds: seed%4 >= 2, modules: seed%5 >= 2, bpf: seed%7 >= 3, otherModes: seed%6 >= 3,
+				lbr: seed%8 == 7}
 			ksFile, ks := ksFile, ks
 			if opts.modules {
 				ksFile, ks = withModules(t, dir, ksFile, ks, rng)
 			}
 			writeRandomRecording(t, data, rng, opts, lib, segs, ks)
 			for _, c := range randomComparisons {
-				want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(append([]string{}, c.perf...), "-i", data, "--kallsyms", ksFile)...)
+				perfArgs, args := append([]string{}, c.perf...), c.args
+				if opts.lbr && c.table {
+					// Not branch mode, which a branch stack makes the
+					// default: the tables of the samples and their chains.
+					perfArgs, args = append(perfArgs, "--no-branch-stack"), append([]string{"-no-branch-stack"}, args...)
+				}
+				want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(perfArgs, "-i", data, "--kallsyms", ksFile)...)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-progress", "never", "-kallsyms", ksFile}, c.args...), data)...)
+				got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-progress", "never", "-kallsyms", ksFile}, args...), data)...)
 				if !c.sparse && strings.Count(want, "\n") < 10 {
 					t.Fatalf("%s: perf printed no more than:\n%s", c.name, want)
 				}
@@ -193,6 +210,10 @@ type randomRecording struct {
 	// does: each CPU's in time order, the CPUs one after the other, a
 	// FINISHED_ROUND after each pass, a CPU now and then a pass late.
 	rounds bool
+	// lbr records the user call stack in a branch stack too, as perf
+	// record --call-graph lbr does (chains only): perf resolves the user
+	// frames from it. Tables are compared without branch mode then.
+	lbr bool
 }
 
 // writeRandomRecording writes to path a random recording drawn from rng:
@@ -214,7 +235,7 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 	}
 	defer out.Close()
 	w, err := perfdata.NewWriter(out, perfdata.WriterOptions{Hostname: "test", OSRelease: "6.1.0", Arch: "x86_64", Version: "6.1", Cmdline: []string{"test"},
-		Callchains: opts.chains, CPU: opts.cpus, NrCPUs: 2})
+		Callchains: opts.chains, CPU: opts.cpus, NrCPUs: 2, BranchSampleType: lbrBranchType(opts.lbr)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,6 +487,15 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 		cpu := rng.IntN(2)
 		sample := &perfdata.Sample{Info: perfdata.Info{Misc: misc}, IP: ip, Pid: pid, Tid: tid, CPU: uint32(cpu),
 			Time: time, Period: uint64(1 + rng.IntN(2)), Callchain: chain}
+		if opts.lbr {
+			// The call stack: at least one branch (perf 6.1 reads a
+			// first one even when there is none), between user addresses.
+			for range 1 + rng.IntN(4) {
+				p, q := pools[1+rng.IntN(len(pools)-1)], pools[1+rng.IntN(len(pools)-1)]
+				sample.Branches = append(sample.Branches, perfdata.BranchEntry{From: p[rng.IntN(len(p))], To: q[rng.IntN(len(q))]})
+			}
+			sample.BranchHWIndex = uint64(len(sample.Branches) - 1)
+		}
 		emit(cpu, func() error { return w.WriteSample(sample) })
 		time++
 	}
