@@ -15,7 +15,8 @@ import (
 // user part (resolve_lbr_callchain_sample), in perf script and in
 // children tables, where the caller order resolves the kernel's part in
 // user mode. Samples whose callchain has no PERF_CONTEXT_USER, or an
-// unknown marker before it, keep their callchain.
+// unknown marker before it, keep their callchain. Tables default to
+// branch mode (the recording has branch stacks), as perf's do.
 func TestReportLBRCallStack(t *testing.T) {
 	const (
 		contextKernel = ^uint64(0) - 128 + 1
@@ -60,6 +61,9 @@ func TestReportLBRCallStack(t *testing.T) {
 	}
 	for _, tc := range []struct{ kbench, perf []string }{
 		{[]string{"-format", "script"}, []string{"script", "-F", "ip,sym,dso"}},
+		{[]string{"-no-children"}, []string{"report", "--stdio", "--no-children", "-n", "-g", "none", "--sort", "dso,sym"}},
+		{[]string{"-children"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "dso,sym"}},
+		{[]string{"-format", "script", "-G"}, []string{"script", "-F", "ip,sym,dso", "-G"}},
 		{[]string{"-children", "-no-branch-stack"}, []string{"report", "--stdio", "--children", "--no-branch-stack", "-n", "-g", "none", "--sort", "dso,sym"}},
 		{[]string{"-no-children", "-no-branch-stack"}, []string{"report", "--stdio", "--no-children", "--no-branch-stack", "-n", "-g", "none", "--sort", "dso,sym"}},
 		{[]string{"-children", "-no-branch-stack", "-sort", "pid,sym"}, []string{"report", "--stdio", "--children", "--no-branch-stack", "-n", "-g", "none", "--sort", "pid,sym"}},
