@@ -127,7 +127,7 @@ func TestReportGuestAndHypervisorSamples(t *testing.T) {
 	if !strings.Contains(got, "[H] 0x0000000000600000") || strings.Contains(got, "0x0000000000700000") {
 		t.Errorf("want 0x600000 at level [H] and no row of 0x700000 (a guest sample made it):\n%s", got)
 	}
-	for _, tc := range []struct{ kbench, perf []string }{
+	compareWithPerf(t, path, ks, []perfComparison{
 		{[]string{"-no-children"}, []string{"report", "--stdio", "--no-children", "-n", "-g", "none", "--sort", "dso,sym"}},
 		{[]string{"-children"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "dso,sym"}},
 		{[]string{"-format", "script"}, []string{"script", "-F", "ip,sym,dso"}},
@@ -136,7 +136,21 @@ func TestReportGuestAndHypervisorSamples(t *testing.T) {
 		{[]string{"-no-children", "-sort", "dso,sym"}, []string{"report", "--stdio", "--no-children", "-n", "-g", "none", "--sort", "dso,sym"}},
 		{[]string{"-children", "-sort", "comm,dso,sym"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "comm,dso,sym"}},
 		{[]string{"-children", "-sort", "pid,sym"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "pid,sym"}},
-	} {
+	})
+}
+
+// perfComparison is one output kbench report and perf must agree on:
+// kbench's arguments and perf's (a perf script command or a perf report
+// table).
+type perfComparison struct{ kbench, perf []string }
+
+// compareWithPerf runs each comparison on the recording at path with the
+// kallsyms file ks and reports where kbench's output differs from perf's
+// (script lines, or table rows, in order). Without perf it logs why and
+// stops.
+func compareWithPerf(t *testing.T, path, ks string, cs []perfComparison) {
+	t.Helper()
+	for _, tc := range cs {
 		got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-kallsyms", ks}, tc.kbench...), path)...)
 		want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(tc.perf, "-i", path, "--kallsyms", ks)...)
 		if err != nil {

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
-	"github.com/kmapindex/kmapindex/internal/linediff"
-	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // A recording of perf record --call-graph lbr: perf resolves a sample's
@@ -59,7 +57,7 @@ func TestReportLBRCallStack(t *testing.T) {
 	if !strings.Contains(script, "/nonexistent/libc.so.6") {
 		t.Fatalf("no frame from the branch stack in the script:\n%s", script)
 	}
-	for _, tc := range []struct{ kbench, perf []string }{
+	compareWithPerf(t, path, ks, []perfComparison{
 		{[]string{"-format", "script"}, []string{"script", "-F", "ip,sym,dso"}},
 		{[]string{"-no-children"}, []string{"report", "--stdio", "--no-children", "-n", "-g", "none", "--sort", "dso,sym"}},
 		{[]string{"-children"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "dso,sym"}},
@@ -67,19 +65,5 @@ func TestReportLBRCallStack(t *testing.T) {
 		{[]string{"-children", "-no-branch-stack"}, []string{"report", "--stdio", "--children", "--no-branch-stack", "-n", "-g", "none", "--sort", "dso,sym"}},
 		{[]string{"-no-children", "-no-branch-stack"}, []string{"report", "--stdio", "--no-children", "--no-branch-stack", "-n", "-g", "none", "--sort", "dso,sym"}},
 		{[]string{"-children", "-no-branch-stack", "-sort", "pid,sym"}, []string{"report", "--stdio", "--children", "--no-branch-stack", "-n", "-g", "none", "--sort", "pid,sym"}},
-	} {
-		got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-kallsyms", ks}, tc.kbench...), path)...)
-		want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(tc.perf, "-i", path, "--kallsyms", ks)...)
-		if err != nil {
-			t.Logf("perf: %v", err)
-			return
-		}
-		g, wl := linediff.ReportRows(got), linediff.ReportRows(want)
-		if tc.perf[0] == "script" {
-			g, wl = strings.Split(trimLines(got), "\n"), strings.Split(trimLines(want), "\n")
-		}
-		if d := linediff.First(strings.Join(g, "\n"), strings.Join(wl, "\n")); d != "" {
-			t.Errorf("%q: differs from perf's: %s", tc.kbench, d)
-		}
-	}
+	})
 }
