@@ -21,15 +21,16 @@ import (
 // (72 to 65 MB) and of the children table (76 to 72 MB), at the same
 // speed; 16 or 24 MiB did no better.
 //
-// Views that keep a table of entries to the end (children tables, tables
-// by sort keys) run at tightGOGC instead (collectTighter): their entries
-// are most of their heap, and the core the decoder leaves idle in them
-// takes the collector's work. Peak RSS of the -a -g children table 62.6 ->
-// 58.1 MB and of the -a table by pid,sym 113 -> 99 MB (perf: 181 and
-// 104 MB), at the same speed (scripts/abbench.sh 9, interleaved). The flat
-// table and script stay at steadyGOGC: at 25 the -a table spent 20 ms
+// Children tables run at tightGOGC instead (collectTighter): their
+// entries are most of their heap, and the core the decoder leaves idle
+// in them takes the collector's work. Interleaved medians
+// (scripts/abbench.sh), 50 against 25: the -a -g children table 62.6 ->
+// 58.1 MB, 0.60 -> 0.59 s (9 runs); by pid,sym 240 -> 192 MB, 6.08 ->
+// 6.04 s (3 runs; perf: 181 and 216 MB). Other views stay at
+// steadyGOGC, where 25 cost more than it saved: the -a table spent 20 ms
 // more in the collector (8 collections instead of 4) and was 3-7 % slower
-// for 2-4 MB less.
+// for 2-4 MB less; the flat -a table by pid,sym 1.19 -> 1.26 s for
+// 103 -> 99 MB (7 runs; perf: 104 MB).
 const (
 	startHeap  = 32 << 20
 	startLimit = 64 << 20
@@ -76,8 +77,8 @@ func startGC() <-chan struct{} {
 	return steady
 }
 
-// collectTighter makes the steady setting GOGC=tightGOGC, for a view
-// that keeps a table of entries; at once if it is in force already. It
+// collectTighter makes the steady setting GOGC=tightGOGC, for a
+// children table; at once if it is in force already. It
 // does nothing when startGC does not manage the collector (GOGC or
 // GOMEMLIMIT set).
 func collectTighter() {

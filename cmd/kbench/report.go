@@ -213,8 +213,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			opts.Filter = &filter
 		}
 	}
-	if opts.Children || opts.SortKeys != nil {
-		collectTighter() // their entries are most of their heap (gc.go)
+	if opts.Children {
+		collectTighter() // its entries are most of its heap (gc.go)
 	}
 	opts.Stacks = *format == "pprof" || *format == "folded"
 	// Script lines, stacks and tables by sort keys (attrib.Rows) need no

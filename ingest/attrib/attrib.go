@@ -612,10 +612,9 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				// Sampled, even empty (a DWARF-mode user sample's kernel
 				// chain): perf script prints the chain form then.
 				e.addrs = emptyChain
+				lbr, isLBR := lbrCallchain(&slab, rec)
 				var b []uint64
-				if lbr, ok := lbrCallchain(&slab, rec); ok {
-					e.addrs, e.misc = lbr, sampleLBR
-				} else if needsUnwind(rec.Attr) {
+				if !isLBR && needsUnwind(rec.Attr) {
 					var stable []byte
 					if mapped != nil && r.RecordsStable() {
 						stable = mapped
@@ -623,7 +622,8 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 					b = withUserPayload(&slab, rec, stable) // the chain, and the user stack behind it (dwarf.go)
 				}
 				switch {
-				case e.misc == sampleLBR:
+				case isLBR:
+					e.addrs, e.misc = lbr, sampleLBR
 				case b != nil:
 					e.addrs = b
 				case len(rec.Callchain) == 0:

@@ -290,7 +290,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 	// perf resets the cursor before it makes any entry: a chain an
 	// unknown marker empties (chainVoid) is not walked, so that the frames
 	// before the marker make no entry either (their level would stay).
-	ok := !a.chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
+	ok := !chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		ver := vers.of(cpumode)
 		slot := &ac.frames[slotHash(ip, ver, frameCacheBits)]
 		tag, cache := frameTag(ver, cpumode, event, false)
@@ -350,8 +350,10 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 // chainVoid reports whether an unknown context marker empties e's
 // callchain in caller order (walkCallerOrder returns false): perf then
 // resolves no frame of it, so the walk's frames must make no entry or
-// row. Only a chain holding such a marker is walked to find out.
-func (a *attributor) chainVoid(e *event) bool {
+// row. Only a chain holding such a marker is walked to find out, and
+// only the chain: unwound user frames (walkCallerOrderUnwound) come
+// before it and cannot void it.
+func chainVoid(e *event) bool {
 	unknown := false
 	for _, ip := range e.addrs {
 		if ip >= contextMax {
@@ -361,7 +363,7 @@ func (a *attributor) chainVoid(e *event) bool {
 			}
 		}
 	}
-	return unknown && !a.walkCallerOrderUnwound(e, func(uint64, uint8) {}, func(Key, uint64) {})
+	return unknown && !walkCallerOrder(e.addrs, func(uint64, uint8) {})
 }
 
 // walkCallerOrder calls frame for each frame of chain in caller order,

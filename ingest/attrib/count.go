@@ -62,17 +62,17 @@ type counter struct {
 	order  []*mapState // in first-seen order
 	cache  [256]*mapState
 	// unknown counts the samples in no map by address and event (level
-	// and hiding left out: perf's dso and sym keys find two such entries
-	// equal by their address alone); unknownFirst is the key of the
-	// first sample of each, whose level the row shows, and whether a
-	// filtered (guest) sample made it, which hides the row.
-	unknown      map[Key]Counts
-	unknownFirst map[Key]unknownMade
+	// left out: perf's dso and sym keys find two such entries equal by
+	// their address alone).
+	unknown map[Key]unknownCount
 }
 
-// unknownMade is the first sample of an address in no map.
-type unknownMade struct {
-	key    Key
+// unknownCount is the count of an address in no map, with the key of its
+// first sample, whose level the row shows, and whether a filtered (guest)
+// sample made it, which hides the row.
+type unknownCount struct {
+	n      Counts
+	first  Key
 	hidden bool
 }
 
@@ -82,14 +82,14 @@ func (c *counter) addUnknown(k Key, hidden bool, n Counts) {
 	id := noLevel(k)
 	x, ok := c.unknown[id]
 	if !ok {
-		c.unknownFirst[id] = unknownMade{k, hidden}
+		x.first, x.hidden = k, hidden
 	}
-	x.add(n)
+	x.n.add(n)
 	c.unknown[id] = x
 }
 
 func newCounter() *counter {
-	return &counter{states: make(map[stateKey]*mapState), unknown: make(map[Key]Counts), unknownFirst: make(map[Key]unknownMade)}
+	return &counter{states: make(map[stateKey]*mapState), unknown: make(map[Key]unknownCount)}
 }
 
 // state returns the state of map m resolved in kernel mode or not.
@@ -202,13 +202,12 @@ func (c *counter) result(res *Result) {
 			}
 		}
 	}
-	for k, n := range c.unknown {
-		first := c.unknownFirst[k]
-		ms := MapSym{Sym: symbols.Unknown, Kernel: first.key.Kernel, Hyper: first.key.Hyper, Addr: k.Addr, Event: k.Event}
+	for k, u := range c.unknown {
+		ms := MapSym{Sym: symbols.Unknown, Kernel: u.first.Kernel, Hyper: u.first.Hyper, Addr: k.Addr, Event: k.Event}
 		x := res.ByMapSym[ms]
-		x.add(n)
+		x.add(u.n)
 		res.ByMapSym[ms] = x
-		if first.hidden {
+		if u.hidden {
 			res.hide(ms.Key())
 		}
 	}

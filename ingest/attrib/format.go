@@ -44,9 +44,6 @@ func ShortName(dso string, kernel bool) string {
 	return filepath.Base(dso)
 }
 
-// level is perf's hist entry level marker: [k] for samples resolved with
-// a kernel cpumode, [H] for those of neither a kernel nor a user one
-// (Key.Hyper), [.] for the rest.
 // noLevel is k without its level when it has no map: perf's dso and sym
 // keys find two such entries equal whatever their levels, so counts,
 // children entries and hidden rows are keyed so.
@@ -57,6 +54,9 @@ func noLevel(k Key) Key {
 	return k
 }
 
+// level is perf's hist entry level marker: [k] for samples resolved with
+// a kernel cpumode, [H] for those of neither a kernel nor a user one
+// (Key.Hyper), [.] for the rest.
 func level(k Key) string {
 	switch {
 	case k.Kernel:

@@ -153,10 +153,9 @@ type made struct {
 // entry, which takes its filtered mark from the sample that made it and
 // then counts every later sample of its keys, filtered or not.
 type row struct {
-	c      Counts
-	acc    Counts // with a tree of hist entries, in a children table: the Children column
-	kernel bool   // the level shown, the first entry's (rowCounter.firstLevel)
-	hyper  bool   // with kernel: level "H"
+	c     Counts
+	acc   Counts   // with a tree of hist entries, in a children table: the Children column
+	level rowLevel // the level shown, the first entry's (rowCounter.firstLevel)
 	made
 }
 
@@ -217,7 +216,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 	rk := rc.key(k, t, cpu)
 	r := rc.rows[rk]
 	if r == nil {
-		r = &row{kernel: kernel, hyper: hyper, made: rc.newMade(rk, filtered, t)}
+		r = &row{level: rowLevel{kernel, hyper}, made: rc.newMade(rk, filtered, t)}
 		rc.rows[rk] = r
 	}
 	r.c.add(c)
@@ -260,7 +259,7 @@ func (rc *rowCounter) histRow(h *histTree, id int32, k Key, lv rowLevel, t *mach
 		if rc.comm {
 			rc.commThreads[rk] = t
 		}
-		r := &row{kernel: lv.kernel, hyper: lv.hyper, made: rc.newMade(rk, filtered, t)}
+		r := &row{level: lv, made: rc.newMade(rk, filtered, t)}
 		rc.rows[rk] = r
 		h.rows = append(h.rows, histRow{rk, r})
 	}
@@ -321,7 +320,7 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 		if !rc.dso && k.Sym == symbols.Unknown {
 			// sort__sym_cmp tells two entries without a symbol apart by
 			// their addresses alone, whatever their DSOs and levels; the
-			// row shows the first one's level (row.kernel).
+			// row shows the first one's level (row.level).
 			rk.DSO, rk.Kernel, rk.Hyper = "", false, false
 		}
 	}
@@ -329,7 +328,7 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 		// Rows without a map are one whatever their level: sort__dso_cmp
 		// finds two maps that are both NULL equal, and sort__sym_cmp two
 		// entries without a symbol equal by address; a row with symbols
-		// shows the first one's level (row.kernel), a table without
+		// shows the first one's level (row.level), a table without
 		// symbols none.
 		rk.Kernel, rk.Hyper = false, false
 	}
@@ -423,7 +422,7 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 			}
 			k := e.named
 			if rc.firstLevel || k.DSO == "" && rc.sym || k.DSO == symbols.Unknown && (rc.acc != nil || rc.sym) {
-				k.Kernel, k.Hyper = keep.kernel, keep.hyper // the level of the entry perf keeps
+				k.Kernel, k.Hyper = keep.level.kernel, keep.level.hyper // the level of the entry perf keeps
 			}
 			c, seen := r.Counts[k]
 			c.add(rc.rows[e.key].c)
@@ -870,7 +869,7 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	}
 	// A chain an unknown marker empties is not walked: no frame of it
 	// makes a row or marks one (see cumulate).
-	ok := !a.chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
+	ok := !chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: ip, Event: int(e.attr)}
 		var end uint64
 		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {

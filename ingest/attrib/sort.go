@@ -120,7 +120,7 @@ func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []table
 	// At most a row a key; in a children table nearly every key of m is
 	// one of acc's too, so the rows are sized for the larger map and grow
 	// past it if need be (sized for both, the children table of 1.15 M
-	// samples reserved 47 k rows of 216 bytes for its 33 k).
+	// samples reserved 37,121 rows of 216 bytes for its 31,979).
 	rows := make([]tableRow, 0, max(len(m), len(acc)))
 	// One event without acc has nothing to merge: each key is a row.
 	var byKey map[Key]int
