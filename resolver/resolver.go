@@ -118,7 +118,7 @@ func (r *Resolver) LoadKallsyms(ks []kallsyms.Symbol) {
 	if r.m.UsesKcore() {
 		// After LoadKcore: maps__split_kallsyms_for_kcore, one table for
 		// every kcore map (look up MapIP).
-		r.kernel = &symbols.KernelTables{Kernel: symbols.Kcore(ks, r.m.Kernel().Find)}
+		r.kernel = &symbols.KernelTables{Kernel: symbols.Kcore(kallsyms.NewList(ks), r.m.Kernel().Find)}
 		return
 	}
 	r.kernel = symbols.Kernel(ks, r.m.ModuleMaps())

@@ -363,16 +363,16 @@ func openRecording(name string) (*recording, error) {
 // running kernel's (or the recording has none, or has not told it yet),
 // else the copy perf record left in the build-id cache
 // (DIR/[kernel.kallsyms]/ID/kallsyms), else none, with a warning.
-func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn func(string, ...any)) (load func() ([]kallsyms.Symbol, error), from string) {
+func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn func(string, ...any)) (load func() (*kallsyms.List, error), from string) {
 	switch flagFile {
 	case "none":
 		return nil, ""
 	case "":
 	default:
 		async := attrib.LoadKallsymsAsync(flagFile)
-		return func() ([]kallsyms.Symbol, error) {
+		return func() (*kallsyms.List, error) {
 			ks, err := async()
-			if err == nil && len(ks) == 0 {
+			if err == nil && ks == nil {
 				warn("%s: no kernel symbols in it (empty, or not kallsyms text): kernel samples print [unknown]", flagFile)
 			}
 			return ks, err
@@ -401,7 +401,7 @@ func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn
 		}
 	}
 	async := attrib.LoadKallsymsAsync(file)
-	return func() ([]kallsyms.Symbol, error) {
+	return func() (*kallsyms.List, error) {
 		ks, err := async()
 		if err != nil {
 			warn("%v: no kernel symbols", err)

@@ -507,15 +507,15 @@ func TestChooseKallsyms(t *testing.T) {
 			var warnings []string
 			warn := func(f string, a ...any) { warnings = append(warnings, f) }
 			load, from := chooseKallsyms(tc.flag, features(tc.recorded), tc.cache, warn)
-			var ks []kallsyms.Symbol
+			var ks *kallsyms.List
 			if load != nil {
 				var err error
 				if ks, err = load(); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if from != tc.want || (len(ks) > 0) != (tc.want != "") || (len(warnings) > 0) != tc.warn {
-				t.Errorf("chose %q (%d symbols), warnings %q; want %q, warning %v", from, len(ks), warnings, tc.want, tc.warn)
+			if from != tc.want || (ks.Len() > 0) != (tc.want != "") || (len(warnings) > 0) != tc.warn {
+				t.Errorf("chose %q (%d symbols), warnings %q; want %q, warning %v", from, ks.Len(), warnings, tc.want, tc.warn)
 			}
 		})
 	}

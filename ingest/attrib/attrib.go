@@ -42,7 +42,7 @@ type Options struct {
 	// LoadKallsyms, if set, supplies Kallsyms instead, called once when a
 	// kernel symbol is first needed, so that reading kallsyms can overlap
 	// decoding (see LoadKallsymsAsync). Its error ends the run.
-	LoadKallsyms func() ([]kallsyms.Symbol, error)
+	LoadKallsyms func() (*kallsyms.List, error)
 	// KallsymsFile names the file Kallsyms or LoadKallsyms come from.
 	// When its base name is "kallsyms", perf also tries the "kcore" and
 	// "modules" files beside it when it loads the kernel, and so does Run
@@ -270,20 +270,24 @@ type Result struct {
 // LoadKallsymsAsync starts reading the kallsyms file in the background and
 // returns a loader for Options.LoadKallsyms that waits for it. A file whose
 // addresses are all 0 (kptr_restrict) is an error.
-func LoadKallsymsAsync(file string) func() ([]kallsyms.Symbol, error) {
+func LoadKallsymsAsync(file string) func() (*kallsyms.List, error) {
 	type result struct {
-		syms []kallsyms.Symbol
+		syms *kallsyms.List
 		err  error
 	}
 	c := make(chan result, 1)
 	go func() {
-		ks, err := kallsyms.ReadFile(file)
-		if err == nil && kallsyms.Restricted(ks) {
+		ks, err := kallsyms.ReadListFile(file)
+		switch {
+		case err != nil:
+		case ks.Restricted():
 			err = fmt.Errorf("%s: every address is 0 (kptr_restrict)", file)
+		case ks.Len() == 0:
+			ks = nil // no symbols: none
 		}
 		c <- result{ks, err}
 	}()
-	return func() ([]kallsyms.Symbol, error) {
+	return func() (*kallsyms.List, error) {
 		r := <-c
 		return r.syms, r.err
 	}
@@ -311,6 +315,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	a.mapped, a.reader = r.MappedData(), r
 	load, loaded := prepareKernel(opts.LoadKallsyms)
+	var ks *kallsyms.List // opts.Kallsyms; nil: none
+	if opts.Kallsyms != nil {
+		ks = kallsyms.NewList(opts.Kallsyms)
+	}
 	if loaded != nil {
 		// The loader may report through the caller's callbacks: it ends
 		// before Run does, whether or not a kernel sample needed it.
@@ -368,7 +376,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			// before the first record; HEADER_BUILD_ID records (pipe
 			// mode, perf inject -b) add to them as they are read.
 			buildIDs = buildIDMap(r.Features())
-			a.sym = newSymbolizer(opts.Kallsyms, load, buildIDs, opts.DebugDir, a.m.ModuleMaps)
+			a.sym = newSymbolizer(ks, load, buildIDs, opts.DebugDir, a.m.ModuleMaps)
 			a.sym.noFiles = opts.NoFiles
 			a.sym.symfs = opts.Symfs
 			a.sym.kcore = opts.Kcore
@@ -399,7 +407,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		return nil, runErr
 	}
 	if a.sym == nil {
-		a.sym = newSymbolizer(opts.Kallsyms, load, buildIDMap(r.Features()), opts.DebugDir, a.m.ModuleMaps)
+		a.sym = newSymbolizer(ks, load, buildIDMap(r.Features()), opts.DebugDir, a.m.ModuleMaps)
 		a.sym.noFiles = opts.NoFiles
 		a.sym.symfs = opts.Symfs
 	}
@@ -490,12 +498,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 // hands them over: it may be called once (the symbolizer keeps them, and
 // drops the kallsyms symbols once it has its tables). loaded waits for
 // the background work to end.
-func prepareKernel(load func() ([]kallsyms.Symbol, error)) (take func() ([]kallsyms.Symbol, *symbols.KernelTables, error), loaded func()) {
+func prepareKernel(load func() (*kallsyms.List, error)) (take func() (*kallsyms.List, *symbols.KernelTables, error), loaded func()) {
 	if load == nil {
 		return nil, nil
 	}
 	type prepared struct {
-		syms []kallsyms.Symbol
+		syms *kallsyms.List
 		kt   *symbols.KernelTables
 		err  error
 	}
@@ -506,11 +514,11 @@ func prepareKernel(load func() ([]kallsyms.Symbol, error)) (take func() ([]kalls
 		ks, err := load()
 		var kt *symbols.KernelTables
 		if err == nil && ks != nil {
-			kt = symbols.Kernel(ks, nil)
+			kt = symbols.KernelFrom(ks, nil, symbols.KernelOptions{})
 		}
 		c <- prepared{ks, kt, err}
 	}()
-	take = func() ([]kallsyms.Symbol, *symbols.KernelTables, error) {
+	take = func() (*kallsyms.List, *symbols.KernelTables, error) {
 		p := <-c
 		return p.syms, p.kt, p.err
 	}

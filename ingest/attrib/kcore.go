@@ -51,9 +51,9 @@ func KcoreBeside(path string) func() *Kcore {
 // then uses kallsyms alone, and so does the caller. An error is returned
 // only when kcore was valid for perf but its segments cannot be indexed
 // consistently.
-func (k *Kcore) load(m *machine.Machine, syms []kallsyms.Symbol) (*symbols.Table, string, error) {
+func (k *Kcore) load(m *machine.Machine, syms *kallsyms.List) (*symbols.Table, string, error) {
 	if name := m.RefRelocName; name != "" {
-		addr, ok := kallsyms.FunctionStart(syms, name)
+		addr, ok := syms.FunctionStart(name)
 		if !ok {
 			return nil, fmt.Sprintf("reference symbol %s not in kallsyms", name), nil
 		}
@@ -84,7 +84,7 @@ func (k *Kcore) load(m *machine.Machine, syms []kallsyms.Symbol) (*symbols.Table
 	if len(k.Segments) == 0 {
 		return nil, k.Source + ": no readable PT_LOAD segment", nil
 	}
-	if err := m.LoadKcore(k.Segments, kallsyms.Landmarks(syms)); err != nil {
+	if err := m.LoadKcore(k.Segments, syms.Landmarks()); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", k.Source, err)
 	}
 	return symbols.Kcore(syms, m.Kernel().Find), "", nil

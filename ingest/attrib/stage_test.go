@@ -94,7 +94,7 @@ func stageSetup(b *testing.B, impl mapset.Impl) (*machine.Machine, *symbolizer, 
 	m := machine.New(impl)
 	ss := replay(b, data, m)
 	a := &attributor{m: m}
-	sym := newSymbolizer(ks, nil, nil, "-", a.m.ModuleMaps)
+	sym := newSymbolizer(kallsyms.NewList(ks), nil, nil, "-", a.m.ModuleMaps)
 	sym.m = m
 	m.OnKernelLoad = sym.loadKernel
 	maps := make([]index.Map, len(ss))

@@ -20,12 +20,12 @@ import (
 type symbolizer struct {
 	// kallsyms are the kernel symbols, until the kernel's tables are
 	// made from them; hasKallsyms says whether there are any.
-	kallsyms    []kallsyms.Symbol
+	kallsyms    *kallsyms.List
 	hasKallsyms bool
 	// load, when set, delivers kallsyms and the kernel tables built from
 	// them for a machine without module maps, prepared in the background;
 	// it may be called once.
-	load     func() ([]kallsyms.Symbol, *symbols.KernelTables, error)
+	load     func() (*kallsyms.List, *symbols.KernelTables, error)
 	err      error // from load
 	kernel   *symbols.KernelTables
 	pre      *symbols.KernelTables // built in the background for a machine without module maps
@@ -60,7 +60,7 @@ type symbolizer struct {
 	modLoaded    map[string]bool
 }
 
-func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, *symbols.KernelTables, error), buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
+func newSymbolizer(ks *kallsyms.List, load func() (*kallsyms.List, *symbols.KernelTables, error), buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
 	return &symbolizer{
 		kallsyms:     ks,
 		hasKallsyms:  ks != nil,
@@ -78,7 +78,7 @@ func newSymbolizer(ks []kallsyms.Symbol, load func() ([]kallsyms.Symbol, *symbol
 
 // kernelSyms waits for the background kallsyms load, if any, and
 // returns the kallsyms symbols (nil: none).
-func (s *symbolizer) kernelSyms() []kallsyms.Symbol {
+func (s *symbolizer) kernelSyms() *kallsyms.List {
 	if s.load != nil {
 		s.kallsyms, s.pre, s.err = s.load()
 		s.load = nil
@@ -91,11 +91,11 @@ func (s *symbolizer) kernelSyms() []kallsyms.Symbol {
 // kallsyms minus the recording's, 0 when the recording has none; ok is
 // false when kallsyms lacks the symbol, which makes perf's kallsyms load
 // fail whole.
-func (s *symbolizer) kernelDelta(ks []kallsyms.Symbol) (delta uint64, ok bool) {
+func (s *symbolizer) kernelDelta(ks *kallsyms.List) (delta uint64, ok bool) {
 	if s.m == nil || s.m.RefRelocName == "" {
 		return 0, true
 	}
-	addr, ok := kallsyms.FunctionStart(ks, s.m.RefRelocName)
+	addr, ok := ks.FunctionStart(s.m.RefRelocName)
 	return addr - s.m.RefRelocAddr, ok
 }
 
@@ -114,7 +114,7 @@ func (s *symbolizer) kernelTables() *symbols.KernelTables {
 	case s.pre != nil && delta == 0 && len(mods) == 0 && len(s.modLoaded) == 0:
 		s.kernel = s.pre // built in the background: the split needs no module maps
 	default:
-		s.kernel = symbols.KernelWith(ks, mods, symbols.KernelOptions{
+		s.kernel = symbols.KernelFrom(ks, mods, symbols.KernelOptions{
 			Loaded: func(mod string) bool { return s.modLoaded[mod] }, Delta: delta})
 	}
 	return s.kernel
@@ -149,7 +149,7 @@ func (s *symbolizer) loadKernel(m *machine.Machine) {
 	}
 	if s.kernel != nil {
 		// Every later lookup goes to the tables: the symbols (and the
-		// text their names are cut from, a dozen MB) can go.
+		// list holding them, a few MB) can go.
 		s.kallsyms, s.pre = nil, nil
 	}
 }

@@ -28,9 +28,10 @@ func FuzzParse(f *testing.F) {
 		}
 		// Lines across the chunks ReadAll reads ahead parse the same.
 		for _, chunk := range []int{1, 7, 100} {
-			chunked, cerr := readAll(bytes.NewReader(data), chunk)
-			if fmt.Sprint(cerr) != fmt.Sprint(err) || !slices.Equal(chunked, syms) {
-				t.Fatalf("in chunks of %d: %d symbols, error %v; whole: %d symbols, error %v", chunk, len(chunked), cerr, len(syms), err)
+			chunked, cerr := readList(bytes.NewReader(data), chunk)
+			got := chunked.Symbols()
+			if fmt.Sprint(cerr) != fmt.Sprint(err) || !slices.Equal(got, syms) {
+				t.Fatalf("in chunks of %d: %d symbols, error %v; whole: %d symbols, error %v", chunk, len(got), cerr, len(syms), err)
 			}
 		}
 		if err != nil {
@@ -45,8 +46,30 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 
-		_ = Landmarks(syms)
-		_ = Restricted(syms)
+		// A List made from the symbols holds the same symbols, names them
+		// as perf keeps them, and answers as the slice does.
+		l := NewList(syms)
+		if got := l.Symbols(); !slices.Equal(got, syms) {
+			t.Fatalf("NewList: %d symbols %v, want %v", len(got), got, syms)
+		}
+		for i, s := range syms {
+			want := s.Name
+			if s.Module != "" {
+				want += "\t[" + s.Module + "]"
+			}
+			if got := l.TaggedName(i); got != want {
+				t.Fatalf("TaggedName(%d) = %q, want %q", i, got, want)
+			}
+		}
+		if l.Landmarks() != Landmarks(syms) || l.Restricted() != Restricted(syms) {
+			t.Fatalf("List landmarks %+v restricted %v; slice %+v %v", l.Landmarks(), l.Restricted(), Landmarks(syms), Restricted(syms))
+		}
+		for _, s := range syms {
+			a, ok := l.FunctionStart(s.Name)
+			if b, okb := FunctionStart(syms, s.Name); a != b || ok != okb {
+				t.Fatalf("FunctionStart(%q): List %#x %v, slice %#x %v", s.Name, a, ok, b, okb)
+			}
+		}
 		// Every accepted symbol formats back to a line that parses to itself,
 		// unless its name holds a tab or newline (which the format cannot carry).
 		for _, s := range syms {

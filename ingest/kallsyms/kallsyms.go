@@ -19,7 +19,8 @@
 // hex digits is an error (perf drops the high bits).
 //
 // Symbols appear in any order: core kernel symbols are sorted, module and
-// BPF symbols are not. Parse streams; ReadFile collects.
+// BPF symbols are not. Parse streams; ReadList keeps them compactly in a
+// List; ReadFile and ReadAll collect them in a slice.
 package kallsyms
 
 import (
@@ -27,12 +28,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/kmapindex/kmapindex/index"
-	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // KsymNameLen is the kernel's KSYM_NAME_LEN as perf uses it: a name field
@@ -118,7 +118,7 @@ func Parse(r io.Reader, fn func(Symbol) error) error {
 			return &ParseError{Line: line, Err: err}
 		}
 		if len(b) > 0 {
-			sym, ok, perr := parseLine(string(b), long, intern)
+			addr, typ, field, ok, perr := parseLine(string(b), long)
 			if perr != nil {
 				return &ParseError{Line: line, Err: perr}
 			}
@@ -129,7 +129,13 @@ func Parse(r io.Reader, fn func(Symbol) error) error {
 				}
 			}
 			if ok {
-				if err := fn(sym); err != nil {
+				name, module := splitField(field)
+				if m, seen := intern[module]; seen {
+					module = m
+				} else if len(intern) < 4096 {
+					intern[module] = module
+				}
+				if err := fn(Symbol{Addr: addr, Type: typ, Name: name, Module: module}); err != nil {
 					return &ParseError{Line: line, Err: err}
 				}
 			}
@@ -164,14 +170,14 @@ func unhex(c byte) (uint64, bool) {
 
 // parseLine parses one line, b, which may end in '\n'. truncated says that
 // b is only the first part of a longer line. ok is false for a line perf
-// skips.
-func parseLine(b string, truncated bool, intern map[string]string) (sym Symbol, ok bool, err error) {
+// skips. field is the name field: the name, then a tab and the module tag
+// if any (splitField).
+func parseLine(b string, truncated bool) (addr uint64, typ byte, field string, ok bool, err error) {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
 	}
 	// Address: hex digits, no prefix, then exactly one space.
 	i := 0
-	var addr uint64
 	big := false
 	for ; i < len(b); i++ {
 		v, isHex := unhex(b[i])
@@ -184,186 +190,84 @@ func parseLine(b string, truncated bool, intern map[string]string) (sym Symbol, 
 		addr = addr<<4 | v
 	}
 	if i == 0 || i >= len(b) || b[i] != ' ' {
-		return Symbol{}, false, nil // perf: io__get_hex != ' ' → skip line
+		return 0, 0, "", false, nil // perf: io__get_hex != ' ' → skip line
 	}
 	if big {
-		return Symbol{}, false, fmt.Errorf("%w: %.40q", ErrAddrRange, b[:i])
+		return 0, 0, "", false, fmt.Errorf("%w: %.40q", ErrAddrRange, b[:i])
 	}
 	i++
 	if i+1 >= len(b) || b[i+1] != ' ' {
 		// No type byte, or the type is not followed by a space: skipped.
-		return Symbol{}, false, nil
+		return 0, 0, "", false, nil
 	}
-	typ := b[i]
-	rest := b[i+2:]
-	if truncated || len(rest) >= KsymNameLen {
-		what := fmt.Sprintf("%d bytes", len(rest))
+	typ = b[i]
+	field = b[i+2:]
+	if truncated || len(field) >= KsymNameLen {
+		what := fmt.Sprintf("%d bytes", len(field))
 		if truncated {
-			what = fmt.Sprintf("more than %d bytes", len(rest))
+			what = fmt.Sprintf("more than %d bytes", len(field))
 		}
-		return Symbol{}, false, fmt.Errorf("%w: name field of %s at address %#x, limit %d (KSYM_NAME_LEN)",
+		return 0, 0, "", false, fmt.Errorf("%w: name field of %s at address %#x, limit %d (KSYM_NAME_LEN)",
 			ErrNameTooLong, what, addr, KsymNameLen-1)
 	}
-	sym = Symbol{Addr: addr, Type: typ}
-	name, tag, hasTag := strings.Cut(rest, "\t")
-	sym.Name = name
-	if hasTag {
-		if len(tag) >= 2 && tag[0] == '[' && tag[len(tag)-1] == ']' {
-			tag = tag[1 : len(tag)-1]
-		}
-		if s, seen := intern[tag]; seen {
-			tag = s
-		} else if len(intern) < 4096 {
-			intern[tag] = tag
-		}
-		sym.Module = tag
+	return addr, typ, field, true, nil
+}
+
+// splitField splits a name field into the name and the module: the text
+// after the first tab, without its brackets if it has them.
+func splitField(field string) (name, module string) {
+	name, tag, _ := strings.Cut(field, "\t")
+	if len(tag) >= 2 && tag[0] == '[' && tag[len(tag)-1] == ']' {
+		tag = tag[1 : len(tag)-1]
 	}
-	return sym, true, nil
+	return name, tag
 }
 
 // ReadFile reads and parses the kallsyms file at path. Errors name the file.
 func ReadFile(path string) ([]Symbol, error) {
-	f, err := regular.Open(path)
+	l, err := ReadListFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	syms, err := ReadAll(f)
-	if err != nil {
-		var pe *ParseError
-		if errors.As(err, &pe) {
-			pe.File = path
-			return nil, pe
-		}
-		return nil, fmt.Errorf("kallsyms %s: %w", path, err)
+	return l.Symbols(), nil
+}
+
+// withFile names the file in an error of reading it.
+func withFile(err error, path string) error {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		pe.File = path
+		return pe
 	}
-	return syms, nil
+	return fmt.Errorf("kallsyms %s: %w", path, err)
 }
 
 // MaxFileSize bounds the kallsyms input ReadAll and ReadFile accept
 // (/proc/kallsyms is a few MiB; this allows a hundred times that).
 const MaxFileSize = 1 << 30
 
-// readAllChunk is the size of the chunks ReadAll reads ahead.
-const readAllChunk = 256 << 10
+// readAllChunk is the size of the chunks ReadList reads ahead.
+const readAllChunk = 16 << 10
 
 // ReadAll parses all of r and returns the symbols in file order, as Parse
-// does. It reads at most MaxFileSize bytes, in chunks a goroutine reads
-// ahead while the lines of those before are parsed (the kernel makes
-// /proc/kallsyms as it is read, 4 KiB a call: parsing behind it takes
-// the parse off the time to the symbols), and slices every name out of
-// those chunks: no allocation per symbol.
-func ReadAll(r io.Reader) ([]Symbol, error) { return readAll(r, readAllChunk) }
-
-// readAll is ReadAll reading chunks of chunkSize bytes.
-func readAll(r io.Reader, chunkSize int) ([]Symbol, error) {
-	chunks := make(chan []byte, 4)
-	done := make(chan struct{})
-	defer close(done)
-	var readErr error // set before chunks is closed
-	go func() {
-		defer close(chunks)
-		total := 0
-		for {
-			buf := make([]byte, chunkSize)
-			n, err := io.ReadFull(r, buf)
-			if total += n; total > MaxFileSize {
-				readErr = fmt.Errorf("more than %d bytes: not a kallsyms file", MaxFileSize)
-				return
-			}
-			if n > 0 {
-				select {
-				case chunks <- buf[:n]:
-				case <-done:
-					return
-				}
-			}
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return
-			}
-			if err != nil {
-				readErr = err
-				return
-			}
-		}
-	}()
-	// Each chunk's symbols, sized by its newlines, are joined at the end:
-	// growing one slice instead made four times its garbage.
-	var parts [][]Symbol
-	intern := map[string]string{}
-	line := 1
-	var partial []byte // a line begun in an earlier chunk
-	for chunk := range chunks {
-		text := unsafe.String(&chunk[0], len(chunk)) // chunk is never written again
-		syms := make([]Symbol, 0, strings.Count(text, "\n")+1)
-		if partial != nil {
-			b, rest, ok := strings.Cut(text, "\n")
-			partial = append(partial, b...)
-			if !ok {
-				continue
-			}
-			text = rest
-			var err error
-			if syms, err = appendLine(syms, unsafe.String(&partial[0], len(partial)), line, intern); err != nil {
-				return nil, err
-			}
-			line++
-			partial = nil
-		}
-		for len(text) > 0 {
-			b, rest, ok := strings.Cut(text, "\n")
-			if !ok {
-				partial = append(make([]byte, 0, 2*len(b)+64), b...)
-				break
-			}
-			text = rest
-			var err error
-			if syms, err = appendLine(syms, b, line, intern); err != nil {
-				return nil, err
-			}
-			line++
-		}
-		parts = append(parts, syms)
-	}
-	if readErr != nil {
-		return nil, readErr
-	}
-	if len(partial) > 0 { // the last line, without its newline
-		last, err := appendLine(nil, unsafe.String(&partial[0], len(partial)), line, intern)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, last)
-	}
-	if len(parts) == 1 {
-		return parts[0], nil
-	}
-	return slices.Concat(parts...), nil
-}
-
-// appendLine parses line number n of ReadAll's input, b without its
-// newline, and appends its symbol to syms if it has one.
-func appendLine(syms []Symbol, b string, n int, intern map[string]string) ([]Symbol, error) {
-	// A line longer than Parse's buffer is, for Parse, a truncated one.
-	long := len(b)+1 > readBufSize
-	if long {
-		b = b[:readBufSize]
-	}
-	sym, ok, err := parseLine(b, long, intern)
+// does, reading as [ReadList] does.
+func ReadAll(r io.Reader) ([]Symbol, error) {
+	l, err := ReadList(r)
 	if err != nil {
-		return syms, &ParseError{Line: n, Err: err}
+		return nil, err
 	}
-	if ok {
-		syms = append(syms, sym)
-	}
-	return syms, nil
+	return l.Symbols(), nil
 }
 
 // FunctionStart returns the address of the first kernel (not module)
 // symbol named name whose type is a function type or 'A', as perf's
 // kallsyms__get_function_start finds it.
 func FunctionStart(syms []Symbol, name string) (uint64, bool) {
-	for _, s := range syms {
+	return functionStart(slices.Values(syms), name)
+}
+
+func functionStart(syms iter.Seq[Symbol], name string) (uint64, bool) {
+	for s := range syms {
 		if s.Module == "" && s.Name == name && (s.IsFunction() || s.Type == 'A') {
 			return s.Addr, true
 		}
@@ -379,9 +283,11 @@ func FunctionStart(syms []Symbol, name string) (uint64, bool) {
 // that name and no module tag, of any type (kallsyms__get_symbol_start).
 // A landmark whose address is 0 (kptr_restrict) is still found; see
 // [Restricted].
-func Landmarks(syms []Symbol) index.Landmarks {
+func Landmarks(syms []Symbol) index.Landmarks { return landmarks(slices.Values(syms)) }
+
+func landmarks(syms iter.Seq[Symbol]) index.Landmarks {
 	var l index.Landmarks
-	for _, s := range syms {
+	for s := range syms {
 		if s.Module != "" {
 			continue
 		}

@@ -1,6 +1,7 @@
 package symbols
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -53,7 +54,7 @@ func TestFlattenMatchesTreeWalk(t *testing.T) {
 
 // kernelSorted (no tree) gives the same tables as kernelTree whenever it
 // applies, on random kallsyms with duplicates, modules, [bpf] tags, the
-// entry trampoline and weak and local symbols.
+// entry trampoline and weak and local symbols, in address order or not.
 func TestKernelSortedMatchesTree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	types := []byte("TtWwDdBbRrA")
@@ -73,8 +74,12 @@ func TestKernelSortedMatchesTree(t *testing.T) {
 			}
 			syms = append(syms, s)
 		}
-		want := kernelTree(syms, mods, KernelOptions{})
-		got, ok := kernelSorted(syms, mods, KernelOptions{})
+		if rng.IntN(2) == 0 { // in address order, as a kallsyms without modules
+			slices.SortStableFunc(syms, func(a, b kallsyms.Symbol) int { return cmp.Compare(a.Addr, b.Addr) })
+		}
+		l := kallsyms.NewList(syms)
+		want := kernelTree(l, mods, KernelOptions{})
+		got, ok := kernelSorted(l, mods, KernelOptions{})
 		if !ok {
 			continue
 		}

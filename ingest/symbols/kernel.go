@@ -66,7 +66,7 @@ func (kt *KernelTables) Module(dso string) *Table { return kt.Modules[index.Modu
 // name, same address), and only the map's DSO name would differ. This
 // never happens on x86_64, where modules lie above the kernel.
 func Kernel(syms []kallsyms.Symbol, modules []index.Map) *KernelTables {
-	return KernelWith(syms, modules, KernelOptions{})
+	return KernelFrom(kallsyms.NewList(syms), modules, KernelOptions{})
 }
 
 // KernelOptions are the state of the recording that maps__split_kallsyms
@@ -86,110 +86,136 @@ type KernelOptions struct {
 	Delta uint64
 }
 
-// KernelWith is Kernel for a recording in the state opts describes.
-func KernelWith(syms []kallsyms.Symbol, modules []index.Map, opts KernelOptions) *KernelTables {
-	if kt, ok := kernelSorted(syms, modules, opts); ok {
+// KernelFrom is Kernel over a kallsyms list, for a recording in the
+// state opts describes.
+func KernelFrom(l *kallsyms.List, modules []index.Map, opts KernelOptions) *KernelTables {
+	if kt, ok := kernelSorted(l, modules, opts); ok {
 		return kt
 	}
-	return kernelTree(syms, modules, opts)
+	return kernelTree(l, modules, opts)
 }
 
-// kallsymsEntries returns the symbols perf keeps from kallsyms lines, in
-// file order (map__process_kallsym_symbol).
-func kallsymsEntries(syms []kallsyms.Symbol) []entry {
-	out := make([]entry, 0, len(syms))
-	for _, s := range syms {
-		if !kallsymsTypeFilter(s.Type) || strings.HasPrefix(s.Name, "$") {
+// isKept reports whether perf keeps kallsyms symbol i
+// (map__process_kallsym_symbol).
+func isKept(l *kallsyms.List, i int) bool {
+	return kallsymsTypeFilter(l.Type(i)) && !strings.HasPrefix(l.At(i).Name, "$")
+}
+
+// kallsymsEntry is kallsyms symbol i as perf's struct symbol, zero-size.
+func kallsymsEntry(l *kallsyms.List, i int) entry {
+	a := l.Addr(i)
+	ref, _ := l.NameRef(i)
+	return entry{start: a, end: a, name: l.TaggedName(i), binding: kallsymsBinding(l.Type(i)), ref: ref}
+}
+
+// keptOrder returns the indices of the symbols perf keeps, in address
+// order, equal starts in file order (the order of perf's tree walk: every
+// kallsyms symbol starts with zero size), and how many of them are kernel
+// (untagged) symbols: the size of the kernel's table. idx is nil when that order is the file's (as in a kallsyms
+// without modules): walkFixedUp then walks the list itself. Sorting 4-byte
+// indices rather than the symbols moves little.
+func keptOrder(l *kallsyms.List) (idx []int32, kernel int) {
+	sorted := true
+	last := -1
+	for i := range l.Len() {
+		if !isKept(l, i) {
 			continue
 		}
-		name := s.Name
-		if s.Module != "" {
-			name += "\t[" + s.Module + "]"
+		if last >= 0 && l.Addr(last) > l.Addr(i) {
+			sorted = false
 		}
-		out = append(out, entry{start: s.Addr, end: s.Addr, name: name, binding: kallsymsBinding(s.Type)})
+		last = i
+		if l.At(i).Module == "" {
+			kernel++
+		}
 	}
-	return out
+	if sorted {
+		return nil, kernel
+	}
+	idx = make([]int32, 0, l.Len())
+	for i := range l.Len() {
+		if isKept(l, i) {
+			idx = append(idx, int32(i))
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(l.Addr(int(a)), l.Addr(int(b))) })
+	return idx, kernel
 }
 
-// fixedUp returns the kallsyms symbols perf keeps, in address order
-// (equal starts in file order, as its tree's in-order walk has them),
-// after symbols__fixup_end(is_kallsyms) and symbols__fixup_duplicate.
-// Every kallsyms symbol starts with zero size, so the tree's walk is a
-// stable sort by start.
-func fixedUp(syms []kallsyms.Symbol) []entry {
-	es := sortByStart(kallsymsEntries(syms))
-	for i := 0; i+1 < len(es); i++ { // symbols__fixup_end(is_kallsyms)
-		prev, curr := &es[i], &es[i+1]
-		if prev.end == prev.start {
-			if strings.Contains(prev.name, "[") != strings.Contains(curr.name, "[") {
-				prev.end = roundup4K(prev.end + 4096)
+// walkFixedUp calls fn with the kallsyms symbols perf keeps, in address
+// order (idx from keptOrder; nil: the list's order), after
+// symbols__fixup_end(is_kallsyms) and symbols__fixup_duplicate: a
+// zero-size symbol ends where the next one starts, or at
+// roundup(start+4096, 4096) before a change between kernel and module
+// symbols ('[' in the name), the last at roundup(start, 4096) + 4096; of
+// each run of equal starts, choose_best_symbol's pick (a fold over the
+// run in order) is kept.
+func walkFixedUp(l *kallsyms.List, idx []int32, fn func(entry)) {
+	// next returns the position after k in the walk and its symbol's
+	// index in l; ok is false at the end.
+	next := func(k int) (int, int, bool) {
+		if idx != nil {
+			k++
+			if k >= len(idx) {
+				return k, 0, false
+			}
+			return k, int(idx[k]), true
+		}
+		for k++; k < l.Len(); k++ {
+			if isKept(l, k) {
+				return k, k, true
+			}
+		}
+		return k, 0, false
+	}
+	var kept, e entry
+	have := false
+	k, i, ok := next(-1)
+	if ok {
+		e = kallsymsEntry(l, i)
+	}
+	for ok {
+		var after entry
+		if k, i, ok = next(k); ok {
+			after = kallsymsEntry(l, i)
+			if strings.Contains(e.name, "[") != strings.Contains(after.name, "[") {
+				e.end = roundup4K(e.end + 4096)
 			} else {
-				prev.end = curr.start
+				e.end = after.start
 			}
+		} else {
+			e.end = roundup4K(e.start) + 4096
 		}
-	}
-	if n := len(es); n > 0 && es[n-1].end == es[n-1].start {
-		es[n-1].end = roundup4K(es[n-1].start) + 4096
-	}
-	kept := es[:0] // symbols__fixup_duplicate
-	for _, e := range es {
-		if n := len(kept); n > 0 && kept[n-1].start == e.start {
-			if !chooseBest(&kept[n-1], &e) {
-				kept[n-1] = e
+		switch {
+		case have && kept.start == e.start:
+			if !chooseBest(&kept, &e) {
+				kept = e
 			}
-			continue
+		default:
+			if have {
+				fn(kept)
+			}
+			kept, have = e, true
 		}
-		kept = append(kept, e)
+		e = after
 	}
-	return kept
-}
-
-// sortByStart returns es sorted by start, equal starts in their order in
-// es. It sorts 16-byte keys and moves each entry once: a stable sort of
-// the entries themselves moved them about ten times as much (kallsyms has
-// 100k+ of them).
-func sortByStart(es []entry) []entry {
-	if slices.IsSortedFunc(es, func(a, b entry) int { return cmp.Compare(a.start, b.start) }) {
-		return es
+	if have {
+		fn(kept)
 	}
-	type key struct {
-		start uint64
-		i     int
-	}
-	keys := make([]key, len(es))
-	for i := range es {
-		keys[i] = key{es[i].start, i}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := cmp.Compare(a.start, b.start); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.i, b.i)
-	})
-	out := make([]entry, len(es))
-	for j, k := range keys {
-		out[j] = es[k.i]
-	}
-	return out
 }
 
 // kernelSorted computes Kernel without replaying perf's tree, which
-// matters only for lookups among overlapping symbols. Every kallsyms
-// symbol starts with zero size, so the tree's in-order walk is the
-// symbols sorted by start, equal starts in file order; the end fix-up and
-// the duplicate fix-up (a fold keeping choose_best_symbol's pick of each
-// run of equal starts) then run over that order, and the split takes the
-// tagged symbols out. If the kernel table's symbols then overlap (the
-// rounding at a kernel/module boundary can do that), it reports false and
-// Kernel replays the tree.
-func kernelSorted(syms []kallsyms.Symbol, modules []index.Map, opts KernelOptions) (*KernelTables, bool) {
-	kept := fixedUp(syms)
-	// The kernel's entries are most of them: filtered in place (each is
-	// written at or before where it was read), not copied (5 MB less at
-	// the peak of a run's start).
-	kernel := builder{syms: kept[:0]}
+// matters only for lookups among overlapping symbols: the end and
+// duplicate fix-ups run over the symbols in address order
+// (walkFixedUp), and the split takes the tagged symbols out. If the
+// kernel table's symbols then overlap (the rounding at a kernel/module
+// boundary can do that), it reports false and Kernel replays the tree.
+func kernelSorted(l *kallsyms.List, modules []index.Map, opts KernelOptions) (*KernelTables, bool) {
+	idx, n := keptOrder(l)
+	// The kernel's names stay in the list's pages (a copy was 2 MB).
+	t := &Table{syms: make([]sym, 0, n), pages: l.NamePages()}
 	split := newSplitter(modules, opts.Loaded)
-	for _, e := range kept {
+	walkFixedUp(l, idx, func(e entry) {
 		name, tag, isMod := strings.Cut(e.name, "\t")
 		switch {
 		case isMod:
@@ -197,24 +223,10 @@ func kernelSorted(syms []kallsyms.Symbol, modules []index.Map, opts KernelOption
 		case name == entryTrampolineName:
 		default:
 			split.kernel()
-			e.start -= opts.Delta
-			e.end -= opts.Delta
-			kernel.syms = append(kernel.syms, e)
+			t.syms = append(t.syms, sym{start: e.start - opts.Delta, end: e.end - opts.Delta, off: e.ref, n: uint32(len(name))})
 		}
-	}
-	t := &Table{syms: make([]sym, 0, len(kernel.syms))}
-	var arena strings.Builder
-	n := 0
-	for _, e := range kernel.syms {
-		n += len(e.name)
-	}
-	arena.Grow(n)
-	for _, e := range kernel.syms {
-		t.syms = append(t.syms, sym{start: e.start, end: e.end, off: uint32(arena.Len()), n: uint32(len(e.name))})
-		arena.WriteString(e.name)
-	}
-	t.names = arena.String()
-	if len(t.syms) > 0 && !kernel.flatten(t) {
+	})
+	if len(t.syms) > 0 && !flatten(t) {
 		return nil, false
 	}
 	return split.tables(t), true
@@ -284,10 +296,12 @@ func (sp *splitter) tables(kernel *Table) *KernelTables {
 }
 
 // kernelTree is Kernel replaying perf's symbol tree exactly.
-func kernelTree(syms []kallsyms.Symbol, modules []index.Map, opts KernelOptions) *KernelTables {
+func kernelTree(l *kallsyms.List, modules []index.Map, opts KernelOptions) *KernelTables {
 	var b builder
-	for _, e := range kallsymsEntries(syms) {
-		b.insert(e)
+	for i := range l.Len() {
+		if isKept(l, i) {
+			b.insert(kallsymsEntry(l, i))
+		}
 	}
 	b.fixupEnd(true)
 	b.fixupDuplicate()
@@ -353,12 +367,13 @@ func BPF(m index.Map) *Table {
 // kernel DSO, so one table serves them all: look up m.MapIP(ip). Symbols
 // that land in a BPF program's map go to that program's DSO in perf and
 // are left out here (the program's KSYMBOL symbol names it).
-func Kcore(syms []kallsyms.Symbol, find func(addr uint64) (index.Map, bool)) *Table {
+func Kcore(l *kallsyms.List, find func(addr uint64) (index.Map, bool)) *Table {
 	var b builder
-	for _, e := range fixedUp(syms) {
+	idx, _ := keptOrder(l)
+	walkFixedUp(l, idx, func(e entry) {
 		m, ok := find(e.start)
 		if !ok || (m.Kind != index.KindKernel && m.Kind != index.KindKcore) {
-			continue
+			return
 		}
 		name, _, _ := strings.Cut(e.name, "\t")
 		delta := m.Start - m.Pgoff
@@ -367,6 +382,6 @@ func Kcore(syms []kallsyms.Symbol, find func(addr uint64) (index.Map, bool)) *Ta
 			end -= delta
 		}
 		b.insert(entry{start: start, end: end, name: name, binding: e.binding})
-	}
+	})
 	return b.table(nil)
 }

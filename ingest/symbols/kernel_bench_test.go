@@ -10,7 +10,7 @@ func BenchmarkKernel(b *testing.B) {
 	syms := liveKallsyms(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		Kernel(syms, nil)
+		KernelFrom(syms, nil, KernelOptions{})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(syms)), "ns/symbol")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*syms.Len()), "ns/symbol")
 }

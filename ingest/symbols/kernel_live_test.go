@@ -23,10 +23,10 @@ func TestKernelSortedLive(t *testing.T) {
 
 // liveKallsyms returns this machine's kallsyms symbols, or skips tb when
 // they cannot be read (or are restricted: all addresses zero).
-func liveKallsyms(tb testing.TB) []kallsyms.Symbol {
+func liveKallsyms(tb testing.TB) *kallsyms.List {
 	tb.Helper()
-	syms, err := kallsyms.ReadFile("/proc/kallsyms")
-	if err != nil || kallsyms.Restricted(syms) {
+	syms, err := kallsyms.ReadListFile("/proc/kallsyms")
+	if err != nil || syms.Restricted() {
 		tb.Skip("no readable /proc/kallsyms")
 	}
 	return syms

@@ -33,6 +33,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/rbtree"
 )
 
@@ -57,14 +58,17 @@ func (s Symbol) String() string { return fmt.Sprintf("%s [%#x,%#x)", s.Name, s.S
 // sym is a Symbol with its name in the table's arena.
 type sym struct {
 	start, end uint64
-	off, n     uint32
+	off, n     uint32 // the name: names[off:off+n], or in pages (see Table.pages)
 }
 
 // Table answers address lookups for one DSO. The zero value and nil are
 // empty tables. A Table is immutable and safe for concurrent use.
 type Table struct {
 	names string // arena of all names
-	syms  []sym  // the symbols perf keeps, in address order
+	// pages, if not nil, hold the names instead: a kallsyms list's
+	// (kallsyms.List.NamePages), a sym's off its List.NameRef.
+	pages []string
+	syms  []sym // the symbols perf keeps, in address order
 	// Lookup segments: addresses in [bounds[i], bounds[i+1]) resolve to
 	// syms[which[i]], or to nothing when which[i] < 0.
 	bounds []uint64
@@ -73,7 +77,8 @@ type Table struct {
 	// an address a in [lo, hi) is among bounds[buckets[k]] through
 	// bounds[buckets[k+1]], k = (a-lo)>>shift, so a lookup binary-searches
 	// a few entries instead of the whole table (whose 100k+ bounds do not
-	// fit in cache).
+	// fit in cache). There are half as many buckets as bounds or more:
+	// a 100k-symbol table's index takes 0.25-0.5 MB.
 	lo, hi  uint64
 	shift   uint
 	buckets []uint32
@@ -89,7 +94,7 @@ func (t *Table) setBounds(bounds []uint64, which []int32) {
 	}
 	t.lo, t.hi = bounds[1], bounds[n-1]
 	t.shift = 0
-	for (t.hi-t.lo)>>t.shift >= uint64(2*n) {
+	for (t.hi-t.lo)>>t.shift >= uint64(n) {
 		t.shift++
 	}
 	nb := int((t.hi-t.lo)>>t.shift) + 1
@@ -115,6 +120,10 @@ func (t *Table) Len() int {
 
 func (t *Table) symbol(i int) Symbol {
 	s := t.syms[i]
+	if t.pages != nil {
+		p, o := t.pages[s.off>>kallsyms.PageBits], s.off&(1<<kallsyms.PageBits-1)
+		return Symbol{Start: s.start, End: s.end, Name: p[o : o+s.n]}
+	}
 	return Symbol{Start: s.start, End: s.end, Name: t.names[s.off : s.off+s.n]}
 }
 
@@ -183,6 +192,7 @@ type entry struct {
 	start, end uint64
 	name       string // for kallsyms: with the "\t[module]" tag, as perf keeps it until the split
 	binding    uint8
+	ref        uint32 // for kallsyms: the name's List.NameRef
 }
 
 // ELF symbol bindings, as perf stores them in struct symbol.
@@ -377,7 +387,7 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 	if len(t.syms) == 0 {
 		return t
 	}
-	if keep == nil && b.flatten(t) {
+	if keep == nil && flatten(t) {
 		return t
 	}
 	// symbols__find's comparisons change outcome only at a start, start+1,
@@ -413,40 +423,70 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 // symbol holding an address whatever the tree's shape, [start, end), or
 // just start for a zero-size symbol. It reports false, leaving t alone,
 // when symbols overlap and the tree walk is needed.
-func (b *builder) flatten(t *Table) bool {
+func flatten(t *Table) bool {
 	for i := 1; i < len(t.syms); i++ {
 		if t.syms[i-1].end > t.syms[i].start || t.syms[i-1].start == t.syms[i].start {
 			return false
 		}
 	}
-	bounds := make([]uint64, 0, 2*len(t.syms)+1)
-	which := make([]int32, 0, 2*len(t.syms)+1)
-	add := func(p uint64, w int32) {
-		if n := len(bounds); n > 0 && bounds[n-1] == p {
-			which[n-1] = w
-			return
-		}
-		if n := len(which); n > 0 && which[n-1] == w {
-			return
-		}
-		bounds, which = append(bounds, p), append(which, w)
+	// Two walks: the first counts the segments, so that the second
+	// fills arrays of their exact size (kallsyms' symbols abut: about
+	// one segment each, not the two each could need).
+	var count, fill segments
+	count.walk(t.syms)
+	fill.bounds = make([]uint64, 0, count.n)
+	fill.which = make([]int32, 0, count.n)
+	fill.walk(t.syms)
+	t.setBounds(fill.bounds, fill.which)
+	return true
+}
+
+// segments collects the lookup segments of non-overlapping symbols; with
+// nil arrays it only counts them.
+type segments struct {
+	bounds []uint64
+	which  []int32
+	n      int
+	last   struct {
+		p uint64
+		w int32
 	}
-	add(0, -1)
-	for i, s := range t.syms {
-		end := s.end
+}
+
+func (s *segments) add(p uint64, w int32) {
+	if s.n > 0 && s.last.p == p {
+		s.last.w = w
+		if s.which != nil {
+			s.which[s.n-1] = w
+		}
+		return
+	}
+	if s.n > 0 && s.last.w == w {
+		return
+	}
+	s.last.p, s.last.w = p, w
+	s.n++
+	if s.bounds != nil {
+		s.bounds, s.which = append(s.bounds, p), append(s.which, w)
+	}
+}
+
+// walk adds the segments of syms, in address order, not overlapping.
+func (s *segments) walk(syms []sym) {
+	s.add(0, -1)
+	for i, x := range syms {
+		end := x.end
 		switch {
-		case end == s.start:
-			end = s.start + 1 // a zero-size symbol holds its start only
-		case end < s.start:
+		case end == x.start:
+			end = x.start + 1 // a zero-size symbol holds its start only
+		case end < x.start:
 			continue // an end that wrapped past 2^64: the walk never stops here
 		}
-		add(s.start, int32(i))
+		s.add(x.start, int32(i))
 		if end != 0 { // start == 2^64-1, zero-size: holds the top address
-			add(end, -1)
+			s.add(end, -1)
 		}
 	}
-	t.setBounds(bounds, which)
-	return true
 }
 
 // Build returns the table perf builds from syms when it loads them the way

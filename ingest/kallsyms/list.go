@@ -1,0 +1,318 @@
+package kallsyms
+
+import (
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"unsafe"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/internal/regular"
+)
+
+// A List holds the symbols of a kallsyms file in file order, compactly:
+// 15 bytes a symbol plus its name field, against 48 bytes and the whole
+// line for a []Symbol over the file's text. A report holds /proc/kallsyms
+// (100k+ symbols) from its start until the kernel's tables are made; as
+// a []Symbol that, with the garbage of reading it, took more memory than
+// all of perf report on a small recording. The zero value is an empty
+// list. A List is immutable once read and safe for concurrent use.
+type List struct {
+	n      int
+	blocks []*listBlock
+	// pages hold the name fields (name, and "\t[module]" if any), each
+	// within one page; a page is never written again below its length.
+	pages [][]byte
+	zero  bool // every address is 0
+}
+
+const (
+	listBlockLen = 4096
+	// PageBits sizes the pages names are kept in (see NameRef); a name
+	// field is < KsymNameLen bytes: it fits any page.
+	PageBits = 16
+	pageSize = 1 << PageBits
+)
+
+// listBlock holds listBlockLen symbols: fixed arrays, so a list grows
+// without copying (a slice that doubles leaves garbage the size of the
+// data behind, and a report's collector does not run that early).
+type listBlock struct {
+	addr [listBlockLen]uint64
+	ref  [listBlockLen]uint32 // page<<PageBits | offset of the name field
+	n    [listBlockLen]uint16 // name field length
+	typ  [listBlockLen]byte
+}
+
+// Len returns the number of symbols.
+func (l *List) Len() int {
+	if l == nil {
+		return 0
+	}
+	return l.n
+}
+
+// Addr returns symbol i's address.
+func (l *List) Addr(i int) uint64 { return l.blocks[i/listBlockLen].addr[i%listBlockLen] }
+
+// Type returns symbol i's type byte.
+func (l *List) Type(i int) byte { return l.blocks[i/listBlockLen].typ[i%listBlockLen] }
+
+// field returns symbol i's name field: the name, then a tab and the
+// module tag as the file has it, if any.
+func (l *List) field(i int) string {
+	b := l.blocks[i/listBlockLen]
+	ref, n := b.ref[i%listBlockLen], b.n[i%listBlockLen]
+	if n == 0 {
+		return ""
+	}
+	page := l.pages[ref>>PageBits]
+	return unsafe.String(&page[ref&(pageSize-1)], n) // never written again
+}
+
+// NameRef returns where symbol i's name lies in NamePages: in page
+// ref>>PageBits at offset ref&(1<<PageBits-1), n bytes. A symbol table
+// can name symbols from the list's memory this way, without a copy.
+func (l *List) NameRef(i int) (ref uint32, n int) {
+	b := l.blocks[i/listBlockLen]
+	name, _ := splitField(l.field(i))
+	return b.ref[i%listBlockLen], len(name)
+}
+
+// NamePages returns the pages NameRef points into. Their text never
+// changes.
+func (l *List) NamePages() []string {
+	pages := make([]string, len(l.pages))
+	for i, p := range l.pages {
+		pages[i] = unsafe.String(unsafe.SliceData(p), len(p))
+	}
+	return pages
+}
+
+// At returns symbol i (0 <= i < Len). Its strings share the list's
+// memory: no allocation.
+func (l *List) At(i int) Symbol {
+	name, module := splitField(l.field(i))
+	return Symbol{Addr: l.Addr(i), Type: l.Type(i), Name: name, Module: module}
+}
+
+// TaggedName returns symbol i's name as perf keeps it from the file: the
+// name, and for a module symbol a tab and "[module]". It allocates only
+// when the file's tag lacked the brackets.
+func (l *List) TaggedName(i int) string {
+	f := l.field(i)
+	name, module := splitField(f)
+	if module == "" {
+		return name
+	}
+	if len(f) == len(name)+len(module)+3 { // the file's tag had them
+		return f
+	}
+	return name + "\t[" + module + "]"
+}
+
+// All returns an iterator over the symbols in file order.
+func (l *List) All() iter.Seq[Symbol] {
+	return func(yield func(Symbol) bool) {
+		for i := range l.Len() {
+			if !yield(l.At(i)) {
+				return
+			}
+		}
+	}
+}
+
+// Symbols returns the symbols as a slice (sharing the list's memory).
+func (l *List) Symbols() []Symbol {
+	if l.Len() == 0 {
+		return nil
+	}
+	out := make([]Symbol, l.n)
+	for i := range out {
+		out[i] = l.At(i)
+	}
+	return out
+}
+
+// Landmarks is [Landmarks] over the list.
+func (l *List) Landmarks() index.Landmarks { return landmarks(l.All()) }
+
+// FunctionStart is [FunctionStart] over the list.
+func (l *List) FunctionStart(name string) (uint64, bool) { return functionStart(l.All(), name) }
+
+// Restricted is [Restricted] over the list.
+func (l *List) Restricted() bool { return l.Len() > 0 && l.zero }
+
+// NewList returns the list of syms, in their order.
+func NewList(syms []Symbol) *List {
+	var w listWriter
+	for _, s := range syms {
+		field := s.Name
+		if s.Module != "" {
+			field += "\t[" + s.Module + "]"
+		}
+		w.add(s.Addr, s.Type, field)
+	}
+	if w.l == nil {
+		return &List{}
+	}
+	return w.l
+}
+
+// listWriter appends symbols to a List.
+type listWriter struct{ l *List }
+
+func (w *listWriter) add(addr uint64, typ byte, field string) {
+	if w.l == nil {
+		w.l = &List{zero: true}
+	}
+	l := w.l
+	if l.n%listBlockLen == 0 {
+		l.blocks = append(l.blocks, new(listBlock))
+	}
+	b, j := l.blocks[l.n/listBlockLen], l.n%listBlockLen
+	b.addr[j], b.typ[j], b.n[j] = addr, typ, uint16(len(field))
+	if addr != 0 {
+		l.zero = false
+	}
+	if len(field) > 0 {
+		p := len(l.pages) - 1
+		if p < 0 || len(l.pages[p])+len(field) > pageSize {
+			l.pages = append(l.pages, make([]byte, 0, pageSize))
+			p++
+		}
+		b.ref[j] = uint32(p)<<PageBits | uint32(len(l.pages[p]))
+		l.pages[p] = append(l.pages[p], field...)
+	}
+	l.n++
+}
+
+// ReadListFile reads and parses the kallsyms file at path into a List.
+// Errors name the file.
+func ReadListFile(path string) (*List, error) {
+	f, err := regular.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	l, err := ReadList(f)
+	if err != nil {
+		return nil, withFile(err, path)
+	}
+	return l, nil
+}
+
+// ReadList parses all of r into a List, as Parse does. It reads at most
+// MaxFileSize bytes, in chunks a goroutine reads ahead while the lines of
+// those before are parsed (the kernel makes /proc/kallsyms as it is read,
+// 4 KiB a call: parsing behind it takes the parse off the time to the
+// symbols); the chunks' buffers are reused once their names are copied.
+func ReadList(r io.Reader) (*List, error) { return readList(r, readAllChunk) }
+
+// readList is ReadList reading chunks of chunkSize bytes.
+func readList(r io.Reader, chunkSize int) (*List, error) {
+	const ahead = 4
+	chunks := make(chan []byte, ahead)
+	free := make(chan []byte, ahead+2)
+	done := make(chan struct{})
+	defer close(done)
+	var readErr error // set before chunks is closed
+	go func() {
+		defer close(chunks)
+		total := 0
+		for {
+			var buf []byte
+			select {
+			case buf = <-free:
+			default:
+				buf = make([]byte, chunkSize)
+			}
+			n, err := io.ReadFull(r, buf)
+			if total += n; total > MaxFileSize {
+				readErr = fmt.Errorf("more than %d bytes: not a kallsyms file", MaxFileSize)
+				return
+			}
+			if n > 0 {
+				select {
+				case chunks <- buf[:n]:
+				case <-done:
+					return
+				}
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return
+			}
+			if err != nil {
+				readErr = err
+				return
+			}
+		}
+	}()
+	var w listWriter
+	line := 1
+	var partial []byte // a line begun in an earlier chunk
+	for chunk := range chunks {
+		text := unsafe.String(&chunk[0], len(chunk)) // read only until the buffer is freed below
+		if partial != nil {
+			b, rest, ok := strings.Cut(text, "\n")
+			partial = append(partial, b...)
+			if ok {
+				text = rest
+				if err := w.addLine(unsafe.String(&partial[0], len(partial)), line); err != nil {
+					return nil, err
+				}
+				line++
+				partial = nil
+			} else {
+				text = ""
+			}
+		}
+		for len(text) > 0 {
+			b, rest, ok := strings.Cut(text, "\n")
+			if !ok {
+				partial = append(make([]byte, 0, 2*len(b)+64), b...)
+				break
+			}
+			text = rest
+			if err := w.addLine(b, line); err != nil {
+				return nil, err
+			}
+			line++
+		}
+		select {
+		case free <- chunk[:cap(chunk)]:
+		default:
+		}
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	if len(partial) > 0 { // the last line, without its newline
+		if err := w.addLine(unsafe.String(&partial[0], len(partial)), line); err != nil {
+			return nil, err
+		}
+	}
+	if w.l == nil {
+		return &List{}, nil
+	}
+	return w.l, nil
+}
+
+// addLine parses line number n of the input, b without its newline, and
+// adds its symbol if it has one.
+func (w *listWriter) addLine(b string, n int) error {
+	// A line longer than Parse's buffer is, for Parse, a truncated one.
+	long := len(b)+1 > readBufSize
+	if long {
+		b = b[:readBufSize]
+	}
+	addr, typ, field, ok, err := parseLine(b, long)
+	if err != nil {
+		return &ParseError{Line: n, Err: err}
+	}
+	if ok {
+		w.add(addr, typ, field)
+	}
+	return nil
+}
