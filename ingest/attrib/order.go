@@ -107,10 +107,23 @@ type segment struct {
 	last   uint64
 }
 
-// segmentEvents is a segment's capacity.
-const segmentEvents = 4096
+// segmentEvents is a segment's capacity; the first segments a run makes
+// are smaller, firstSegmentEvents doubling up to it, so that a small
+// recording does not pay for a large one's (four such segments held
+// 2.7 MB, a tenth of all a 53-sample report's memory).
+const (
+	segmentEvents      = 4096
+	firstSegmentEvents = 256
+)
 
-func newSegment() *segment { return &segment{events: make([]event, 0, segmentEvents)} }
+// newSegment makes the segment that follows made others.
+func newSegment(made int) *segment {
+	n := segmentEvents
+	if made < 4 {
+		n = firstSegmentEvents << made
+	}
+	return &segment{events: make([]event, 0, n)}
+}
 
 // delivery is what the orderer sends: events in delivery order, then
 // segments to recycle.
@@ -132,6 +145,7 @@ func deliveredSize(e *event) int { return eventSize + 8*cap(e.addrs) + mappedSta
 type orderPools struct {
 	segs chan *segment
 	keyc chan []orderKey
+	made int // segments made (by the orderer's goroutine)
 }
 
 func newOrderPools() *orderPools {
@@ -143,7 +157,8 @@ func (p *orderPools) segment() *segment {
 	case sg := <-p.segs:
 		return sg
 	default:
-		return newSegment()
+		p.made++
+		return newSegment(p.made - 1)
 	}
 }
 
@@ -237,7 +252,7 @@ func (o *orderer) newSegment() *segment {
 	if o.segment != nil {
 		return o.segment()
 	}
-	return newSegment()
+	return newSegment(segmentEvents)
 }
 
 func (o *orderer) newKeys() []orderKey {
