@@ -38,13 +38,39 @@ type tableCounts struct {
 // the counts of the symbols counted at all packed behind. A table has
 // 100 k+ symbols (the kernel's) of which a recording hits a few
 // thousand: 4 bytes a symbol instead of a Counts' 16 took the peak RSS
-// of the -a -g children table from 84 to 74 MB.
+// of the -a -g children table from 84 to 74 MB. Until more than
+// fewSymbols symbols are counted, their indices are kept in a list
+// instead (the kernel's slots were 1.5 MB of a 53-sample report's 25).
 type symCounts struct {
-	slot   []int32  // [symbol index] 1 + its index in counts; 0: none yet
+	n      int      // the table's symbols
+	slot   []int32  // [symbol index] 1 + its index in counts; 0: none yet; nil while few
+	few    []int32  // while slot is nil: the index of each symbol in counts
 	counts []Counts // in the order first counted
 }
 
+// fewSymbols is how many symbols a symCounts lists before it takes a
+// slot per symbol.
+const fewSymbols = 16
+
 func (s *symCounts) add(i int, c Counts) {
+	if s.slot == nil {
+		for k, x := range s.few {
+			if int(x) == i {
+				s.counts[k].add(c)
+				return
+			}
+		}
+		if len(s.few) < fewSymbols {
+			s.few = append(s.few, int32(i))
+			s.counts = append(s.counts, c)
+			return
+		}
+		s.slot = make([]int32, s.n)
+		for k, x := range s.few {
+			s.slot[x] = int32(k + 1)
+		}
+		s.few = nil
+	}
 	j := s.slot[i]
 	if j == 0 {
 		s.counts = append(s.counts, Counts{})
@@ -52,6 +78,21 @@ func (s *symCounts) add(i int, c Counts) {
 		s.slot[i] = j
 	}
 	s.counts[j-1].add(c)
+}
+
+// each calls fn with each symbol counted, by index, and its count.
+func (s *symCounts) each(fn func(i int, n Counts)) {
+	if s.slot == nil {
+		for k, x := range s.few {
+			fn(int(x), s.counts[k])
+		}
+		return
+	}
+	for i, j := range s.slot {
+		if j != 0 {
+			fn(i, s.counts[j-1])
+		}
+	}
 }
 
 // counter counts samples per map and symbol. Lookups of a map's state go
@@ -145,7 +186,7 @@ func (st *mapState) add(t *symbols.Table, i int, addr uint64, event int, c Count
 	}
 	counts := tc.byEvent[event]
 	if counts == nil {
-		counts = &symCounts{slot: make([]int32, t.Len())}
+		counts = &symCounts{n: t.Len()}
 		tc.byEvent[event] = counts
 	}
 	counts.add(i, c)
@@ -180,17 +221,13 @@ func (c *counter) result(res *Result) {
 				if counts == nil {
 					continue
 				}
-				for i, j := range counts.slot {
-					if j == 0 {
-						continue
-					}
-					n := counts.counts[j-1]
+				counts.each(func(i int, n Counts) {
 					sym := tc.t.Symbol(i)
 					ms.Sym, ms.Addr, ms.Event = sym.Name, sym.Start, ev
 					x := res.ByMapSym[ms]
 					x.add(n)
 					res.ByMapSym[ms] = x
-				}
+				})
 			}
 		}
 		for ev, m := range st.unsym {

@@ -1,0 +1,44 @@
+package attrib
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// symCounts counts as a map from symbol index would, before and after it
+// switches from its short list to a slot per symbol.
+func TestSymCountsMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for iter := range 300 {
+		n := 1 + rng.IntN(200)
+		distinct := 1 + rng.IntN(2*fewSymbols+4)
+		s := &symCounts{n: n}
+		want := map[int]Counts{}
+		for range rng.IntN(500) {
+			i := rng.IntN(min(n, distinct))
+			c := Counts{Samples: 1, Period: uint64(rng.IntN(1000))}
+			s.add(i, c)
+			w := want[i]
+			w.add(c)
+			want[i] = w
+		}
+		got := map[int]Counts{}
+		s.each(func(i int, c Counts) {
+			if _, dup := got[i]; dup {
+				t.Fatalf("iter %d: symbol %d counted twice", iter, i)
+			}
+			got[i] = c
+		})
+		if len(got) != len(want) {
+			t.Fatalf("iter %d: %d symbols counted, want %d", iter, len(got), len(want))
+		}
+		for i, w := range want {
+			if got[i] != w {
+				t.Fatalf("iter %d: symbol %d = %+v, want %+v", iter, i, got[i], w)
+			}
+		}
+		if (s.slot != nil) != (len(want) > fewSymbols) {
+			t.Fatalf("iter %d: %d symbols, slots %v", iter, len(want), s.slot != nil)
+		}
+	}
+}
