@@ -369,9 +369,9 @@ func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn
 		return nil, ""
 	case "":
 	default:
-		async := attrib.LoadKallsymsAsync(flagFile)
+		read := attrib.LoadKallsymsFile(flagFile)
 		return func() (*kallsyms.List, error) {
-			ks, err := async()
+			ks, err := read()
 			if err == nil && ks == nil {
 				warn("%s: no kernel symbols in it (empty, or not kallsyms text): kernel samples print [unknown]", flagFile)
 			}
@@ -400,9 +400,9 @@ func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn
 			}
 		}
 	}
-	async := attrib.LoadKallsymsAsync(file)
+	read := attrib.LoadKallsymsFile(file)
 	return func() (*kallsyms.List, error) {
-		ks, err := async()
+		ks, err := read()
 		if err != nil {
 			warn("%v: no kernel symbols", err)
 			return nil, nil

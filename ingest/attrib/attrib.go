@@ -20,6 +20,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -39,9 +40,10 @@ type Options struct {
 	// Kallsyms are the kernel symbols; nil resolves kernel samples to
 	// maps but not to symbols.
 	Kallsyms []kallsyms.Symbol
-	// LoadKallsyms, if set, supplies Kallsyms instead, called once when a
-	// kernel symbol is first needed, so that reading kallsyms can overlap
-	// decoding (see LoadKallsymsAsync). Its error ends the run.
+	// LoadKallsyms, if set, supplies Kallsyms instead: Run calls it once,
+	// in the background from the recording's first kernel sample, so
+	// that reading kallsyms overlaps decoding, and never for a recording
+	// without one (see LoadKallsymsFile). Its error ends the run.
 	LoadKallsyms func() (*kallsyms.List, error)
 	// KallsymsFile names the file Kallsyms or LoadKallsyms come from.
 	// When its base name is "kallsyms", perf also tries the "kcore" and
@@ -267,29 +269,22 @@ type Result struct {
 	KernelSymbols string
 }
 
-// LoadKallsymsAsync starts reading the kallsyms file in the background and
-// returns a loader for Options.LoadKallsyms that waits for it. A file whose
-// addresses are all 0 (kptr_restrict) is an error.
-func LoadKallsymsAsync(file string) func() (*kallsyms.List, error) {
-	type result struct {
-		syms *kallsyms.List
-		err  error
-	}
-	c := make(chan result, 1)
-	go func() {
+// LoadKallsymsFile returns a loader for Options.LoadKallsyms that reads
+// the kallsyms file when called (Run calls it in the background at the
+// recording's first kernel sample). A file without symbols gives none (a
+// nil list); one whose addresses are all 0 (kptr_restrict) is an error.
+func LoadKallsymsFile(file string) func() (*kallsyms.List, error) {
+	return func() (*kallsyms.List, error) {
 		ks, err := kallsyms.ReadListFile(file)
 		switch {
 		case err != nil:
+			return nil, err
 		case ks.Restricted():
-			err = fmt.Errorf("%s: every address is 0 (kptr_restrict)", file)
+			return nil, fmt.Errorf("%s: every address is 0 (kptr_restrict)", file)
 		case ks.Len() == 0:
-			ks = nil // no symbols: none
+			return nil, nil
 		}
-		c <- result{ks, err}
-	}()
-	return func() (*kallsyms.List, error) {
-		r := <-c
-		return r.syms, r.err
+		return ks, nil
 	}
 }
 
@@ -314,7 +309,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	a.mapped, a.reader = r.MappedData(), r
-	load, loaded := prepareKernel(opts.LoadKallsyms)
+	kernelSeen, load, loaded := prepareKernel(opts.LoadKallsyms)
 	var ks *kallsyms.List // opts.Kallsyms; nil: none
 	if opts.Kallsyms != nil {
 		ks = kallsyms.NewList(opts.Kallsyms)
@@ -363,7 +358,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		kmodsecType = kmodsec.DefaultType
 	}
 	var lost lostCounts // written by decode, read after errc
-	go decode(r, a.mapped, deliveries, pools, flow, errc, opts.Progress, wantChains, branches, kmodsecType, &lost)
+	go decode(r, a.mapped, deliveries, pools, flow, errc, opts.Progress, wantChains, branches, kmodsecType, &lost, kernelSeen)
 
 	var buildIDs map[string][]byte
 	var runErr error
@@ -492,15 +487,18 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	return a.res, nil
 }
 
-// prepareKernel runs load in the background and builds the kernel symbol
-// tables for a machine without module maps there too, so that both
-// overlap decoding; nil, nil for a nil load. take waits for them and
-// hands them over: it may be called once (the symbolizer keeps them, and
-// drops the kallsyms symbols once it has its tables). loaded waits for
-// the background work to end.
-func prepareKernel(load func() (*kallsyms.List, error)) (take func() (*kallsyms.List, *symbols.KernelTables, error), loaded func()) {
+// prepareKernel runs load in the background once start is called (at
+// the recording's first kernel sample in a kernel map: a recording of
+// user space alone never reads kallsyms, which took 8 MB) and builds the
+// kernel symbol tables for a machine without module maps there too, so
+// that both overlap decoding; all nil for a nil load. take waits for them
+// and hands them over, starting the load if need be: it may be called
+// once (the symbolizer keeps them, and drops the kallsyms list once it
+// has its tables). loaded waits for the background work, if started, to
+// end; after it, start does nothing.
+func prepareKernel(load func() (*kallsyms.List, error)) (start func(), take func() (*kallsyms.List, *symbols.KernelTables, error), loaded func()) {
 	if load == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	type prepared struct {
 		syms *kallsyms.List
@@ -509,20 +507,30 @@ func prepareKernel(load func() (*kallsyms.List, error)) (take func() (*kallsyms.
 	}
 	c := make(chan prepared, 1)
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ks, err := load()
-		var kt *symbols.KernelTables
-		if err == nil && ks != nil {
-			kt = symbols.KernelFrom(ks, nil, symbols.KernelOptions{})
-		}
-		c <- prepared{ks, kt, err}
-	}()
+	var once sync.Once
+	start = func() {
+		once.Do(func() {
+			go func() {
+				defer close(done)
+				ks, err := load()
+				var kt *symbols.KernelTables
+				if err == nil && ks != nil {
+					kt = symbols.KernelFrom(ks, nil, symbols.KernelOptions{})
+				}
+				c <- prepared{ks, kt, err}
+			}()
+		})
+	}
 	take = func() (*kallsyms.List, *symbols.KernelTables, error) {
+		start()
 		p := <-c
 		return p.syms, p.kt, p.err
 	}
-	return take, func() { <-done }
+	loaded = func() {
+		once.Do(func() { close(done) }) // never started: never will
+		<-done
+	}
+	return start, take, loaded
 }
 
 // deliverAll delivers the events of one delivery, up to the first
@@ -573,7 +581,10 @@ func touch(e *event) uint64 {
 // here, beside decoding, leaves the attributor only the delivery.
 // mapped is r's mapping (perfdata.Reader.MappedData): the user stacks
 // of DWARF samples whose records are stable stay there.
-func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts) {
+// kernelSeen, if not nil, is called at the first kernel-mode sample after
+// a kernel MMAP (a recording of user space can have kernel samples, by
+// skid, and no kernel map for them).
+func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts, kernelSeen func()) {
 	defer close(out)
 	if mapped != nil {
 		// Record bytes read after Next returned (build ids, KMOD_SEC_MAP
@@ -597,7 +608,8 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 	}
 	o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}) }
 	records := 0
-	var e event // one for all records: the orderer copies it
+	kernelMaps := false // a kernel MMAP was read
+	var e event         // one for all records: the orderer copies it
 	var slab addrSlab
 	for r.Next() {
 		if records++; progress != nil && records%(1<<16) == 0 {
@@ -605,6 +617,10 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		}
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
+			if kernelSeen != nil && kernelMaps && rec.CPUMode() == perfdata.CPUModeKernel {
+				kernelSeen()
+				kernelSeen = nil
+			}
 			period := rec.Period
 			if rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatPeriod == 0 {
 				// perf's default period: the attr's sample_period (or
@@ -648,6 +664,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				}
 			}
 		case *perfdata.Mmap:
+			kernelMaps = kernelMaps || rec.CPUMode() == perfdata.CPUModeKernel
 			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.MmapOf(rec)}}
 		case *perfdata.Fork:
 			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid, misc: rec.Misc}

@@ -76,7 +76,7 @@ func TestKcoreRealRecordings(t *testing.T) {
 					t.Fatal(err)
 				}
 				var out bytes.Buffer
-				res, err := attrib.Run(r, attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsAsync(ksPath), KallsymsFile: ksPath,
+				res, err := attrib.Run(r, attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsFile(ksPath), KallsymsFile: ksPath,
 					Script: &out, FetchInsn: true})
 				r.Close()
 				if err != nil {

@@ -73,7 +73,7 @@ func kbenchScriptKallsyms(t testing.TB, dir, ks, arch string, impl mapset.Impl) 
 	}
 	defer r.Close()
 	var out bytes.Buffer
-	res, err := attrib.Run(r, attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsAsync(ks), KallsymsFile: ks,
+	res, err := attrib.Run(r, attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsFile(ks), KallsymsFile: ks,
 		DebugDir: "-", NoFiles: true, Script: &out, FetchInsn: arch == "x86_64"})
 	if err != nil {
 		t.Fatal(err)

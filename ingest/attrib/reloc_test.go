@@ -76,7 +76,7 @@ func script(t *testing.T, file, ks string, impl mapset.Impl) string {
 	}
 	defer r.Close()
 	var out bytes.Buffer
-	if _, err := attrib.Run(r, attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsAsync(ks), KallsymsFile: ks, Script: &out, FetchInsn: true}); err != nil {
+	if _, err := attrib.Run(r, attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsFile(ks), KallsymsFile: ks, Script: &out, FetchInsn: true}); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
