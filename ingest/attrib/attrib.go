@@ -487,44 +487,67 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	return a.res, nil
 }
 
+// kernelHint is what the decoder knew of the kernel's maps when it
+// started the kallsyms load: whether module maps came (or, noTables,
+// whether the load was asked for by the symbolizer itself), and the
+// reference symbol the kernel's map records (machine.RefReloc).
+type kernelHint struct {
+	noTables bool
+	refName  string
+	refAddr  uint64
+}
+
+// preparedKernel is the background's work: the kallsyms list, the
+// kernel symbol tables for a machine without module maps, made with
+// delta (nil when the hint said modules, or the reference symbol is not
+// in kallsyms), and the load's error.
+type preparedKernel struct {
+	syms  *kallsyms.List
+	kt    *symbols.KernelTables
+	delta uint64
+	err   error
+}
+
 // prepareKernel runs load in the background once start is called (at
 // the recording's first kernel sample in a kernel map: a recording of
-// user space alone never reads kallsyms, which took 8 MB) and builds the
-// kernel symbol tables for a machine without module maps there too, so
-// that both overlap decoding; all nil for a nil load. take waits for them
-// and hands them over, starting the load if need be: it may be called
-// once (the symbolizer keeps them, and drops the kallsyms list once it
-// has its tables). loaded waits for the background work, if started, to
+// user space alone never reads kallsyms, which took 8 MB) and, when the
+// hint says there are no module maps, builds the kernel symbol tables
+// there too, relocated by the hint's reference symbol, so that both
+// overlap decoding; all nil for a nil load. take waits for them and
+// hands them over, starting the load if need be: it may be called once
+// (the symbolizer keeps them, and drops the kallsyms list once it has
+// its tables). loaded waits for the background work, if started, to
 // end; after it, start does nothing.
-func prepareKernel(load func() (*kallsyms.List, error)) (start func(), take func() (*kallsyms.List, *symbols.KernelTables, error), loaded func()) {
+func prepareKernel(load func() (*kallsyms.List, error)) (start func(kernelHint), take func() preparedKernel, loaded func()) {
 	if load == nil {
 		return nil, nil, nil
 	}
-	type prepared struct {
-		syms *kallsyms.List
-		kt   *symbols.KernelTables
-		err  error
-	}
-	c := make(chan prepared, 1)
+	c := make(chan preparedKernel, 1)
 	done := make(chan struct{})
 	var once sync.Once
-	start = func() {
+	start = func(h kernelHint) {
 		once.Do(func() {
 			go func() {
 				defer close(done)
-				ks, err := load()
-				var kt *symbols.KernelTables
-				if err == nil && ks != nil {
-					kt = symbols.KernelFrom(ks, nil, symbols.KernelOptions{})
+				var p preparedKernel
+				p.syms, p.err = load()
+				build := p.err == nil && p.syms != nil && !h.noTables
+				if build && h.refName != "" {
+					addr, ok := p.syms.FunctionStart(h.refName)
+					if build = ok; ok {
+						p.delta = addr - h.refAddr
+					}
 				}
-				c <- prepared{ks, kt, err}
+				if build {
+					p.kt = symbols.KernelFrom(p.syms, nil, symbols.KernelOptions{Delta: p.delta})
+				}
+				c <- p
 			}()
 		})
 	}
-	take = func() (*kallsyms.List, *symbols.KernelTables, error) {
-		start()
-		p := <-c
-		return p.syms, p.kt, p.err
+	take = func() preparedKernel {
+		start(kernelHint{noTables: true})
+		return <-c
 	}
 	loaded = func() {
 		once.Do(func() { close(done) }) // never started: never will
@@ -583,8 +606,8 @@ func touch(e *event) uint64 {
 // of DWARF samples whose records are stable stay there.
 // kernelSeen, if not nil, is called at the first kernel-mode sample after
 // a kernel MMAP (a recording of user space can have kernel samples, by
-// skid, and no kernel map for them).
-func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts, kernelSeen func()) {
+// skid, and no kernel map for them), with what the MMAPs before it told.
+func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts, kernelSeen func(kernelHint)) {
 	defer close(out)
 	if mapped != nil {
 		// Record bytes read after Next returned (build ids, KMOD_SEC_MAP
@@ -609,6 +632,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 	o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}) }
 	records := 0
 	kernelMaps := false // a kernel MMAP was read
+	var hint kernelHint // what the kernel MMAPs told
 	var e event         // one for all records: the orderer copies it
 	var slab addrSlab
 	for r.Next() {
@@ -618,7 +642,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
 			if kernelSeen != nil && kernelMaps && rec.CPUMode() == perfdata.CPUModeKernel {
-				kernelSeen()
+				kernelSeen(hint)
 				kernelSeen = nil
 			}
 			period := rec.Period
@@ -664,7 +688,13 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				}
 			}
 		case *perfdata.Mmap:
-			kernelMaps = kernelMaps || rec.CPUMode() == perfdata.CPUModeKernel
+			if rec.CPUMode() == perfdata.CPUModeKernel {
+				kernelMaps = true
+				hint.noTables = hint.noTables || machine.IsModuleMmap(rec.Filename)
+				if name, addr, ok := machine.RefReloc(rec.Filename, rec.Pgoff); ok {
+					hint.refName, hint.refAddr = name, addr
+				}
+			}
 			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.MmapOf(rec)}}
 		case *perfdata.Fork:
 			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid, misc: rec.Misc}

@@ -25,10 +25,11 @@ type symbolizer struct {
 	// load, when set, delivers kallsyms and the kernel tables built from
 	// them for a machine without module maps, prepared in the background;
 	// it may be called once.
-	load     func() (*kallsyms.List, *symbols.KernelTables, error)
+	load     func() preparedKernel
 	err      error // from load
 	kernel   *symbols.KernelTables
 	pre      *symbols.KernelTables // built in the background for a machine without module maps
+	preDelta uint64                // the relocation pre was made with
 	m        *machine.Machine      // the recording's machine (its reference symbol)
 	buildIDs map[string][]byte     // DSO name → build id, from the recording
 	debugDir string                // perf's build-id cache (~/.debug); "" for none
@@ -60,7 +61,7 @@ type symbolizer struct {
 	modLoaded    map[string]bool
 }
 
-func newSymbolizer(ks *kallsyms.List, load func() (*kallsyms.List, *symbols.KernelTables, error), buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
+func newSymbolizer(ks *kallsyms.List, load func() preparedKernel, buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
 	return &symbolizer{
 		kallsyms:     ks,
 		hasKallsyms:  ks != nil,
@@ -80,7 +81,8 @@ func newSymbolizer(ks *kallsyms.List, load func() (*kallsyms.List, *symbols.Kern
 // returns the kallsyms symbols (nil: none).
 func (s *symbolizer) kernelSyms() *kallsyms.List {
 	if s.load != nil {
-		s.kallsyms, s.pre, s.err = s.load()
+		p := s.load()
+		s.kallsyms, s.pre, s.preDelta, s.err = p.syms, p.kt, p.delta, p.err
 		s.load = nil
 		s.hasKallsyms = s.kallsyms != nil
 	}
@@ -111,7 +113,7 @@ func (s *symbolizer) kernelTables() *symbols.KernelTables {
 	switch {
 	case !ok:
 		s.kernel = &symbols.KernelTables{Kernel: new(symbols.Table), Modules: map[string]*symbols.Table{}}
-	case s.pre != nil && delta == 0 && len(mods) == 0 && len(s.modLoaded) == 0:
+	case s.pre != nil && delta == s.preDelta && len(mods) == 0 && len(s.modLoaded) == 0:
 		s.kernel = s.pre // built in the background: the split needs no module maps
 	default:
 		s.kernel = symbols.KernelFrom(ks, mods, symbols.KernelOptions{

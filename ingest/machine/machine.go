@@ -382,13 +382,31 @@ func IsKernelMmap(filename string) bool {
 	return strings.HasPrefix(filename, KernelMmapName[:len(KernelMmapName)-1])
 }
 
+// IsModuleMmap reports whether a kernel MMAP's filename names a module
+// (a path, or "[name]" other than the kernel's), as
+// machine__process_kernel_mmap_event tells it.
+func IsModuleMmap(filename string) bool {
+	return strings.HasPrefix(filename, "/") || (!IsKernelMmap(filename) && strings.HasPrefix(filename, "["))
+}
+
+// RefReloc returns the reference symbol a kernel MMAP of the kernel
+// itself records ("_text" of "[kernel.kallsyms]_text") and its address,
+// the MMAP's pgoff; ok is false when it records none (pgoff 0, or not
+// the kernel's MMAP).
+func RefReloc(filename string, pgoff uint64) (name string, addr uint64, ok bool) {
+	if !IsKernelMmap(filename) || pgoff == 0 {
+		return "", 0, false
+	}
+	return strings.TrimPrefix(filename, KernelMmapName), pgoff, true
+}
+
 // kernelMmap is machine__process_kernel_mmap_event.
 func (m *Machine) kernelMmap(r Mmap) error {
 	m.markKernel()
 	name := r.Filename
 	isKernel := IsKernelMmap(name)
 	switch {
-	case strings.HasPrefix(name, "/") || (!isKernel && strings.HasPrefix(name, "[")):
+	case IsModuleMmap(name):
 		mod := index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingDSO, Kind: index.KindModule, DSO: m.ModuleDSO(name)}
 		return m.kernel.FixupOverlapAndInsert(mod)
 	case isKernel:
@@ -398,9 +416,8 @@ func (m *Machine) kernelMmap(r Mmap) error {
 		}
 		m.vmlinux = index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingIdentity, Kind: index.KindKernel, DSO: m.KernelDSO()}
 		m.has, m.loaded = true, false
-		if r.Pgoff != 0 {
-			m.RefRelocName = strings.TrimPrefix(name, KernelMmapName)
-			m.RefRelocAddr = r.Pgoff
+		if ref, addr, ok := RefReloc(name, r.Pgoff); ok {
+			m.RefRelocName, m.RefRelocAddr = ref, addr
 		}
 		if m.vmlinux.Start == m.vmlinux.End {
 			m.has = false

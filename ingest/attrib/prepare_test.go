@@ -1,0 +1,68 @@
+package attrib
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+)
+
+// prepareKernel loads kallsyms only once started, and builds the kernel's
+// tables in the background only when the hint allows them, relocated by
+// the hint's reference symbol.
+func TestPrepareKernel(t *testing.T) {
+	list := kallsyms.NewList([]kallsyms.Symbol{
+		{Addr: 0xffffffff81000000, Type: 'T', Name: "_text"},
+		{Addr: 0xffffffff81001000, Type: 't', Name: "f"},
+		{Addr: 0xffffffff81002000, Type: 'T', Name: "_etext"},
+	})
+	tests := []struct {
+		name      string
+		hint      *kernelHint // nil: not started before take
+		tables    bool
+		delta     uint64
+		loadCalls int
+	}{
+		{name: "taken unstarted", hint: nil, tables: false, loadCalls: 1},
+		{name: "no reference symbol", hint: &kernelHint{}, tables: true, loadCalls: 1},
+		{name: "relocated", hint: &kernelHint{refName: "_text", refAddr: 0xffffffff80000000}, tables: true, delta: 0x1000000, loadCalls: 1},
+		{name: "reference not in kallsyms", hint: &kernelHint{refName: "_stext", refAddr: 1}, tables: false, loadCalls: 1},
+		{name: "modules", hint: &kernelHint{noTables: true}, tables: false, loadCalls: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			start, take, loaded := prepareKernel(func() (*kallsyms.List, error) { calls++; return list, nil })
+			if tt.hint != nil {
+				start(*tt.hint)
+				start(kernelHint{noTables: true}) // a second start does nothing
+			}
+			p := take()
+			loaded()
+			if calls != tt.loadCalls || p.syms != list || p.err != nil {
+				t.Fatalf("load called %d times, list %p err %v", calls, p.syms, p.err)
+			}
+			if (p.kt != nil) != tt.tables || p.delta != tt.delta {
+				t.Fatalf("tables %v delta %#x, want %v %#x", p.kt != nil, p.delta, tt.tables, tt.delta)
+			}
+			if p.kt != nil {
+				if got := p.kt.Kernel.Name(0xffffffff81001000 - tt.delta); got != "f" {
+					t.Errorf("relocated lookup = %q, want f", got)
+				}
+			}
+		})
+	}
+	t.Run("never started", func(t *testing.T) {
+		_, _, loaded := prepareKernel(func() (*kallsyms.List, error) { t.Error("load called"); return nil, nil })
+		loaded()
+	})
+	t.Run("error", func(t *testing.T) {
+		bad := errors.New("bad")
+		start, take, loaded := prepareKernel(func() (*kallsyms.List, error) { return nil, bad })
+		start(kernelHint{})
+		if p := take(); p.err != bad || p.kt != nil {
+			t.Errorf("got %+v", p)
+		}
+		loaded()
+	})
+}
