@@ -273,6 +273,12 @@ func (o *orderer) push(e *event) {
 		o.deliverNow(e)
 		return
 	}
+	if len(o.fresh) == cap(o.fresh) {
+		// Doubling: append grows a large slice by a quarter, which for
+		// the 56k keys of a stream without FINISHED_ROUND allocated
+		// 4.1 MB on the way to 0.9.
+		o.fresh = slices.Grow(o.fresh, max(len(o.fresh), 256))
+	}
 	o.fresh = append(o.fresh, orderKey{e.time, o.slot(&o.cur, true, e)})
 	o.maxTime = max(o.maxTime, e.time)
 	o.last = e.time
@@ -411,11 +417,19 @@ func (o *orderer) flush(limit uint64) {
 	if n == 0 {
 		return
 	}
-	for _, k := range o.rest[:n] {
-		o.bytes -= eventSize + 8*len(k.e.addrs)
-		o.batch.bytes += deliveredSize(k.e)
+	// In deliveries of a key slice's capacity at most: a stream without
+	// FINISHED_ROUND flushes all its events at its end, and one delivery
+	// of them grew its keys (a MB for 56k samples) twice over.
+	for i := 0; i < n; {
+		j := min(n, i+max(segmentEvents-len(o.batch.keys), 1))
+		for _, k := range o.rest[i:j] {
+			o.bytes -= eventSize + 8*len(k.e.addrs)
+			o.batch.bytes += deliveredSize(k.e)
+		}
+		o.emit(o.rest[i:j]...)
+		o.sendIf(segmentEvents)
+		i = j
 	}
-	o.emit(o.rest[:n]...)
 	o.rest = o.rest[:copy(o.rest, o.rest[n:])]
 }
 
