@@ -15,9 +15,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
@@ -226,7 +224,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		opts.Script = bw
 		opts.FetchInsn = fetchesInsn(in.r.Features().Arch, pipe)
 	}
-	var bar *progressbar.ProgressBar
+	var bar *progressBar
 	if *progress == "always" || *progress == "auto" && isTerminal(stderr) {
 		bar = newProgressBar(stderr, display, in.size)
 		bar.RenderBlank()
@@ -238,9 +236,6 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			bar.Set64(in.size)
 		}
 		bar.Finish()
-		if in.size <= 0 {
-			bar.Exit()
-		}
 	}
 	if err != nil {
 		bw.Flush()
@@ -473,19 +468,6 @@ func sameBuildID(a, b []byte) bool {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// newProgressBar returns a bar over size bytes (a spinner when the size is
-// unknown) on w.
-func newProgressBar(w io.Writer, name string, size int64) *progressbar.ProgressBar {
-	return progressbar.NewOptions64(size,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(name),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
 }
 
 // fetchesInsn reports whether perf script, run here, fetches each

@@ -9,8 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/kmapindex/kmapindex/bench"
 	"github.com/kmapindex/kmapindex/corpus"
 	"github.com/kmapindex/kmapindex/corpus/gen"
@@ -76,7 +74,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	identical := true
 	for _, c := range corpora {
 		opts := bench.RunOptions{Samples: *nSamples, Seed: *seed}
-		var bar *progressbar.ProgressBar
+		var bar *progressBar
 		if isTerminal(stderr) {
 			opts.Progress = func(impl string, off, size int64) {
 				if bar == nil {
