@@ -327,7 +327,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	errc := make(chan error, 1)
 	branches := opts.BranchMode && opts.Script == nil
 	if branches {
-		a.branchKeys = make(map[Key]Key)
+		a.branchLevel = make(map[Key]bool)
 		a.res.Branches = make(map[Key]Counts)
 	}
 	children := opts.Children && opts.Script == nil && !branches
@@ -846,13 +846,14 @@ type attributor struct {
 	cnt        *counter
 	warnings   int
 	halfWarned bool
-	// branchKeys maps a branch target's key without its level to the
-	// key it is counted under (the first sample's level).
-	branchKeys map[Key]Key
-	acc        *accumulator // with Options.Children
-	stacks     *stacker     // with Options.Stacks
-	rows       *rowCounter  // with Options.SortKeys or Filter
-	cumIDs     []int32      // cumulate's entries of one sample, reused
+	// branchLevel maps a branch target's key without its level to the
+	// level it is counted under (the first sample's; half the memory
+	// of keeping that key).
+	branchLevel map[Key]bool
+	acc         *accumulator // with Options.Children
+	stacks      *stacker     // with Options.Stacks
+	rows        *rowCounter  // with Options.SortKeys or Filter
+	cumIDs      []int32      // cumulate's entries of one sample, reused
 	// kstart is machine->kernel_start for FetchInsn, once the first
 	// fetch has set it; x86_64 says whether the recording's arch is
 	// x86_64 (its kernel start then stays 2^63).
@@ -1163,16 +1164,15 @@ func (a *attributor) branches(e *event, kernel bool, event int, filtered bool) {
 		}
 		// perf's rows are told apart by (dso, symbol) alone; the level
 		// shown is the first entry's.
-		id := k
-		stored, seen := a.branchKeys[id]
+		level, seen := a.branchLevel[k]
 		if !seen {
-			k.Kernel = kernel
-			stored = k
-			a.branchKeys[id] = stored
+			level = kernel
+			a.branchLevel[k] = level
 		}
-		c := a.res.Branches[stored]
+		k.Kernel = level
+		c := a.res.Branches[k]
 		c.add(Counts{1, 1})
-		a.res.Branches[stored] = c
+		a.res.Branches[k] = c
 	}
 }
 
