@@ -59,29 +59,44 @@ func newScriptOut(w io.Writer) *scriptOut {
 	return s
 }
 
+// scriptWriteBytes is how much formatted text the writer gathers before
+// it writes.
+const scriptWriteBytes = 64 << 10
+
 // write formats and writes the batches until full is closed; after a
 // write error it only recycles them.
 func (s *scriptOut) write() {
 	defer close(s.done)
-	var buf []byte
+	// Written every scriptWriteBytes: a batch's lines in one buffer
+	// grew it to 0.7 MB, 1.5 MB of allocations on the way.
+	buf := make([]byte, 0, scriptWriteBytes+1024)
 	failed := false
+	flush := func() {
+		if _, err := s.w.Write(buf); err != nil {
+			s.mu.Lock()
+			s.err = err
+			s.mu.Unlock()
+			failed = true
+		}
+		buf = buf[:0]
+	}
 	for b := range s.full {
-		if !failed {
-			buf = buf[:0]
-			for _, l := range b.lines {
-				if l.lead == 0 {
-					buf = append(buf, '\n')
-					continue
-				}
+		for _, l := range b.lines {
+			if failed {
+				break
+			}
+			if l.lead == 0 {
+				buf = append(buf, '\n')
+			} else {
 				p := &b.pairs[l.pair/pairChunk][l.pair%pairChunk]
 				buf = appendScriptLine(buf, l.lead, l.addr, p.sym, p.dso)
 			}
-			if _, err := s.w.Write(buf); err != nil {
-				s.mu.Lock()
-				s.err = err
-				s.mu.Unlock()
-				failed = true
+			if len(buf) >= scriptWriteBytes {
+				flush()
 			}
+		}
+		if !failed && len(buf) > 0 {
+			flush()
 		}
 		select {
 		case s.free <- b.lines[:0]:
