@@ -703,7 +703,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		case *perfdata.Exit:
 			e = event{kind: evExit, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid}
 		case *perfdata.Ksymbol:
-			e = event{kind: evKsymbol, time: rec.SampleID.Time, side: &sideband{ksym: machine.KsymbolOf(rec)}}
+			e = event{kind: evKsymbol, time: rec.SampleID.Time, side: &sideband{rare: &rareSideband{ksym: machine.KsymbolOf(rec)}}}
 		case *perfdata.Lost:
 			lost.chunks++
 			lost.events += rec.Lost
@@ -720,7 +720,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 			// perf_event__process_build_id): with time 0 the orderer
 			// delivers it at once.
 			e = event{kind: evBuildID, cpumode: uint8(rec.CPUMode()), pid: uint32(rec.Pid),
-				side: &sideband{off: rec.Offset, buildID: slices.Clone(rec.BuildID), bidPath: rec.Filename}}
+				side: &sideband{off: rec.Offset, rare: &rareSideband{buildID: slices.Clone(rec.BuildID), bidPath: rec.Filename}}}
 		case *perfdata.Unknown:
 			if uint32(rec.Type) != kmodsecType {
 				continue
@@ -735,7 +735,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 			if id, err := r.ParseSampleID(raw); err == nil {
 				time = id.Time
 			}
-			e = event{kind: evSectionMap, time: time, side: &sideband{sec: km.Map(), secPath: km.Path}}
+			e = event{kind: evSectionMap, time: time, side: &sideband{rare: &rareSideband{sec: km.Map(), secPath: km.Path}}}
 		default:
 			continue
 		}
@@ -929,14 +929,14 @@ func (a *attributor) deliver(e *event) error {
 	case evComm:
 		a.m.Comm(e.pid, e.tid, e.side.comm)
 	case evKsymbol:
-		if err := a.m.Ksymbol(e.side.ksym); err != nil {
-			return fmt.Errorf("attrib: ksymbol %s: %w", e.side.ksym.Name, err)
+		if err := a.m.Ksymbol(e.side.rare.ksym); err != nil {
+			return fmt.Errorf("attrib: ksymbol %s: %w", e.side.rare.ksym.Name, err)
 		}
 	case evSectionMap:
-		if err := a.m.SectionMap(e.side.sec); err != nil {
-			return fmt.Errorf("attrib: KMOD_SEC_MAP %s: %w", e.side.sec.DSO, err)
+		if err := a.m.SectionMap(e.side.rare.sec); err != nil {
+			return fmt.Errorf("attrib: KMOD_SEC_MAP %s: %w", e.side.rare.sec.DSO, err)
 		}
-		a.sym.sectionFiles[e.side.sec.DSO] = e.side.secPath
+		a.sym.sectionFiles[e.side.rare.sec.DSO] = e.side.rare.secPath
 	case evBuildID:
 		a.buildID(e)
 	}
@@ -962,11 +962,11 @@ func (a *attributor) buildID(e *event) {
 	if int32(e.pid) != -1 {
 		return
 	}
-	if len(e.side.buildID) > 0 { // as buildIDMap
-		a.sym.buildIDs[e.side.bidPath] = e.side.buildID
+	if len(e.side.rare.buildID) > 0 { // as buildIDMap
+		a.sym.buildIDs[e.side.rare.bidPath] = e.side.rare.buildID
 	}
 	if perfdata.CPUMode(e.cpumode) == perfdata.CPUModeKernel {
-		a.m.KernelBuildIDs = append(a.m.KernelBuildIDs, e.side.bidPath)
+		a.m.KernelBuildIDs = append(a.m.KernelBuildIDs, e.side.rare.bidPath)
 	}
 }
 

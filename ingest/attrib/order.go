@@ -42,12 +42,20 @@ type event struct {
 	cpumode  uint8
 }
 
-// sideband holds the payload of the rarer records.
+// sideband holds the payload of the rarer records: MMAP and COMM here,
+// the rarest behind rare (a recording can have tens of thousands of
+// MMAPs, and one struct for all took 224 bytes each).
 type sideband struct {
-	off     int64 // the record's file offset, for warnings
-	mmap    machine.Mmap
+	off  int64 // the record's file offset, for warnings
+	mmap machine.Mmap
+	comm string // COMM
+	rare *rareSideband
+}
+
+// rareSideband is the payload of KSYMBOL, KMOD_SEC_MAP and
+// HEADER_BUILD_ID records.
+type rareSideband struct {
 	ksym    machine.Ksymbol
-	comm    string    // COMM
 	sec     index.Map // KMOD_SEC_MAP
 	secPath string    // its module file
 	buildID []byte    // HEADER_BUILD_ID: the build id of file bidPath
