@@ -217,10 +217,15 @@ func parseLine(b string, truncated bool) (addr uint64, typ byte, field string, o
 // after the first tab, without its brackets if it has them.
 func splitField(field string) (name, module string) {
 	name, tag, _ := strings.Cut(field, "\t")
+	return name, stripBrackets(tag)
+}
+
+// stripBrackets returns a module tag without its brackets, if it has them.
+func stripBrackets(tag string) string {
 	if len(tag) >= 2 && tag[0] == '[' && tag[len(tag)-1] == ']' {
-		tag = tag[1 : len(tag)-1]
+		return tag[1 : len(tag)-1]
 	}
-	return name, tag
+	return tag
 }
 
 // ReadFile reads and parses the kallsyms file at path. Errors name the file.

@@ -12,7 +12,7 @@ import (
 )
 
 // A List holds the symbols of a kallsyms file in file order, compactly:
-// 15 bytes a symbol plus its name field, against 48 bytes and the whole
+// 17 bytes a symbol plus its name field, against 48 bytes and the whole
 // line for a []Symbol over the file's text. A report holds /proc/kallsyms
 // (100k+ symbols) from its start until the kernel's tables are made; as
 // a []Symbol that, with the garbage of reading it, took more memory than
@@ -42,6 +42,7 @@ type listBlock struct {
 	addr [listBlockLen]uint64
 	ref  [listBlockLen]uint32 // page<<PageBits | offset of the name field
 	n    [listBlockLen]uint16 // name field length
+	name [listBlockLen]uint16 // the name's length in it (up to the first tab)
 	typ  [listBlockLen]byte
 }
 
@@ -76,8 +77,29 @@ func (l *List) field(i int) string {
 // can name symbols from the list's memory this way, without a copy.
 func (l *List) NameRef(i int) (ref uint32, n int) {
 	b := l.blocks[i/listBlockLen]
-	name, _ := splitField(l.field(i))
-	return b.ref[i%listBlockLen], len(name)
+	return b.ref[i%listBlockLen], int(b.name[i%listBlockLen])
+}
+
+// Name returns symbol i's name (At(i).Name, without looking for its
+// end).
+func (l *List) Name(i int) string {
+	return l.field(i)[:l.blocks[i/listBlockLen].name[i%listBlockLen]]
+}
+
+// Module returns symbol i's module (At(i).Module).
+func (l *List) Module(i int) string {
+	_, module := l.split(i)
+	return module
+}
+
+// split returns symbol i's name and module tag, as splitField.
+func (l *List) split(i int) (name, module string) {
+	f := l.field(i)
+	n := int(l.blocks[i/listBlockLen].name[i%listBlockLen])
+	if n == len(f) {
+		return f, ""
+	}
+	return f[:n], stripBrackets(f[n+1:])
 }
 
 // NamePages returns the pages NameRef points into. Their text never
@@ -93,7 +115,7 @@ func (l *List) NamePages() []string {
 // At returns symbol i (0 <= i < Len). Its strings share the list's
 // memory: no allocation.
 func (l *List) At(i int) Symbol {
-	name, module := splitField(l.field(i))
+	name, module := l.split(i)
 	return Symbol{Addr: l.Addr(i), Type: l.Type(i), Name: name, Module: module}
 }
 
@@ -102,7 +124,7 @@ func (l *List) At(i int) Symbol {
 // when the file's tag lacked the brackets.
 func (l *List) TaggedName(i int) string {
 	f := l.field(i)
-	name, module := splitField(f)
+	name, module := l.split(i)
 	if module == "" {
 		return name
 	}
@@ -173,6 +195,8 @@ func (w *listWriter) add(addr uint64, typ byte, field string) {
 	}
 	b, j := l.blocks[l.n/listBlockLen], l.n%listBlockLen
 	b.addr[j], b.typ[j], b.n[j] = addr, typ, uint16(len(field))
+	name, _, _ := strings.Cut(field, "\t")
+	b.name[j] = uint16(len(name))
 	if addr != 0 {
 		l.zero = false
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
@@ -98,7 +97,7 @@ func KernelFrom(l *kallsyms.List, modules []index.Map, opts KernelOptions) *Kern
 // isKept reports whether perf keeps kallsyms symbol i
 // (map__process_kallsym_symbol).
 func isKept(l *kallsyms.List, i int) bool {
-	return kallsymsTypeFilter(l.Type(i)) && !strings.HasPrefix(l.At(i).Name, "$")
+	return kallsymsTypeFilter(l.Type(i)) && !strings.HasPrefix(l.Name(i), "$")
 }
 
 // kallsymsEntry is kallsyms symbol i as perf's struct symbol, zero-size.
@@ -125,7 +124,7 @@ func keptOrder(l *kallsyms.List) (idx []int32, kernel int) {
 			sorted = false
 		}
 		last = i
-		if l.At(i).Module == "" {
+		if l.Module(i) == "" {
 			kernel++
 		}
 	}
@@ -169,16 +168,20 @@ func walkFixedUp(l *kallsyms.List, idx []int32, fn func(entry)) {
 		return k, 0, false
 	}
 	var kept, e entry
+	var eBracket bool // '[' in e's name
 	have := false
 	k, i, ok := next(-1)
 	if ok {
 		e = kallsymsEntry(l, i)
+		eBracket = strings.IndexByte(e.name, '[') >= 0
 	}
 	for ok {
 		var after entry
+		var afterBracket bool
 		if k, i, ok = next(k); ok {
 			after = kallsymsEntry(l, i)
-			if strings.Contains(e.name, "[") != strings.Contains(after.name, "[") {
+			afterBracket = strings.IndexByte(after.name, '[') >= 0
+			if eBracket != afterBracket {
 				e.end = roundup4K(e.end + 4096)
 			} else {
 				e.end = after.start
@@ -197,7 +200,7 @@ func walkFixedUp(l *kallsyms.List, idx []int32, fn func(entry)) {
 			}
 			kept, have = e, true
 		}
-		e = after
+		e, eBracket = after, afterBracket
 	}
 	if have {
 		fn(kept)
@@ -329,8 +332,8 @@ func kernelTree(l *kallsyms.List, modules []index.Map, opts KernelOptions) *Kern
 }
 
 func kallsymsTypeFilter(t byte) bool {
-	switch unicode.ToUpper(rune(t)) {
-	case 'T', 'W', 'D', 'B':
+	switch t {
+	case 'T', 't', 'W', 'w', 'D', 'd', 'B', 'b':
 		return true
 	}
 	return false
