@@ -198,11 +198,12 @@ func (p *orderPools) recycle(d delivery) {
 }
 
 // flowBytes bounds the memory of the deliveries in flight (flowLimit).
-// 4 MiB held 3.4 MB more than 1 MiB at the peak of a 76k-sample report
-// (31.6 against 28.2 MB; perf: 28.4), at the same speed on the 1 M-sample
-// recordings (scripts/abbench.sh, 5-9 runs: table, script, children,
-// DWARF script).
-const flowBytes = 1 << 20
+// 1 MiB held 3.4 MB less at the peak of a 76k-sample report, but with
+// callchains (200+ bytes an event) it left the decoder and the
+// attributor waiting on each other: the -a -g table of 1.15 M samples
+// took 0.37 s against 0.27-0.31 s at 4 MiB (scripts/abbench.sh, 7 runs;
+// 8 MiB no faster, 16 MiB slower).
+const flowBytes = 4 << 20
 
 // flowLimit bounds the memory of the deliveries sent and not yet
 // delivered: the decoder waits for room before it sends (a delivery
