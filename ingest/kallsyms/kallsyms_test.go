@@ -273,3 +273,31 @@ func BenchmarkParseExcerpt(b *testing.B) {
 		}
 	}
 }
+
+// NewList keeps names of any length, in pages of their own beyond a
+// page's size, and names every symbol back through NameRef.
+func TestNewListLongNames(t *testing.T) {
+	long := strings.Repeat("x", 70000)
+	syms := []Symbol{
+		{0x10, 'T', "a", ""},
+		{0x20, 't', long, "mod"},
+		{0x30, 'T', long + "y", ""},
+		{0x40, 'T', "b", "m"},
+	}
+	l := NewList(syms)
+	pages := l.NamePages()
+	for i, s := range syms {
+		if got := l.At(i); got != s {
+			t.Errorf("At(%d) = %.40v…, want %.40v…", i, got, s)
+		}
+		ref, n := l.NameRef(i)
+		p := pages[ref>>PageBits]
+		o := int(ref & (1<<PageBits - 1))
+		if got := p[o : o+n]; got != s.Name {
+			t.Errorf("NameRef(%d) names %.20q… (%d bytes), want %d bytes", i, got, len(got), len(s.Name))
+		}
+	}
+	if got := l.TaggedName(1); got != long+"\t[mod]" {
+		t.Errorf("TaggedName(1) has %d bytes, want %d", len(got), len(long)+6)
+	}
+}

@@ -12,7 +12,7 @@ import (
 )
 
 // A List holds the symbols of a kallsyms file in file order, compactly:
-// 17 bytes a symbol plus its name field, against 48 bytes and the whole
+// 21 bytes a symbol plus its name field, against 48 bytes and the whole
 // line for a []Symbol over the file's text. A report holds /proc/kallsyms
 // (100k+ symbols) from its start until the kernel's tables are made; as
 // a []Symbol that, with the garbage of reading it, took more memory than
@@ -29,8 +29,10 @@ type List struct {
 
 const (
 	listBlockLen = 4096
-	// PageBits sizes the pages names are kept in (see NameRef); a name
-	// field is < KsymNameLen bytes: it fits any page.
+	// PageBits sizes the pages names are kept in (see NameRef): a name
+	// field read from a file is < KsymNameLen bytes and fits any page (one
+	// NewList is given beyond a page's size gets a page of its own), and
+	// a MaxFileSize file's names fit the 2^16 pages a ref can name.
 	PageBits = 16
 	pageSize = 1 << PageBits
 )
@@ -41,8 +43,8 @@ const (
 type listBlock struct {
 	addr [listBlockLen]uint64
 	ref  [listBlockLen]uint32 // page<<PageBits | offset of the name field
-	n    [listBlockLen]uint16 // name field length
-	name [listBlockLen]uint16 // the name's length in it (up to the first tab)
+	n    [listBlockLen]uint32 // name field length (NewList's may pass 64 KiB)
+	name [listBlockLen]uint32 // the name's length in it (up to the first tab)
 	typ  [listBlockLen]byte
 }
 
@@ -194,9 +196,9 @@ func (w *listWriter) add(addr uint64, typ byte, field string) {
 		l.blocks = append(l.blocks, new(listBlock))
 	}
 	b, j := l.blocks[l.n/listBlockLen], l.n%listBlockLen
-	b.addr[j], b.typ[j], b.n[j] = addr, typ, uint16(len(field))
+	b.addr[j], b.typ[j], b.n[j] = addr, typ, uint32(len(field))
 	name, _, _ := strings.Cut(field, "\t")
-	b.name[j] = uint16(len(name))
+	b.name[j] = uint32(len(name))
 	if addr != 0 {
 		l.zero = false
 	}

@@ -110,9 +110,10 @@ func kallsymsEntry(l *kallsyms.List, i int) entry {
 // keptOrder returns the indices of the symbols perf keeps, in address
 // order, equal starts in file order (the order of perf's tree walk: every
 // kallsyms symbol starts with zero size), and how many of them are kernel
-// (untagged) symbols: the size of the kernel's table. idx is nil when that order is the file's (as in a kallsyms
-// without modules): walkFixedUp then walks the list itself. Sorting 4-byte
-// indices rather than the symbols moves little.
+// (untagged) symbols: the size of the kernel's table. idx is nil when that
+// order is the file's (as in a kallsyms without modules): walkFixedUp then
+// walks the list itself. Sorting 4-byte indices rather than the symbols
+// moves little.
 func keptOrder(l *kallsyms.List) (idx []int32, kernel int) {
 	sorted := true
 	last := -1
