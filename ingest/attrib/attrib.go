@@ -319,10 +319,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		// before Run does, whether or not a kernel sample needed it.
 		defer loaded()
 	}
-	// The deliveries in flight hold at most flowBytes: more only raised
-	// the peak memory, for no speed.
+	// The deliveries in flight hold at most flowLimitFor's bytes.
 	deliveries := make(chan delivery, 64)
-	flow := newFlowLimit(flowBytes)
+	flow := newFlowLimit(flowLimitFor(r.Header().Data.Size))
 	pools := newOrderPools()
 	errc := make(chan error, 1)
 	branches := opts.BranchMode && opts.Script == nil

@@ -197,13 +197,26 @@ func (p *orderPools) recycle(d delivery) {
 	}
 }
 
-// flowBytes bounds the memory of the deliveries in flight (flowLimit).
-// 1 MiB held 3.4 MB less at the peak of a 76k-sample report, but with
-// callchains (200+ bytes an event) it left the decoder and the
-// attributor waiting on each other: the -a -g table of 1.15 M samples
-// took 0.37 s against 0.27-0.31 s at 4 MiB (scripts/abbench.sh, 7 runs;
-// 8 MiB no faster, 16 MiB slower).
-const flowBytes = 4 << 20
+// The deliveries in flight hold at most a 16th of the recording's data
+// (flowLimitFor), between minFlowBytes and flowBytes. 4 MiB held 3.4 MB
+// more than 1 MiB at the peak of a 76k-sample report, above perf's peak
+// there, but with callchains (200+ bytes an event) 1 MiB left the
+// decoder and the attributor waiting on each other: the -a -g table of
+// 1.15 M samples (133 MB) took 0.36 s against 0.27-0.31 s at 4 MiB
+// (scripts/abbench.sh, 7 runs; 8 MiB no faster, 16 MiB slower).
+const (
+	minFlowBytes = 1 << 20
+	flowBytes    = 4 << 20
+)
+
+// flowLimitFor returns the flow limit for a recording of size bytes of
+// data (0: unknown, as in a pipe).
+func flowLimitFor(size uint64) int {
+	if size == 0 {
+		return flowBytes
+	}
+	return int(min(max(size/16, minFlowBytes), flowBytes))
+}
 
 // flowLimit bounds the memory of the deliveries sent and not yet
 // delivered: the decoder waits for room before it sends (a delivery
