@@ -12,7 +12,7 @@ import (
 )
 
 // A List holds the symbols of a kallsyms file in file order, compactly:
-// 21 bytes a symbol plus its name field, against 48 bytes and the whole
+// 17 bytes a symbol plus its name field, against 48 bytes and the whole
 // line for a []Symbol over the file's text. A report holds /proc/kallsyms
 // (100k+ symbols) from its start until the kernel's tables are made; as
 // a []Symbol that, with the garbage of reading it, took more memory than
@@ -25,7 +25,16 @@ type List struct {
 	// within one page; a page is never written again below its length.
 	pages [][]byte
 	zero  bool // every address is 0
+	// long holds the lengths of name fields of longLen bytes or more
+	// (only NewList's can be), by symbol.
+	long map[int]longField
 }
+
+// longField is the lengths of a long name field and of the name in it.
+type longField struct{ field, name int }
+
+// longLen marks a name field whose lengths are in List.long.
+const longLen = 1<<16 - 1
 
 const (
 	listBlockLen = 4096
@@ -43,8 +52,8 @@ const (
 type listBlock struct {
 	addr [listBlockLen]uint64
 	ref  [listBlockLen]uint32 // page<<PageBits | offset of the name field
-	n    [listBlockLen]uint32 // name field length (NewList's may pass 64 KiB)
-	name [listBlockLen]uint32 // the name's length in it (up to the first tab)
+	n    [listBlockLen]uint16 // name field length; longLen: see List.long
+	name [listBlockLen]uint16 // the name's length in it (up to the first tab)
 	typ  [listBlockLen]byte
 }
 
@@ -65,27 +74,39 @@ func (l *List) Type(i int) byte { return l.blocks[i/listBlockLen].typ[i%listBloc
 // field returns symbol i's name field: the name, then a tab and the
 // module tag as the file has it, if any.
 func (l *List) field(i int) string {
-	b := l.blocks[i/listBlockLen]
-	ref, n := b.ref[i%listBlockLen], b.n[i%listBlockLen]
+	n, _ := l.lens(i)
 	if n == 0 {
 		return ""
 	}
+	ref := l.blocks[i/listBlockLen].ref[i%listBlockLen]
 	page := l.pages[ref>>PageBits]
 	return unsafe.String(&page[ref&(pageSize-1)], n) // never written again
+}
+
+// lens returns the lengths of symbol i's name field and of its name.
+func (l *List) lens(i int) (field, name int) {
+	b := l.blocks[i/listBlockLen]
+	f := b.n[i%listBlockLen]
+	if f == longLen {
+		lf := l.long[i]
+		return lf.field, lf.name
+	}
+	return int(f), int(b.name[i%listBlockLen])
 }
 
 // NameRef returns where symbol i's name lies in NamePages: in page
 // ref>>PageBits at offset ref&(1<<PageBits-1), n bytes. A symbol table
 // can name symbols from the list's memory this way, without a copy.
 func (l *List) NameRef(i int) (ref uint32, n int) {
-	b := l.blocks[i/listBlockLen]
-	return b.ref[i%listBlockLen], int(b.name[i%listBlockLen])
+	_, n = l.lens(i)
+	return l.blocks[i/listBlockLen].ref[i%listBlockLen], n
 }
 
 // Name returns symbol i's name (At(i).Name, without looking for its
 // end).
 func (l *List) Name(i int) string {
-	return l.field(i)[:l.blocks[i/listBlockLen].name[i%listBlockLen]]
+	_, n := l.lens(i)
+	return l.field(i)[:n]
 }
 
 // Module returns symbol i's module (At(i).Module).
@@ -97,7 +118,7 @@ func (l *List) Module(i int) string {
 // split returns symbol i's name and module tag, as splitField.
 func (l *List) split(i int) (name, module string) {
 	f := l.field(i)
-	n := int(l.blocks[i/listBlockLen].name[i%listBlockLen])
+	_, n := l.lens(i)
 	if n == len(f) {
 		return f, ""
 	}
@@ -196,9 +217,17 @@ func (w *listWriter) add(addr uint64, typ byte, field string) {
 		l.blocks = append(l.blocks, new(listBlock))
 	}
 	b, j := l.blocks[l.n/listBlockLen], l.n%listBlockLen
-	b.addr[j], b.typ[j], b.n[j] = addr, typ, uint32(len(field))
+	b.addr[j], b.typ[j] = addr, typ
 	name, _, _ := strings.Cut(field, "\t")
-	b.name[j] = uint32(len(name))
+	if len(field) < longLen {
+		b.n[j], b.name[j] = uint16(len(field)), uint16(len(name))
+	} else {
+		b.n[j] = longLen
+		if l.long == nil {
+			l.long = make(map[int]longField)
+		}
+		l.long[l.n] = longField{len(field), len(name)}
+	}
 	if addr != 0 {
 		l.zero = false
 	}
