@@ -189,7 +189,8 @@ func (l *List) FunctionStart(name string) (uint64, bool) { return functionStart(
 // Restricted is [Restricted] over the list.
 func (l *List) Restricted() bool { return l.Len() > 0 && l.zero }
 
-// NewList returns the list of syms, in their order.
+// NewList returns the list of syms, in their order. Their names must
+// total less than 4 GiB (a file ReadList accepts has at most 1 GiB).
 func NewList(syms []Symbol) *List {
 	var w listWriter
 	for _, s := range syms {
