@@ -14,8 +14,8 @@ import (
 //
 // or, when the size is unknown (a pipe), the bytes read so far.
 // Hand-written: github.com/schollz/progressbar, used before, imports
-// net/http, which was half of kbench's binary and 9 MB of every run's
-// resident memory.
+// net/http, which made kbench's binary 12.5 MB instead of 10.1 (linked
+// against libc) and every run start 2.6 MB larger in memory.
 type progressBar struct {
 	w          io.Writer
 	name       string

@@ -361,6 +361,13 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 
 	var buildIDs map[string][]byte
 	var runErr error
+	// newSym makes the symbolizer: at the first delivery, or at the end
+	// for a recording without one.
+	newSym := func() *symbolizer {
+		s := newSymbolizer(ks, load, buildIDMap(r.Features()), opts.DebugDir, a.m.ModuleMaps)
+		s.noFiles, s.symfs = opts.NoFiles, opts.Symfs
+		return s
+	}
 	if opts.Script != nil {
 		a.out = newScriptOut(opts.Script)
 	}
@@ -369,10 +376,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			// Build ids come from the features, which file mode has
 			// before the first record; HEADER_BUILD_ID records (pipe
 			// mode, perf inject -b) add to them as they are read.
-			buildIDs = buildIDMap(r.Features())
-			a.sym = newSymbolizer(ks, load, buildIDs, opts.DebugDir, a.m.ModuleMaps)
-			a.sym.noFiles = opts.NoFiles
-			a.sym.symfs = opts.Symfs
+			a.sym = newSym()
+			buildIDs = a.sym.buildIDs
 			a.sym.kcore = opts.Kcore
 			if a.sym.kcore == nil {
 				a.sym.kcore = KcoreBeside(opts.KallsymsFile)
@@ -401,9 +406,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		return nil, runErr
 	}
 	if a.sym == nil {
-		a.sym = newSymbolizer(ks, load, buildIDMap(r.Features()), opts.DebugDir, a.m.ModuleMaps)
-		a.sym.noFiles = opts.NoFiles
-		a.sym.symfs = opts.Symfs
+		a.sym = newSym()
 	}
 	if a.sym.err != nil {
 		return nil, fmt.Errorf("attrib: kallsyms: %w", a.sym.err)

@@ -116,21 +116,23 @@ type segment struct {
 }
 
 // segmentEvents is a segment's capacity; the first segments a run makes
-// are smaller, firstSegmentEvents doubling up to it, so that a small
-// recording does not pay for a large one's (four such segments held
-// 2.7 MB, a tenth of all a 53-sample report's memory).
+// are smaller, firstSegmentEvents doubling up to it (segmentSize), so
+// that a small recording does not pay for a large one's: a full segment
+// is 320 KiB, and a 53-sample report made several for its 60 events.
 const (
 	segmentEvents      = 4096
 	firstSegmentEvents = 256
 )
 
-// newSegment makes the segment that follows made others.
-func newSegment(made int) *segment {
-	n := segmentEvents
+// newSegment makes a segment of n events.
+func newSegment(n int) *segment { return &segment{events: make([]event, 0, n)} }
+
+// segmentSize is the capacity of the segment that follows made others.
+func segmentSize(made int) int {
 	if made < 4 {
-		n = firstSegmentEvents << made
+		return firstSegmentEvents << made
 	}
-	return &segment{events: make([]event, 0, n)}
+	return segmentEvents
 }
 
 // delivery is what the orderer sends: events in delivery order, then
@@ -166,7 +168,7 @@ func (p *orderPools) segment() *segment {
 		return sg
 	default:
 		p.made++
-		return newSegment(p.made - 1)
+		return newSegment(segmentSize(p.made - 1))
 	}
 }
 

@@ -30,9 +30,17 @@ type symbolizer struct {
 	kernel   *symbols.KernelTables
 	pre      *symbols.KernelTables // built in the background for a machine without module maps
 	preDelta uint64                // the relocation pre was made with
-	m        *machine.Machine      // the recording's machine (its reference symbol)
-	buildIDs map[string][]byte     // DSO name → build id, from the recording
-	debugDir string                // perf's build-id cache (~/.debug); "" for none
+	// ref is where kallsyms has the reference symbol name (kernelDelta):
+	// finding it scans every kallsyms symbol, and loading the kernel
+	// asks twice.
+	ref struct {
+		name      string
+		addr      uint64
+		ok, known bool
+	}
+	m        *machine.Machine  // the recording's machine (its reference symbol)
+	buildIDs map[string][]byte // DSO name → build id, from the recording
+	debugDir string            // perf's build-id cache (~/.debug); "" for none
 	files    map[string]*symbols.Table
 	lastFile struct { // the last file looked up
 		dso string
@@ -97,8 +105,11 @@ func (s *symbolizer) kernelDelta(ks *kallsyms.List) (delta uint64, ok bool) {
 	if s.m == nil || s.m.RefRelocName == "" {
 		return 0, true
 	}
-	addr, ok := ks.FunctionStart(s.m.RefRelocName)
-	return addr - s.m.RefRelocAddr, ok
+	if r := &s.ref; !r.known || r.name != s.m.RefRelocName {
+		r.addr, r.ok = ks.FunctionStart(s.m.RefRelocName)
+		r.name, r.known = s.m.RefRelocName, true
+	}
+	return s.ref.addr - s.m.RefRelocAddr, s.ref.ok
 }
 
 // kernelTables loads the kallsyms tables (dso__load_kallsyms +
