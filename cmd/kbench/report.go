@@ -263,7 +263,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if ksFrom == procKallsyms && !in.knewFeatures {
 		// A stream's build ids come late: check now what could not be
 		// checked before.
-		if rec := recordingKernelBuildID(in.r.Features()); rec != nil {
+		if rec := attrib.KernelBuildID(in.r.Features()); rec != nil {
 			if run, err := runningKernelBuildID(); err != nil || !sameBuildID(rec, run) {
 				warn("%s: kernel symbols came from %s, but the recording's kernel build id is %x (running kernel: %x); kernel symbols may be wrong (use -kallsyms)", display, ksFrom, rec, run)
 			}
@@ -373,16 +373,21 @@ func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn
 			return ks, err
 		}, flagFile
 	}
-	rec := recordingKernelBuildID(f)
+	rec := attrib.KernelBuildID(f)
 	file := procKallsyms
 	if rec != nil {
 		run, err := runningKernelBuildID()
 		if err != nil || !sameBuildID(rec, run) {
 			file = ""
 			if cacheDir != "" {
-				cached := filepath.Join(cacheDir, index.KernelDSO, hex.EncodeToString(rec), "kallsyms")
-				if _, err := os.Stat(cached); err == nil {
-					file = cached
+				// build_id_cache__kallsyms_path: ID/kallsyms, else the
+				// old layout's file ID.
+				dir := filepath.Join(cacheDir, index.KernelDSO, hex.EncodeToString(rec))
+				for _, cached := range []string{filepath.Join(dir, "kallsyms"), dir} {
+					if st, err := os.Stat(cached); err == nil && !st.IsDir() {
+						file = cached
+						break
+					}
 				}
 			}
 			if file == "" {
@@ -404,20 +409,6 @@ func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn
 		}
 		return ks, nil
 	}, file
-}
-
-// recordingKernelBuildID returns the build id the recording gives
-// [kernel.kallsyms], or nil.
-func recordingKernelBuildID(f *perfdata.Features) []byte {
-	if f == nil {
-		return nil
-	}
-	for _, b := range f.BuildIDs {
-		if b.Filename == index.KernelDSO && len(b.BuildID) > 0 {
-			return b.BuildID
-		}
-	}
-	return nil
 }
 
 // runningKernelBuildID reads the running kernel's build id from its ELF

@@ -454,6 +454,12 @@ func TestNoteBuildID(t *testing.T) {
 
 // TestChooseKallsyms checks the default kernel symbol source against fake
 // /proc/kallsyms, /sys/kernel/notes and build-id cache.
+// kernelEntry is a kernel entry of a build-id table (TestChooseKallsyms).
+type kernelEntry struct {
+	name string
+	id   []byte
+}
+
 func TestChooseKallsyms(t *testing.T) {
 	dir := t.TempDir()
 	running := bytes.Repeat([]byte{0xab}, 20)
@@ -478,35 +484,54 @@ func TestChooseKallsyms(t *testing.T) {
 	procKallsyms, kernelNotes = proc, notes
 	defer func() { procKallsyms, kernelNotes = savedProc, savedNotes }()
 
-	features := func(id []byte) *perfdata.Features {
+	oldStyle := bytes.Repeat([]byte{0xef}, 20)
+	oldCached := filepath.Join(cache, "[kernel.kallsyms]", strings.Repeat("ef", 20))
+	write(oldCached, "ffffffff81000000 T _text\nffffffff81000010 T old_cached_kernel\n")
+	// features makes a build-id table: a user DSO's entry, then kernel
+	// entries, each "name=" followed by its build id (kernelEntry).
+	features := func(entries ...kernelEntry) *perfdata.Features {
 		f := &perfdata.Features{}
 		f.BuildIDs = append(f.BuildIDs, perfdata.BuildID{Filename: "/usr/bin/ls", BuildID: other})
-		if id != nil {
-			f.BuildIDs = append(f.BuildIDs, perfdata.BuildID{Pid: -1, Filename: "[kernel.kallsyms]", BuildID: id})
+		for _, e := range entries {
+			b := perfdata.BuildID{Pid: -1, Filename: e.name, BuildID: e.id}
+			b.Misc = uint16(perfdata.CPUModeKernel)
+			f.BuildIDs = append(f.BuildIDs, b)
 		}
 		return f
+	}
+	kernel := func(id []byte) []kernelEntry {
+		if id == nil {
+			return nil
+		}
+		return []kernelEntry{{"[kernel.kallsyms]", id}}
 	}
 	for _, tc := range []struct {
 		name     string
 		flag     string
-		recorded []byte
+		recorded []kernelEntry
 		cache    string
 		want     string // the file chosen; "" for none
 		warn     bool
 	}{
-		{"same kernel", "", running, cache, proc, false},
-		{"other kernel, zero padded", "", append(bytes.Clone(running[:16]), 0, 0, 0, 0), "", "", true},
+		{"same kernel", "", kernel(running), cache, proc, false},
+		{"other kernel, zero padded", "", kernel(append(bytes.Clone(running[:16]), 0, 0, 0, 0)), "", "", true},
 		{"no kernel build id", "", nil, cache, proc, false},
-		{"other kernel, cached", "", other, cache, cached, false},
-		{"other kernel, no cache", "", other, "", "", true},
-		{"other kernel, cache lacks it", "", other, dir, "", true},
-		{"explicit", proc, other, cache, proc, false},
-		{"none", "none", running, cache, "", false},
+		{"other kernel, cached", "", kernel(other), cache, cached, false},
+		{"other kernel, cached in the old layout", "", kernel(oldStyle), cache, oldCached, false},
+		{"other kernel, no cache", "", kernel(other), "", "", true},
+		{"other kernel, cache lacks it", "", kernel(other), dir, "", true},
+		// perf names the kernel DSO by its first kernel entry that is
+		// not a module's, a vmlinux path too, and chooses by its id.
+		{"other kernel named by its vmlinux", "", []kernelEntry{{"/lib/modules/4.10.13-1-ARCH/build/vmlinux", other}}, "", "", true},
+		{"same kernel named by its vmlinux", "", []kernelEntry{{"/tmp/vmlinux", running}}, "", proc, false},
+		{"module entry first", "", []kernelEntry{{"/lib/modules/6.1.0/kernel/fs/ext4/ext4.ko", other}, {"[kernel.kallsyms]", running}}, "", proc, false},
+		{"explicit", proc, kernel(other), cache, proc, false},
+		{"none", "none", kernel(running), cache, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var warnings []string
 			warn := func(f string, a ...any) { warnings = append(warnings, f) }
-			load, from := chooseKallsyms(tc.flag, features(tc.recorded), tc.cache, warn)
+			load, from := chooseKallsyms(tc.flag, features(tc.recorded...), tc.cache, warn)
 			var ks *kallsyms.List
 			if load != nil {
 				var err error
@@ -526,7 +551,7 @@ func TestChooseKallsyms(t *testing.T) {
 	}
 	kernelNotes = filepath.Join(dir, "missing")
 	var warned bool
-	if load, _ := chooseKallsyms("", features(running), "", func(string, ...any) { warned = true }); load != nil || !warned {
+	if load, _ := chooseKallsyms("", features(kernel(running)...), "", func(string, ...any) { warned = true }); load != nil || !warned {
 		t.Error("unreadable notes: want no symbols and a warning")
 	}
 }

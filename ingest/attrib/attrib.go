@@ -810,6 +810,30 @@ func eventNames(r *perfdata.Reader) []string {
 	return names
 }
 
+// KernelBuildID returns the build id of the recording's kernel DSO, the
+// build-id entry perf 6.1 names it by (machine__process_kernel_mmap_event;
+// machine.Machine.KernelDSO): the first kernel entry that is not a
+// module's, "[kernel.kallsyms]" or a vmlinux path. nil when there is none
+// or it has no build id. perf chooses the kernel's symbols by it
+// (dso__find_kallsyms): /proc/kallsyms only for the running kernel's.
+func KernelBuildID(f *perfdata.Features) []byte {
+	if f == nil {
+		return nil
+	}
+	for _, b := range f.BuildIDs {
+		if b.CPUMode() != perfdata.CPUModeKernel {
+			continue
+		}
+		if _, kmod := index.KmodName(b.Filename); !kmod {
+			if len(b.BuildID) == 0 {
+				return nil
+			}
+			return b.BuildID
+		}
+	}
+	return nil
+}
+
 // kernelBuildIDs returns the filenames of the host kernel's build-id
 // entries (header misc cpumode kernel), in order.
 func kernelBuildIDs(f *perfdata.Features) []string {
