@@ -20,10 +20,11 @@ import (
 // "[JIT] tid N" for /tmp/perf-N.map (dso__set_basename); for a kernel DSO
 // (kernel true) named by a path, "[name]" for a module's .ko
 // (dso__set_module_info) and "[kernel.vmlinux]" for a vmlinux; else the
-// base name of a path; anything else ("[kernel.kallsyms]", "[vdso]",
+// base name of a path, a relative one too ("64/ld-2.17.so", which old
+// perf versions recorded); anything else ("[kernel.kallsyms]", "[vdso]",
 // "[unknown]", "[nf_tables]") unchanged.
 func ShortName(dso string, kernel bool) string {
-	if !strings.HasPrefix(dso, "/") {
+	if !strings.Contains(dso, "/") {
 		return dso
 	}
 	if strings.HasPrefix(dso, machine.PerfMapPrefix) {
@@ -139,6 +140,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		dsoWidth := len("Shared Object")
 		for _, row := range rows {
 			dsoWidth = max(dsoWidth, len(row.short))
+			if row.key.Sym == symbols.Unknown {
+				dsoWidth = max(dsoWidth, unresolvedDSOWidth)
+			}
 		}
 		b.WriteString("#\n")
 		if g.n == 1 {
@@ -177,6 +181,11 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	return flush()
 }
+
+// unresolvedDSOWidth is the least width of the DSO column of a table
+// with a row of no symbol: perf's hists__set_unres_dso_col_len widens it
+// to an address's 16 hex digits.
+const unresolvedDSOWidth = 16
 
 // writeTablePreamble writes the lines every table starts with: samples
 // without a map (kbench's) and perf's "Total Lost Samples".

@@ -69,6 +69,8 @@ func TestShortName(t *testing.T) {
 		{"/lib/modules/3.8.11/kernel/drivers/net/wireless/ath/ath9k/ath9k.ko", true, "[ath9k]"},
 		{"/lib/modules/3.8.11/build/vmlinux", true, "[kernel.vmlinux]"},
 		{"/lib/modules/3.8.11/kernel/x.ko", false, "x.ko"},
+		{"64/ld-2.17.so", false, "ld-2.17.so"}, // relative (perf 3.10), dso__set_basename
+		{"//anon", false, "anon"},
 	} {
 		if got := ShortName(tc.dso, tc.kernel); got != tc.want {
 			t.Errorf("ShortName(%q) = %q, want %q", tc.dso, got, tc.want)

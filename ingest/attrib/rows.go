@@ -804,6 +804,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 			}
 		}
 		widths := make([]int, len(cols))
+		hasSym := slices.Contains(r.Keys, SortSym)
 		for i, c := range cols {
 			widths[i] = len(c.header)
 			for _, k := range gkeys {
@@ -811,6 +812,9 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 					widths[i] = max(widths[i], n)
 				} else {
 					widths[i] = max(widths[i], len(c.text(k)))
+				}
+				if c.key == SortDSO && hasSym && k.Sym == symbols.Unknown {
+					widths[i] = max(widths[i], unresolvedDSOWidth)
 				}
 			}
 		}
