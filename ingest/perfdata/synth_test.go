@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -443,8 +444,8 @@ func TestStreamCutShort(t *testing.T) {
 
 // Decompression is bounded: one COMPRESSED record may not expand past the
 // recording's mmap size (4 MiB without the COMPRESSED feature), and all
-// output stays within 64x the compressed input plus 1 MiB, so a file of
-// small bombs stops at once instead of running for minutes.
+// output stays within zstdRatio times the compressed input plus 1 MiB,
+// so a file of small bombs stops instead of running for minutes.
 func TestCompressedBombs(t *testing.T) {
 	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
 	// Valid records (COMMs) that compress extremely well.
@@ -462,11 +463,11 @@ func TestCompressedBombs(t *testing.T) {
 		}
 		return n, r.Err()
 	}
-	// One record expanding to 8 MiB: refused by the ratio bound (1 MiB
-	// of slack) before the per-record one (4 MiB).
+	// One record expanding to 8 MiB: refused once it passes the
+	// per-record bound (4 MiB), if the ratio bound has not come first.
 	big := enc.EncodeAll(records(8<<20/len(comm)), nil)
 	n, err := run(rec(RecordCompressed, 0, big))
-	if err == nil || !strings.Contains(err.Error(), "compressed record at file offset") || n*len(comm) > 2<<20 {
+	if err == nil || !strings.Contains(err.Error(), "compressed record at file offset") || n*len(comm) > zstdMaxOut+zstdChunk {
 		t.Errorf("one 8 MiB record: %d records, err %v", n, err)
 	}
 	// Above the ratio's slack, a record still may not pass its mmap size.
@@ -475,24 +476,39 @@ func TestCompressedBombs(t *testing.T) {
 		padded = append(padded, rec(RecordCompressed, 0, enc.EncodeAll(records(16), nil))...)
 	}
 	padded = append(padded, rec(RecordCompressed, 0, enc.EncodeAll(records(6<<20/len(comm)), nil))...)
-	if _, err := run(padded); err == nil || !strings.Contains(err.Error(), "from one record") && !strings.Contains(err.Error(), "more than 64x") {
+	tooMuch := fmt.Sprintf("more than %dx", zstdRatio)
+	if _, err := run(padded); err == nil || !strings.Contains(err.Error(), "from one record") && !strings.Contains(err.Error(), tooMuch) {
 		t.Errorf("6 MiB record: err %v", err)
 	}
 	// Many records of 1 MiB each, every one within the per-record bound:
-	// refused once the output passes 64x the input.
+	// refused once the output passes zstdRatio times the input.
 	small := enc.EncodeAll(records(1<<20/len(comm)), nil)
 	var data []byte
 	for range 200 {
 		data = append(data, rec(RecordCompressed, 0, small)...)
 	}
 	n, err = run(data)
-	limit := 64*200*len(small) + 1<<20
-	if err == nil || !strings.Contains(err.Error(), "more than 64x") || n*len(comm) > limit+4<<20 {
+	limit := zstdRatio*200*len(small) + 1<<20
+	if err == nil || !strings.Contains(err.Error(), tooMuch) || n*len(comm) > limit+4<<20 {
 		t.Errorf("200 x 1 MiB: %d records (%d bytes), err %v; want an error within %d bytes", n, n*len(comm), err, limit)
 	}
-	// A plausible ratio is accepted.
+	// A plausible ratio is accepted, past the slack too: 20 MiB of
+	// records that compress about 900x (their pids vary).
 	if n, err := run(rec(RecordCompressed, 0, enc.EncodeAll(records(1000), nil))); err != nil || n != 1000 {
 		t.Errorf("1000 records: %d, err %v", n, err)
+	}
+	var varied []byte
+	for i := range 16 {
+		var recs []byte
+		for j := range 1 << 20 / len(comm) {
+			recs = append(recs, rec(RecordComm, 0, append(u64s{pair(uint32(i*j%977), 2)}.bytes(), []byte("comm\x00\x00\x00\x00")...))...)
+		}
+		varied = append(varied, rec(RecordCompressed, 0, enc.EncodeAll(recs, nil))...)
+	}
+	if n, err := run(varied); err != nil || n != 16*(1<<20/len(comm)) {
+		t.Errorf("16 MiB at %d bytes compressed: %d records, err %v", len(varied), n, err)
+	} else if ratio := 16 << 20 / len(varied); ratio < 64 {
+		t.Errorf("the varied records compress only %dx: not past the old bound", ratio)
 	}
 }
 
