@@ -11,9 +11,14 @@
 set -uo pipefail
 . "$(dirname "$0")/dirargs.sh"
 empty=$(mktemp)
-equal() { # equal A B: lines of A equal in B at the same position, and the count of A
-	local a=$1 b=$2
-	echo "$(( $(printf '%s' "$a" | grep -c .) - $(diff <(printf '%s\n' "$a") <(printf '%s\n' "$b") | grep -c '^<') ))/$(printf '%s' "$a" | grep -c .)"
+# equal A B prints M/N: M non-blank lines of A that B has in the same
+# order (what diff keeps), N those of A plus the lines B has beyond them,
+# so that extra output shows too.
+equal() {
+	local a=$1 b=$2 d na
+	d=$(diff <(printf '%s\n' "$a") <(printf '%s\n' "$b"))
+	na=$(printf '%s' "$a" | grep -c .)
+	echo "$((na - $(grep -c '^< .' <<<"$d")))/$((na + $(grep -c '^>' <<<"$d")))"
 }
 printf '%-48s %-16s %-16s %-16s %s\n' file script:empty script:proc script:default table:proc
 for f in $(printf '%s\n' "$dir"/perf.data.* "$dir"/*.perf.data | sort -u); do

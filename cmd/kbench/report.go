@@ -253,8 +253,10 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if n := res.UnknownRecords; n != 0 {
 		warn("%s: %s", display, unknownEventsWarning(n))
 	}
+	// perf 6.1 checks the attr size of a file's attrs section only (a
+	// pipe's HEADER_ATTR records it reads whatever their size).
 	for _, a := range in.r.Attrs() {
-		if a.Size > perfdata.Perf61AttrSize {
+		if a.Size > perfdata.Perf61AttrSize && !in.r.PipeMode() {
 			warn("%s: its perf_event_attr has %d bytes, %d more than perf 6.1 reads: perf 6.1 refuses this recording (\"file uses a more recent and unsupported ABI\"); kbench reads the fields it knows",
 				display, a.Size, a.Size-perfdata.Perf61AttrSize)
 			break
