@@ -51,11 +51,29 @@ func TestReportLBRCallStack(t *testing.T) {
 					Branches: s.branches, BranchHWIndex: uint64(len(s.branches) - 1)})
 			}
 		}
+		// Empty branch stacks: perf reads a first target past them, in
+		// callee order only: the next record's first word (a sample's
+		// first field; an MMAP's pid and tid, 0x700000007).
+		tm++
+		w.WriteSample(&perfdata.Sample{Info: user, Pid: 7, Tid: 7, Time: tm, Period: 1, IP: 0x400350,
+			Callchain: []uint64{contextUser, 0x400350}, BranchHWIndex: ^uint64(0)})
+		tm++
+		w.WriteSample(&perfdata.Sample{Info: kernel, Pid: 7, Tid: 7, Time: tm, Period: 1, IP: k1,
+			Callchain: []uint64{contextKernel, k1, contextUser, 0x400350}, BranchHWIndex: ^uint64(0)})
+		tm++
+		w.WriteMmap(&perfdata.Mmap{Info: user, Pid: 7, Tid: 7, Addr: 0x7f1000000000, Len: 0x10000, Filename: "/nonexistent/libm.so.6", Prot: 5,
+			SampleID: perfdata.SampleID{Pid: 7, Tid: 7, Time: tm}})
+		tm++
+		w.WriteSample(&perfdata.Sample{Info: user, Pid: 7, Tid: 7, Time: tm, Period: 1, IP: 0x400350,
+			Callchain: []uint64{contextUser, 0x400350}, Branches: lbr[2:], BranchHWIndex: 0})
 	})
 	ks := filepath.Join(foreignDir, "kallsyms")
 	script := mustReport(t, nil, "-debugdir", "-", "-kallsyms", ks, "-format", "script", path)
 	if !strings.Contains(script, "/nonexistent/libc.so.6") {
 		t.Fatalf("no frame from the branch stack in the script:\n%s", script)
+	}
+	if !strings.Contains(script, "\t       700000007 [unknown] ([unknown])\n") {
+		t.Errorf("no first target read past an empty branch stack (an MMAP's pid and tid) in the script:\n%s", script)
 	}
 	compareWithPerf(t, path, ks, []perfComparison{
 		{[]string{"-format", "script"}, []string{"script", "-F", "ip,sym,dso"}},

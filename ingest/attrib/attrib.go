@@ -637,6 +637,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 	var hint kernelHint // what the kernel MMAPs told
 	var e event         // one for all records: the orderer copies it
 	var slab addrSlab
+	firstTo := fileFirstTo(r)
 	for r.Next() {
 		if records++; progress != nil && records%(1<<16) == 0 {
 			progress(r.Raw().Offset)
@@ -662,7 +663,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				// Sampled, even empty (a DWARF-mode user sample's kernel
 				// chain): perf script prints the chain form then.
 				e.addrs = emptyChain
-				lbr, isLBR := lbrCallchain(&slab, rec)
+				lbr, isLBR := lbrCallchain(&slab, rec, firstTo)
 				var b []uint64
 				if !isLBR && needsUnwind(rec.Attr) {
 					var stable []byte

@@ -22,10 +22,15 @@ const sampleLBR = 1
 // PERF_CONTEXT_USER among its first maxStack entries ("LBR only affects
 // the user callchain"), or a context marker before it that perf does not
 // know (add_callchain_ip resets the cursor, and perf falls back to the
-// callchain, which that marker empties too). A branch stack of no
-// entries contributes nothing: perf 6.1 reads a first entry it does not
-// have there.
-func lbrCallchain(slab *addrSlab, s *perfdata.Sample) (chain []uint64, ok bool) {
+// callchain, which that marker empties too).
+//
+// A branch stack of no entries still has a first target in perf 6.1: it
+// reads entries[0].to where the entries would start, past them, in the
+// bytes that follow (of a file-mode recording, the file's: the next
+// record's first word, most often). firstTo gives those bytes, ok false
+// where perf's are not the file's (a pipe's copies, decompressed
+// buffers): then the chain has no target, as perf's does not reliably.
+func lbrCallchain(slab *addrSlab, s *perfdata.Sample, firstTo func(*perfdata.Sample) (uint64, bool)) (chain []uint64, ok bool) {
 	if s.Attr.BranchSampleType&perfdata.BranchCallStack == 0 {
 		return nil, false
 	}
@@ -45,18 +50,40 @@ func lbrCallchain(slab *addrSlab, s *perfdata.Sample) (chain []uint64, ok bool) 
 		return nil, false
 	}
 	n := user + 1
-	if len(s.Branches) > 0 {
+	to, hasTo := uint64(0), len(s.Branches) > 0
+	if hasTo {
+		to = s.Branches[0].To
+	} else {
+		to, hasTo = firstTo(s)
+	}
+	if hasTo {
 		n += 1 + len(s.Branches)
 	}
 	chain = slab.take(n)
 	copy(chain, s.Callchain[:user+1])
-	if len(s.Branches) > 0 {
-		chain[user+1] = s.Branches[0].To
+	if hasTo {
+		chain[user+1] = to
 		for i, b := range s.Branches {
 			chain[user+2+i] = b.From
 		}
 	}
 	return chain, true
+}
+
+// fileFirstTo is lbrCallchain's firstTo for the records of r: the word
+// 8 bytes into where an empty branch stack's entries would start (the
+// to of perf_branch_entry), read from the file, in its byte order.
+func fileFirstTo(r *perfdata.Reader) func(*perfdata.Sample) (uint64, bool) {
+	return func(s *perfdata.Sample) (uint64, bool) {
+		if s.Compressed {
+			return 0, false
+		}
+		b, ok := r.FileBytes(s.BranchesAt+8, 8)
+		if !ok {
+			return 0, false
+		}
+		return r.ByteOrder().Uint64(b), true
+	}
 }
 
 // walkLBRCallerOrder calls frame for each frame of an LBR callchain
@@ -66,10 +93,17 @@ func lbrCallchain(slab *addrSlab, s *perfdata.Sample) (chain []uint64, ok bool) 
 // (lbr_callchain_add_kernel_ip with ORDER_CALLER) with the cpumode the
 // markers set as they are met in that order. So perf resolves the
 // kernel's addresses in user mode (its PERF_CONTEXT_USER marker comes
-// first), and they find no map; kbench does the same.
+// first), and they find no map; kbench does the same. The first
+// branch's target of an empty branch stack (lbrCallchain), alone behind
+// the PERF_CONTEXT_USER marker, is left out: perf reads it in callee
+// order only.
 func walkLBRCallerOrder(chain []uint64, frame func(ip uint64, cpumode uint8)) {
 	cpumode := uint8(machine.CPUModeUser)
-	for j := len(chain) - 1; j >= 0; j-- {
+	end := len(chain)
+	if end >= 2 && chain[end-2] == contextUser {
+		end--
+	}
+	for j := end - 1; j >= 0; j-- {
 		ip := chain[j]
 		if ip >= contextMax {
 			cpumode, _ = contextMode(ip) // lbrCallchain let only known markers in

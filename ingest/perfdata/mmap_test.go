@@ -342,3 +342,57 @@ func TestCallchainViewNotWritten(t *testing.T) {
 		t.Errorf("chains %v, want %v", got, chains)
 	}
 }
+
+// FileBytes reads a file-mode recording's bytes anywhere, mapped or
+// through a buffer alike, with zeros past the end of the file; a pipe
+// has none to give.
+func TestFileBytes(t *testing.T) {
+	file := copyRecording(t, "sleep")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped, err := Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mapped.Close()
+	buffered, err := NewFileReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := int64(mapped.Header().Data.Offset)
+	end := data + int64(mapped.Header().Data.Size)
+	for _, tc := range []struct {
+		name string
+		off  int64
+		want []byte
+	}{
+		{"header", 0, b[:8]},
+		{"data", data + 16, b[data+16 : data+24]},
+		{"past the data", end, b[end : end+8]},
+		{"across the end", int64(len(b)) - 4, append(bytes.Clone(b[len(b)-4:]), 0, 0, 0, 0)},
+		{"past the end", int64(len(b)) + 100, make([]byte, 8)},
+	} {
+		for _, r := range []*Reader{mapped, buffered} {
+			if got, ok := r.FileBytes(tc.off, 8); !ok || !bytes.Equal(got, tc.want) {
+				t.Errorf("%s (mapped %v): %x %v, want %x", tc.name, r.MappedData() != nil, got, ok, tc.want)
+			}
+		}
+	}
+	if _, ok := mapped.FileBytes(-1, 8); ok {
+		t.Error("a negative offset read")
+	}
+	pipe, err := os.Open(filepath.Join("testdata", "pipe.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipe.Close()
+	r, err := NewReader(pipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.FileBytes(0, 8); ok {
+		t.Error("a pipe gave bytes")
+	}
+}

@@ -595,6 +595,31 @@ func (r *Reader) RecordsStable() bool {
 // It is valid until Close.
 func (r *Reader) MappedData() []byte { return r.m }
 
+// FileBytes returns the n bytes at offset off of a file-mode recording
+// as perf 6.1's reader sees them through its mapping of the file: the
+// file's bytes, zeros past its end. ok is false for a pipe, which perf
+// reads into buffers, and when the file cannot be read there. A mapped
+// file's bytes fault as RecordsStable's do if the file shrank.
+func (r *Reader) FileBytes(off int64, n int) (b []byte, ok bool) {
+	if r.hdr.Pipe || off < 0 || n < 0 {
+		return nil, false
+	}
+	b = make([]byte, n)
+	if r.m != nil && off >= r.mbase && off+int64(n) <= r.mbase+int64(len(r.m)) {
+		copy(b, r.m[off-r.mbase:])
+		return b, true
+	}
+	if r.ra == nil {
+		return nil, false
+	}
+	m, err := r.ra.ReadAt(b, off)
+	if err != nil && err != io.EOF {
+		return nil, false
+	}
+	clear(b[m:])
+	return b, true
+}
+
 // FaultError returns the error to report for v, a value recovered from a
 // panic, when that panic is a memory fault (see debug.SetPanicOnFault) at
 // an address the Reader maps: a *FormatError naming the file offset,

@@ -60,10 +60,15 @@ type Sample struct {
 	// Callchain holds the ips including PERF_CONTEXT_* markers. It may
 	// share the record's bytes (with a little-endian recording on a
 	// little-endian host): read it, do not write to it.
-	Callchain      []uint64
-	Raw            []byte
-	BranchHWIndex  uint64 // when BranchSampleType has BranchHWIndex
-	Branches       []BranchEntry
+	Callchain     []uint64
+	Raw           []byte
+	BranchHWIndex uint64 // when BranchSampleType has BranchHWIndex
+	Branches      []BranchEntry
+	// BranchesAt is the offset, counted as Info.Offset is, at which the
+	// branch stack's entries start (after its nr and hw_idx), even when
+	// there are none: perf 6.1 reads a first entry there regardless
+	// (lbr_callchain_add_lbr_ip; see Reader.FileBytes).
+	BranchesAt     int64
 	BranchCounters []uint64
 	RegsUserABI    uint64
 	RegsUser       []uint64

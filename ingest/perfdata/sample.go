@@ -160,6 +160,7 @@ func (r *Reader) decodeSampleBody(body []byte, off int64, a *Attr, s *Sample) er
 		if a.BranchSampleType&BranchHWIndex != 0 {
 			s.BranchHWIndex = c.u64("branch hw_idx")
 		}
+		s.BranchesAt = c.base + int64(c.pos)
 		if c.need("branch entries", 24*n) {
 			for i := 0; i < n; i++ {
 				s.Branches = append(s.Branches, BranchEntry{

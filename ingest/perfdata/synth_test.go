@@ -160,6 +160,11 @@ func TestSampleLayouts(t *testing.T) {
 			}
 			s := *r.Record().(*Sample)
 			s.Info, s.Attr = Info{}, nil
+			// BranchesAt is where the first entry lies in the file.
+			if len(s.Branches) > 0 && (s.BranchesAt+8 > int64(len(file)) || binary.LittleEndian.Uint64(file[s.BranchesAt:]) != s.Branches[0].From) {
+				t.Errorf("BranchesAt %#x is not where the first entry lies", s.BranchesAt)
+			}
+			s.BranchesAt = 0
 			norm := func(s *Sample) {
 				v := reflect.ValueOf(s).Elem()
 				for i := 0; i < v.NumField(); i++ {
