@@ -17,11 +17,11 @@ func TestAccumulatorSharesSymbolEntries(t *testing.T) {
 	}
 	ac := newAccumulator()
 	a1, a2 := state("/lib/a.so", 0x400000, false), state("/lib/a.so", 0x7f0000000000, false)
-	f := ac.symEntry(a1, tab, 0, 0)
-	if got := ac.symEntry(a2, tab, 0, 0); got != f {
+	f := ac.symEntry(a1, tab, 0, 0, 0)
+	if got := ac.symEntry(a2, tab, 0, 0, 0); got != f {
 		t.Errorf("f in two maps of one DSO: entries %d and %d", f, got)
 	}
-	if got := ac.symEntry(a2, tab, 1, 0); got == f {
+	if got := ac.symEntry(a2, tab, 1, 0, 0); got == f {
 		t.Errorf("g has f's entry %d", f)
 	}
 	if len(ac.symIDs) != 1 {
@@ -36,7 +36,7 @@ func TestAccumulatorSharesSymbolEntries(t *testing.T) {
 		{"the kernel level", state("/lib/a.so", 0x600000, true), 0},
 		{"another event", a1, 1},
 	} {
-		if got := ac.symEntry(c.st, tab, 0, c.event); got == f {
+		if got := ac.symEntry(c.st, tab, 0, c.event, 0); got == f {
 			t.Errorf("f of %s has the first map's entry %d", c.what, f)
 		}
 	}

@@ -199,6 +199,11 @@ type Result struct {
 	// hidden are the table rows perf hides: those a filtered sample
 	// made (a guest one, see attributor.sample); counted in the totals.
 	hidden map[Key]bool
+	// objects gives the flat table's rows of object symbols
+	// (symbols.Symbol.Object) the offset perf report names them with:
+	// the first sample's address less the symbol's start mapped back
+	// (he->ip - map->unmap_ip(map, sym->start)).
+	objects map[Key]uint64
 
 	Samples uint64
 	Unknown uint64 // samples with no map
@@ -1028,6 +1033,8 @@ func (a *attributor) sample(e *event) error {
 	var key Key
 	var sym symbols.Symbol
 	hasSym := false
+	var objOff uint64 // in an object symbol (isObj): the offset perf names it with
+	isObj := false
 	var self int32 // the Children entry of the sample itself
 	if ok {
 		if !a.opts.NoCounts && !a.opts.NoSampleSets {
@@ -1038,9 +1045,12 @@ func (a *attributor) sample(e *event) error {
 		if !a.opts.NoCounts {
 			st.add(t, i, addr, event, c)
 		}
+		if i >= 0 && t.IsObject(i) {
+			objOff, isObj = a.res.noteObject(mp, t.Symbol(i), kernel, event, addr), true
+		}
 		if a.acc != nil {
 			if i >= 0 {
-				self = a.acc.symEntry(st, t, i, event)
+				self = a.acc.symEntry(st, t, i, event, addr)
 			} else {
 				self = a.acc.addrEntry(st, addr, event)
 			}
@@ -1077,6 +1087,9 @@ func (a *attributor) sample(e *event) error {
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
 			self := a.rows.add(key, sym.End, t, int32(e.cpu()), filtered, c)
+			if isObj {
+				a.rows.noteObject(self, objOff)
+			}
 			if a.rows.acc != nil {
 				a.cumulateRows(e, t, self, key.Kernel, key.Hyper, filtered, c)
 			}
@@ -1096,6 +1109,21 @@ func (a *attributor) sample(e *event) error {
 		a.fetchInsn(e)
 	}
 	return err
+}
+
+// noteObject notes a sample at addr (map-relative) in object symbol sym
+// of map mp, and returns its offset: the first one's names the symbol's
+// row.
+func (r *Result) noteObject(mp index.Map, sym symbols.Symbol, kernel bool, event int, addr uint64) uint64 {
+	off := addr - mp.UnmapIP(sym.Start)
+	k := MapSym{Map: mp, Kernel: kernel, Sym: sym.Name, Addr: sym.Start, Event: event}.Key()
+	if _, ok := r.objects[k]; !ok {
+		if r.objects == nil {
+			r.objects = make(map[Key]uint64)
+		}
+		r.objects[k] = off
+	}
+	return off
 }
 
 // resolveSample finds the map of e's address (Machine.Resolve), its

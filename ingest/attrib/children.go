@@ -25,7 +25,10 @@ type accumulator struct {
 	meta       []entryMeta
 	anyInlined bool
 	log        *entryLog // each sample's entries, when set (see replay)
-	symIDs     map[symIDsKey]*symIDs
+	// objects are the offsets of the entries of object symbols at the
+	// addresses they were made for (symEntry).
+	objects map[int32]uint64
+	symIDs  map[symIDsKey]*symIDs
 	// hiding says the current sample is filtered (a guest one): the
 	// entries it makes are hidden, as perf hides a filtered sample's hist
 	// entries, its callchain's too; hidden marks them.
@@ -189,8 +192,13 @@ func (ac *accumulator) add(i int32, c Counts) {
 	}
 }
 
-// symEntry returns the entry of symbol i of table t in st's map.
-func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int) int32 {
+// symEntry returns the entry of symbol i of table t in st's map, made
+// for an address at, if it is new: perf's hist entry keeps it (he->ip),
+// and an object symbol's row is named with its offset in the symbol
+// (Result.objects). A sample's own entry is made at its map-relative
+// address (al->addr), a callchain frame's at its raw one
+// (fill_callchain_info).
+func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int, at uint64) int32 {
 	as := &st.acc
 	s := as.last
 	if s == nil || s.t != t || s.event != event {
@@ -219,8 +227,15 @@ func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int) in
 		return id - 1
 	}
 	sym := t.Symbol(i)
+	n := len(ac.keys)
 	id := ac.entry(Key{DSO: st.key.m.DSO, Sym: sym.Name, Kernel: st.key.kernel, Addr: sym.Start, Event: event})
 	ac.meta[id].end = sym.End
+	if sym.Object && len(ac.keys) > n {
+		if ac.objects == nil {
+			ac.objects = make(map[int32]uint64)
+		}
+		ac.objects[id] = at - st.key.m.UnmapIP(sym.Start)
+	}
 	s.ids[i] = id + 1
 	return id
 }
@@ -266,6 +281,17 @@ func (ac *accumulator) result(res *Result) map[Key]Counts {
 		m[k] = ac.counts[i].c
 		if ac.hidden[int32(i)] {
 			res.hide(noLevel(k)) // as groupRows looks it up
+		}
+	}
+	// The entries name the rows: their objects' offsets, not the self
+	// samples' the flat table's would be.
+	res.objects = nil
+	for id, off := range ac.objects {
+		if ac.counts[id].c != (Counts{}) {
+			if res.objects == nil {
+				res.objects = make(map[Key]uint64)
+			}
+			res.objects[noLevel(ac.keys[id])] = off
 		}
 	}
 	return m
@@ -319,7 +345,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 		t := a.stateTable(st)
 		var id int32
 		if i := t.FindIndex(mp.MapIP(ip)); i >= 0 {
-			id = ac.symEntry(st, t, i, event)
+			id = ac.symEntry(st, t, i, event, ip)
 		} else {
 			id = ac.addrEntry(st, ip, event)
 		}

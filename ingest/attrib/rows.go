@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kmapindex/kmapindex/ingest/machine"
@@ -153,9 +154,13 @@ type made struct {
 // entry, which takes its filtered mark from the sample that made it and
 // then counts every later sample of its keys, filtered or not.
 type row struct {
-	c     Counts
-	acc   Counts   // with a tree of hist entries, in a children table: the Children column
-	level rowLevel // the level shown, the first entry's (rowCounter.firstLevel)
+	c Counts
+	// obj says the row is an object symbol's, which perf names with
+	// objOff, its first sample's offset (Result.objects).
+	obj    bool
+	objOff uint64
+	acc    Counts   // with a tree of hist entries, in a children table: the Children column
+	level  rowLevel // the level shown, the first entry's (rowCounter.firstLevel)
 	made
 }
 
@@ -223,6 +228,14 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 	return rk
 }
 
+// noteObject notes a sample at offset off in the object symbol of row rk
+// (add's): the first one's names the row.
+func (rc *rowCounter) noteObject(rk RowKey, off uint64) {
+	if r := rc.rows[rk]; r != nil && !r.obj {
+		r.obj, r.objOff = true, off
+	}
+}
+
 // histEntry returns what perf's sort keys compare of a sample or a
 // callchain entry (see histTree): k (resolved in kernel mode or not),
 // ending at symEnd, taken in thread t on cpu.
@@ -282,7 +295,11 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu in
 			continue
 		}
 		id := rc.histRow(h, h.find(e), f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
-		h.rows[id].r.acc.add(c)
+		r := h.rows[id].r
+		r.acc.add(c)
+		if f.obj.is && !r.obj {
+			r.obj, r.objOff = true, f.obj.off
+		}
 		rc.counted = append(rc.counted, id)
 	}
 }
@@ -292,6 +309,14 @@ type treeFrame struct {
 	k       Key
 	end     uint64
 	inlined bool
+	obj     treeObject
+}
+
+// treeObject says a callchain entry is in an object symbol, at offset
+// off (row.objOff).
+type treeObject struct {
+	is  bool
+	off uint64
 }
 
 // rowLevel is the level a row shows: kernel, hyper ("H") or neither
@@ -395,6 +420,9 @@ type Rows struct {
 	// Elided are the keys whose column perf leaves out because the filter
 	// lists one value for them (sort__setup_elide), with that value.
 	Elided map[string]string
+	// objects are the offsets perf names the rows of object symbols with
+	// (Result.objects), in tables without the Children column.
+	objects map[RowKey]uint64
 	// ranks are, per event with a histTree, its entries' positions in
 	// perf's in-order walk (histTree.ranks).
 	ranks map[int][]int32
@@ -427,6 +455,12 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 			c, seen := r.Counts[k]
 			c.add(rc.rows[e.key].c)
 			r.Counts[k] = c
+			if keep.obj && rc.sym && !seen {
+				if r.objects == nil {
+					r.objects = make(map[RowKey]uint64)
+				}
+				r.objects[k] = keep.objOff
+			}
 			if rc.acc != nil {
 				acc := r.Acc[k]
 				acc.add(rc.rows[e.key].acc)
@@ -754,7 +788,11 @@ func (r *Rows) columns() []column {
 			}})
 		case SortSym:
 			cols = append(cols, column{k, "Symbol", func(rk RowKey) string {
-				return level(Key{Kernel: rk.Kernel, Hyper: rk.Hyper}) + " " + Key{Sym: rk.Sym, Addr: rk.Addr}.SymbolName()
+				name := level(Key{Kernel: rk.Kernel, Hyper: rk.Hyper}) + " " + Key{Sym: rk.Sym, Addr: rk.Addr}.SymbolName()
+				if off, ok := r.objects[rk]; ok {
+					name += "+0x" + strconv.FormatUint(off, 16)
+				}
+				return name
 			}})
 		}
 	}
@@ -849,6 +887,9 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 			for i, c := range cols {
 				fmt.Fprintf(&b, "  %-*.*s", widths[i], widths[i], c.text(k))
 			}
+			// perf ends a row at its last character, the header at its
+			// last column's width.
+			b.Truncate(len(bytes.TrimRight(b.Bytes(), " ")))
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
@@ -864,9 +905,10 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	rc := a.rows
 	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], rowLevel{kernel, hyper})
 	frames := rc.frames[:0]
+	var obj treeObject // the frame's, for add
 	add := func(k Key, end uint64, inlined bool) {
 		if rc.hist != nil {
-			frames = append(frames, treeFrame{k, end, inlined})
+			frames = append(frames, treeFrame{k, end, inlined, obj})
 			return
 		}
 		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, rowLevel{k.Kernel, k.Hyper})
@@ -876,16 +918,20 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	ok := !chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: ip, Event: int(e.attr)}
 		var end uint64
+		obj = treeObject{}
 		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
 			kernel, hyper = cpumode == machine.CPUModeKernel, false
 			k.DSO, k.Kernel, k.Hyper = mp.DSO, kernel, false
 			if sym, ok := a.sym.symbol(mp, ip); ok {
 				k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
+				if sym.Object { // its entry made at the raw address
+					obj = treeObject{true, ip - mp.UnmapIP(sym.Start)}
+				}
 			}
 		}
 		add(k, end, false)
 	}, func(k Key, end uint64) {
-		kernel, hyper = false, false
+		kernel, hyper, obj = false, false, treeObject{}
 		add(k, end, true)
 	})
 	if rc.hist != nil {

@@ -203,7 +203,7 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 		if s.Size != 0 {
 			end = value + s.Size
 		}
-		b.insert(entry{start: value, end: end, name: name, binding: uint8(elf.ST_BIND(s.Info))})
+		b.insert(entry{start: value, end: end, name: name, binding: uint8(elf.ST_BIND(s.Info)), object: typ == elf.STT_OBJECT})
 		nr++
 	}
 	return nr, true, nil

@@ -3,6 +3,7 @@ package symbols
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -103,5 +104,42 @@ func TestKernelSortedMatchesTree(t *testing.T) {
 	}
 	if applied < 100 {
 		t.Errorf("the sorted path applied to only %d of 500 cases", applied)
+	}
+}
+
+// kallsyms data symbols (D, B) are objects, as kallsyms2elf_type makes
+// them; text and weak ones (T, W) functions. Module symbols keep theirs
+// through the split.
+func TestKernelObjects(t *testing.T) {
+	syms := []kallsyms.Symbol{
+		{Addr: 0x1000, Type: 'T', Name: "_text"},
+		{Addr: 0x1100, Type: 't', Name: "local_fn"},
+		{Addr: 0x1200, Type: 'W', Name: "weak_fn"},
+		{Addr: 0x2000, Type: 'D', Name: "data"},
+		{Addr: 0x2100, Type: 'd', Name: "local_data"},
+		{Addr: 0x3000, Type: 'B', Name: "bss"},
+		{Addr: 0x3100, Type: 'b', Name: "local_bss"},
+		{Addr: 0x10100, Type: 't', Name: "mod_fn", Module: "m1"},
+		{Addr: 0x10200, Type: 'd', Name: "mod_data", Module: "m1"},
+	}
+	want := map[string]bool{"_text": false, "local_fn": false, "weak_fn": false, "data": true, "local_data": true,
+		"bss": true, "local_bss": true, "mod_fn": false, "mod_data": true}
+	mods := []index.Map{{Start: 0x10000, End: 0x20000, DSO: "[m1]"}}
+	for name, kt := range map[string]*KernelTables{
+		"sorted": Kernel(syms, mods),
+		"tree":   kernelTree(kallsyms.NewList(syms), mods, KernelOptions{}),
+	} {
+		got := map[string]bool{}
+		for _, tab := range []*Table{kt.Kernel, kt.Module("[m1]")} {
+			for i, s := range tab.Symbols() {
+				got[s.Name] = s.Object
+				if tab.IsObject(i) != s.Object {
+					t.Errorf("%s: IsObject(%d) disagrees with %v", name, i, s)
+				}
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: objects %v, want %v", name, got, want)
+		}
 	}
 }

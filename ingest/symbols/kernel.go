@@ -104,7 +104,7 @@ func isKept(l *kallsyms.List, i int) bool {
 func kallsymsEntry(l *kallsyms.List, i int) entry {
 	a := l.Addr(i)
 	ref, _ := l.NameRef(i)
-	return entry{start: a, end: a, name: l.TaggedName(i), binding: kallsymsBinding(l.Type(i)), ref: ref}
+	return entry{start: a, end: a, name: l.TaggedName(i), binding: kallsymsBinding(l.Type(i)), ref: ref, object: kallsymsObject(l.Type(i))}
 }
 
 // keptOrder returns the indices of the symbols perf keeps, in address
@@ -227,7 +227,7 @@ func kernelSorted(l *kallsyms.List, modules []index.Map, opts KernelOptions) (*K
 		case name == entryTrampolineName:
 		default:
 			split.kernel()
-			t.syms = append(t.syms, sym{start: e.start - opts.Delta, end: e.end - opts.Delta, off: e.ref, n: uint32(len(name))})
+			t.syms = append(t.syms, sym{start: e.start - opts.Delta, end: e.end - opts.Delta, off: e.ref, n: nameLen(name, e.object)})
 		}
 	})
 	if len(t.syms) > 0 && !flatten(t) {
@@ -281,7 +281,7 @@ func (sp *splitter) add(tag, name string, e entry) {
 		sp.builders[tag] = mb
 		sp.order = append(sp.order, tag)
 	}
-	mb.insert(entry{start: m.MapIP(e.start), end: m.MapIP(e.end), name: name, binding: e.binding})
+	mb.insert(entry{start: m.MapIP(e.start), end: m.MapIP(e.end), name: name, binding: e.binding, object: e.object})
 }
 
 // kernel notes a kernel symbol: perf's curr_map leaves any module.
@@ -340,6 +340,10 @@ func kallsymsTypeFilter(t byte) bool {
 	return false
 }
 
+// kallsymsObject is kallsyms2elf_type: every kept type but t and w (D and
+// B, data) is STT_OBJECT.
+func kallsymsObject(t byte) bool { return t|0x20 != 't' && t|0x20 != 'w' }
+
 func kallsymsBinding(t byte) uint8 {
 	switch {
 	case t == 'W':
@@ -385,7 +389,7 @@ func Kcore(l *kallsyms.List, find func(addr uint64) (index.Map, bool)) *Table {
 		if end != 0 {
 			end -= delta
 		}
-		b.insert(entry{start: start, end: end, name: name, binding: e.binding})
+		b.insert(entry{start: start, end: end, name: name, binding: e.binding, object: e.object})
 	})
 	return b.table(nil)
 }

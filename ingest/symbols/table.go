@@ -46,6 +46,10 @@ const Unknown = "[unknown]"
 type Symbol struct {
 	Start, End uint64
 	Name       string
+	// Object says the symbol is data (STT_OBJECT: an ELF object, a
+	// kallsyms D or B symbol), which perf report names with the sample's
+	// offset in it ("name+0x10", _hist_entry__sym_snprintf).
+	Object bool
 }
 
 // Offset returns addr - s.Start, the "+0x..." perf script prints with
@@ -58,7 +62,20 @@ func (s Symbol) String() string { return fmt.Sprintf("%s [%#x,%#x)", s.Name, s.S
 // sym is a Symbol with its name in the table's arena.
 type sym struct {
 	start, end uint64
-	off, n     uint32 // the name: names[off:off+n], or in pages (see Table.pages)
+	off, n     uint32 // the name: names[off:off+n&^objectBit], or in pages (see Table.pages)
+}
+
+// objectBit marks a sym.n of an object (Symbol.Object): names are
+// shorter.
+const objectBit = 1 << 31
+
+// nameLen returns n, a name's length, with objectBit set for an object.
+func nameLen(name string, object bool) uint32 {
+	n := uint32(len(name))
+	if object {
+		n |= objectBit
+	}
+	return n
 }
 
 // Table answers address lookups for one DSO. The zero value and nil are
@@ -120,11 +137,12 @@ func (t *Table) Len() int {
 
 func (t *Table) symbol(i int) Symbol {
 	s := t.syms[i]
+	n, object := s.n&^objectBit, s.n&objectBit != 0
 	if t.pages != nil {
 		p, o := t.pages[s.off>>kallsyms.PageBits], s.off&(1<<kallsyms.PageBits-1)
-		return Symbol{Start: s.start, End: s.end, Name: p[o : o+s.n]}
+		return Symbol{Start: s.start, End: s.end, Name: p[o : o+n], Object: object}
 	}
-	return Symbol{Start: s.start, End: s.end, Name: t.names[s.off : s.off+s.n]}
+	return Symbol{Start: s.start, End: s.end, Name: t.names[s.off : s.off+n], Object: object}
 }
 
 // Symbols returns the symbols perf keeps for the DSO, in address order
@@ -178,6 +196,10 @@ func (t *Table) FindIndex(addr uint64) int {
 // Symbol returns the symbol at index i (0 <= i < Len) in Symbols order.
 func (t *Table) Symbol(i int) Symbol { return t.symbol(i) }
 
+// IsObject reports whether the symbol at index i is an object
+// (Symbol.Object), without making its Symbol.
+func (t *Table) IsObject(i int) bool { return t.syms[i].n&objectBit != 0 }
+
 // Name returns the symbol name perf script prints for addr: the name, or
 // [Unknown].
 func (t *Table) Name(addr uint64) string {
@@ -192,6 +214,7 @@ type entry struct {
 	start, end uint64
 	name       string // for kallsyms: with the "\t[module]" tag, as perf keeps it until the split
 	binding    uint8
+	object     bool   // STT_OBJECT (Symbol.Object)
 	ref        uint32 // for kallsyms: the name's List.NameRef
 }
 
@@ -380,7 +403,7 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 			continue
 		}
 		index[nd.Value] = int32(len(t.syms))
-		t.syms = append(t.syms, sym{start: e.start, end: e.end, off: uint32(arena.Len()), n: uint32(len(e.name))})
+		t.syms = append(t.syms, sym{start: e.start, end: e.end, off: uint32(arena.Len()), n: nameLen(e.name, e.object)})
 		arena.WriteString(e.name)
 	}
 	t.names = arena.String()
@@ -498,7 +521,7 @@ func (s *segments) walk(syms []sym) {
 func Build(syms []Symbol) *Table {
 	var b builder
 	for _, s := range syms {
-		b.insert(entry{start: s.Start, end: s.End, name: s.Name, binding: bindGlobal})
+		b.insert(entry{start: s.Start, end: s.End, name: s.Name, binding: bindGlobal, object: s.Object})
 	}
 	if len(syms) > 0 {
 		b.fixupEnd(false)
