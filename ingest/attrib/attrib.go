@@ -217,7 +217,8 @@ type Result struct {
 	// Period is the sum of all samples' periods.
 	Period uint64
 	// Events names the recording's events (its attrs, in order: the
-	// EVENT_DESC name, else "event N"); ByEvent counts each one's samples.
+	// EVENT_DESC name, else perf's name for the attr, perfdata.Attr.Name);
+	// ByEvent counts each one's samples.
 	Events  []string
 	ByEvent []Counts
 	Stats   perfdata.Stats
@@ -797,11 +798,11 @@ func attrIndex(r *perfdata.Reader, a *perfdata.Attr) uint16 {
 }
 
 // eventNames names the recording's attrs: the EVENT_DESC name of one of
-// their ids, else "event N".
+// their ids, else the name perf makes from the attr (Attr.Name).
 func eventNames(r *perfdata.Reader) []string {
 	f := r.Features()
 	var names []string
-	for i, a := range r.Attrs() {
+	for _, a := range r.Attrs() {
 		name := ""
 		for _, id := range a.IDs {
 			if name = f.EventName(id); name != "" {
@@ -809,7 +810,7 @@ func eventNames(r *perfdata.Reader) []string {
 			}
 		}
 		if name == "" {
-			name = fmt.Sprintf("event %d", i)
+			name = a.Name() // perf's evsel__name
 		}
 		names = append(names, name)
 	}

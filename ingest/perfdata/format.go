@@ -157,10 +157,13 @@ const (
 	AttrInherit       AttrFlags = 1 << 1
 	AttrExcludeUser   AttrFlags = 1 << 4
 	AttrExcludeKern   AttrFlags = 1 << 5
+	AttrExcludeHV     AttrFlags = 1 << 6
 	AttrMmap          AttrFlags = 1 << 8
 	AttrComm          AttrFlags = 1 << 9
 	AttrFreq          AttrFlags = 1 << 10
 	AttrSampleIDAll   AttrFlags = 1 << 18
+	AttrExcludeHost   AttrFlags = 1 << 19
+	AttrExcludeGuest  AttrFlags = 1 << 20
 	AttrMmap2         AttrFlags = 1 << 23
 	AttrCommExec      AttrFlags = 1 << 24
 	AttrUseClockID    AttrFlags = 1 << 25
