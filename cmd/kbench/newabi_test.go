@@ -84,3 +84,29 @@ func TestReportNewerAttrABI(t *testing.T) {
 		}
 	}
 }
+
+// A file-mode recording whose data size is 0 (perf record killed before
+// it wrote the header again, and the features after the data) reads to
+// the end of the file, with perf's warning and a word on what perf does.
+func TestReportDataSizeZero(t *testing.T) {
+	orig := mustRead(t, testdataDir+"busy.data")
+	le := binary.LittleEndian
+	end := le.Uint64(orig[40:]) + le.Uint64(orig[48:]) // header.data: offset, size
+	data := bytes.Clone(orig[:end])
+	le.PutUint64(data[48:], 0)
+	file := filepath.Join(t.TempDir(), "unfinished.data")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-format", "script", "-kallsyms", kallsymsSubset, "-debugdir", "-"}
+	got, stderr, err := report(t, nil, append(args, file)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := mustReport(t, nil, append(args, testdataDir+"busy.data")...); got != want || !strings.Contains(stderr, "the data size field is 0") {
+		t.Errorf("%d of %d bytes of the original's output; stderr %q", len(got), len(want), stderr)
+	}
+	if _, stderr, _ := report(t, nil, append(args, testdataDir+"busy.data")...); strings.Contains(stderr, "data size") {
+		t.Errorf("warning for the original: %q", stderr)
+	}
+}

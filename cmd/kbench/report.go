@@ -253,6 +253,12 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if n := res.UnknownRecords; n != 0 {
 		warn("%s: %s", display, unknownEventsWarning(n))
 	}
+	if !in.r.PipeMode() && in.r.Header().Data.Size == 0 {
+		// perf_header__read's warning. perf 6.1 then reads no record
+		// (__perf_session__process_events fails); kbench reads what the
+		// killed perf record wrote, to the end of the file.
+		warn("%s: the data size field is 0, which is unexpected: was perf record properly terminated? kbench reads the records to the end of the file; perf 6.1 reads none", display)
+	}
 	// perf 6.1 checks the attr size of a file's attrs section only (a
 	// pipe's HEADER_ATTR records it reads whatever their size).
 	for _, a := range in.r.Attrs() {
