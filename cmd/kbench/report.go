@@ -254,10 +254,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		warn("%s: %s", display, unknownEventsWarning(n))
 	}
 	if !in.r.PipeMode() && in.r.Header().Data.Size == 0 {
-		// perf_header__read's warning. perf 6.1 then reads no record
-		// (__perf_session__process_events fails); kbench reads what the
-		// killed perf record wrote, to the end of the file.
-		warn("%s: the data size field is 0, which is unexpected: was perf record properly terminated? kbench reads the records to the end of the file; perf 6.1 reads none", display)
+		// perf_header__read's warning; perf 6.1 then reads no record
+		// (__perf_session__process_events fails), nor does kbench.
+		warn("%s: the data size field is 0, which is unexpected: was perf record properly terminated? No record is read, as perf 6.1 reads none", display)
 	}
 	// perf 6.1 checks the attr size of a file's attrs section only (a
 	// pipe's HEADER_ATTR records it reads whatever their size).
@@ -329,8 +328,10 @@ type recording struct {
 // openRecording opens the perf.data file name, or standard input for "-":
 // a regular file at random offsets, a pipe front to back.
 func openRecording(name string) (*recording, error) {
+	// A data size of 0 is no data, as perf 6.1 reads it.
+	opts := []perfdata.Option{perfdata.WithoutUnfinishedData()}
 	if name != "-" {
-		r, err := perfdata.Open(name)
+		r, err := perfdata.Open(name, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -347,7 +348,7 @@ func openRecording(name string) (*recording, error) {
 		return nil, fmt.Errorf("standard input: %w", err)
 	}
 	if fi.Mode().IsRegular() {
-		r, err := perfdata.NewFileReader(f, fi.Size())
+		r, err := perfdata.NewFileReader(f, fi.Size(), opts...)
 		if err != nil {
 			return nil, fmt.Errorf("standard input: %w", err)
 		}

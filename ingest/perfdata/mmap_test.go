@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -395,4 +396,35 @@ func TestFileBytes(t *testing.T) {
 	if _, ok := r.FileBytes(0, 8); ok {
 		t.Error("a pipe gave bytes")
 	}
+}
+
+// A data size of 0 reads to the end of the file, or, with
+// WithoutUnfinishedData, as perf 6.1 reads it: no record.
+func TestUnfinishedData(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "sleep.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	want, _, _ := readAll(mustFileReader(t, b))
+	unfinished := bytes.Clone(b[:le.Uint64(b[40:])+le.Uint64(b[48:])])
+	le.PutUint64(unfinished[48:], 0)
+	if got, _, _ := readAll(mustFileReader(t, unfinished)); len(got) != len(want) || len(want) == 0 {
+		t.Errorf("to the end of the file: %d records, want %d", len(got), len(want))
+	}
+	if got, _, _ := readAll(mustFileReader(t, unfinished, WithoutUnfinishedData())); len(got) != 0 {
+		t.Errorf("WithoutUnfinishedData: %d records", len(got))
+	}
+	if got, _, _ := readAll(mustFileReader(t, b, WithoutUnfinishedData())); len(got) != len(want) {
+		t.Errorf("WithoutUnfinishedData on a finished recording: %d records, want %d", len(got), len(want))
+	}
+}
+
+func mustFileReader(t *testing.T, b []byte, opts ...Option) *Reader {
+	t.Helper()
+	r, err := NewFileReader(bytes.NewReader(b), int64(len(b)), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -113,6 +113,13 @@ type Option func(*Reader)
 // record and its payload starts a zstd frame or continues the current one.
 func WithoutCompressed2() Option { return func(r *Reader) { r.noCompressed2 = true } }
 
+// WithoutUnfinishedData reads a file-mode recording whose header gives a
+// data size of 0 as perf 6.1 does: as no data at all
+// (__perf_session__process_events reads no record). Without it, such a
+// recording, which a perf record killed before it rewrote its header
+// leaves, is read to the end of the file.
+func WithoutUnfinishedData() Option { return func(r *Reader) { r.noUnfinished = true } }
+
 // Reader reads the records of one perf.data recording. It is not safe for
 // concurrent use.
 type Reader struct {
@@ -134,6 +141,7 @@ type Reader struct {
 	featsRead bool
 
 	noCompressed2 bool
+	noUnfinished  bool // WithoutUnfinishedData
 
 	in     *bufio.Reader
 	pos    int64 // stream offset of the next byte of in (or of m)
@@ -399,7 +407,7 @@ func (r *Reader) init() error {
 		r.fwd.keep, r.fwd.prefix = 0, nil
 	}
 	end := int64(r.hdr.Data.Offset + r.hdr.Data.Size)
-	if r.hdr.Data.Size == 0 {
+	if r.hdr.Data.Size == 0 && !r.noUnfinished {
 		end = -1 // unfinished recording: read to the end of the file
 	}
 	if r.fwd == nil {
