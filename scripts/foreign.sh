@@ -7,7 +7,8 @@
 # equals, and how many rows of perf report --stdio --sort dso,sym
 # --no-children -g none -n the table equals, in order. Settings: an empty
 # kallsyms file, this machine's /proc/kallsyms (another boot: relocation),
-# and each tool's default. Needs perf.
+# and each tool's default; for a recording with callchains also the
+# children table (perf report --children). Needs perf.
 set -uo pipefail
 . "$(dirname "$0")/dirargs.sh"
 empty=$(mktemp)
@@ -20,7 +21,7 @@ equal() {
 	na=$(printf '%s' "$a" | grep -c .)
 	echo "$((na - $(grep -c '^< .' <<<"$d")))/$((na + $(grep -c '^>' <<<"$d")))"
 }
-printf '%-48s %-16s %-16s %-16s %s\n' file script:empty script:proc script:default table:proc
+printf '%-48s %-16s %-16s %-16s %-16s %s\n' file script:empty script:proc script:default table:proc children:proc
 for f in $(printf '%s\n' "$dir"/perf.data.* "$dir"/*.perf.data | sort -u); do
 	[ -f "$f" ] || continue # a name matching both patterns is listed once
 	case $f in *.pb_data | *.pb_text | *.buildids) continue ;; esac
@@ -34,6 +35,14 @@ for f in $(printf '%s\n' "$dir"/perf.data.* "$dir"/*.perf.data | sort -u); do
 	done
 	a=$(perf report -i "$f" --kallsyms /proc/kallsyms --stdio --sort dso,sym --no-children -g none -n 2>/dev/null | rows)
 	b=$("$kb" report -progress never -format table -kallsyms /proc/kallsyms "$f" 2>/dev/null | rows)
-	printf '%-48s %-16s %-16s %-16s %s\n' "$(basename "$f")" "${out[@]}" "$(equal "$a" "$b")"
+	out+=("$(equal "$a" "$b")")
+	# The children table, for a recording with callchains.
+	children=-
+	if perf report -i "$f" --header-only 2>/dev/null | grep -q 'sample_type = [A-Z|]*CALLCHAIN'; then
+		a=$(perf report -i "$f" --kallsyms /proc/kallsyms --stdio --sort dso,sym --children -g none -n 2>/dev/null | rows)
+		b=$("$kb" report -progress never -format table -children -kallsyms /proc/kallsyms "$f" 2>/dev/null | rows)
+		children=$(equal "$a" "$b")
+	fi
+	printf '%-48s %-16s %-16s %-16s %-16s %s\n' "$(basename "$f")" "${out[@]}" "$children"
 done
 rm -f "$empty"
