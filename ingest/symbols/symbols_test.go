@@ -296,3 +296,30 @@ func TestFindIndexBuckets(t *testing.T) {
 		t.Fatalf("only %d of 40 tables were large enough for a bucket index", indexed)
 	}
 }
+
+// An ELF object (STT_OBJECT: a global variable) is an object symbol, a
+// function is not.
+func TestELFObjects(t *testing.T) {
+	dir := t.TempDir()
+	src := testbuild.Source(t, dir, "data.c", "int counter = 1;\nconst char table[64] = {1};\nint get(int i) { return table[i] + counter; }\nint main(void) { return get(0); }\n")
+	bin := filepath.Join(dir, "data")
+	if err := testbuild.Compile(t, "gcc", "-O1", "-o", bin, src); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := ELF(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"counter": true, "table": true, "get": false, "main": false}
+	for _, s := range tb.Symbols() {
+		if object, ok := want[s.Name]; ok {
+			if s.Object != object {
+				t.Errorf("%s: Object %v, want %v", s.Name, s.Object, object)
+			}
+			delete(want, s.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("missing symbols %v", want)
+	}
+}
