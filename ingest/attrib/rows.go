@@ -339,6 +339,11 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	}
 	if rc.dso || rc.sym {
 		rk.DSO, rk.Kernel, rk.Hyper = k.DSO, k.Kernel, k.Hyper
+		if rc.dso && k.DSO != symbols.Unknown {
+			// perf's dso key compares short names: libraries of one
+			// file name are one row (sameShortNames).
+			rk.DSO = rc.shorts.of(k.DSO, k.Kernel)
+		}
 	}
 	if rc.sym {
 		rk.Sym, rk.Addr = k.Sym, k.Addr

@@ -110,10 +110,14 @@ type tableRow struct {
 // so that they sort as if groupRows had read the keys in sortedKeys'
 // order, without sorting them here.
 func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []tableRow {
+	same := sameShortNames(m, acc)
 	normal := func(k Key) Key {
 		k.Event = first
 		if acc != nil {
 			k = noLevel(k) // as Result.Children keys them
+		}
+		if d, ok := same[dsoMode{k.DSO, k.Kernel}]; ok {
+			k.DSO = d
 		}
 		return k
 	}
@@ -122,9 +126,10 @@ func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []table
 	// past it if need be (sized for both, the children table of 1.15 M
 	// samples reserved 37,121 rows of 216 bytes for its 31,979).
 	rows := make([]tableRow, 0, max(len(m), len(acc)))
-	// One event without acc has nothing to merge: each key is a row.
+	// One event without acc and DSOs of one short name has nothing to
+	// merge: each key is a row.
 	var byKey map[Key]int
-	if n > 1 || acc != nil {
+	if n > 1 || acc != nil || len(same) > 0 {
 		byKey = make(map[Key]int, cap(rows))
 	}
 	// The rows' columns, carved out of arrays of a block's rows.
@@ -176,13 +181,45 @@ func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []table
 	for k, c := range acc {
 		if k.Event >= first && k.Event < first+n && !isHidden(k) {
 			r := row(keyCounts{k, c}, true)
-			r.acc[k.Event-first] = c
+			r.acc[k.Event-first].add(c) // two DSOs of one short name add up
 			if k.Event == first {
 				r.key.Kernel, r.key.Hyper = k.Kernel, k.Hyper
 			}
 		}
 	}
 	return rows
+}
+
+// sameShortNames maps each DSO of m's and acc's keys whose short name
+// (ShortName) another DSO has too to one of them, the least: perf's dso
+// key compares short names (_sort__dso_cmp without -v), so rows of two
+// libraries of one file name (a host's libc and a snap's) are one when
+// their symbols (or unresolved addresses) are. nil when no two share one.
+func sameShortNames(m, acc map[Key]Counts) map[dsoMode]string {
+	dsos := map[dsoMode]bool{}
+	for _, keys := range []map[Key]Counts{m, acc} {
+		for k := range keys {
+			dsos[dsoMode{k.DSO, k.Kernel}] = true
+		}
+	}
+	byShort := map[dsoMode]string{} // short name and mode → the least DSO
+	for d := range dsos {
+		s := dsoMode{ShortName(d.dso, d.kernel), d.kernel}
+		if least, ok := byShort[s]; !ok || d.dso < least {
+			byShort[s] = d.dso
+		}
+	}
+	var same map[dsoMode]string
+	for d := range dsos {
+		if least := byShort[dsoMode{ShortName(d.dso, d.kernel), d.kernel}]; least != d.dso {
+			if same == nil {
+				same = make(map[dsoMode]string)
+			}
+			same[d] = least
+			same[dsoMode{least, d.kernel}] = least
+		}
+	}
+	return same
 }
 
 // comparePerfRows is the order of perf report's output sort

@@ -13,12 +13,26 @@ import (
 // table, kept as the oracle: keys read in sortedKeys' order, rows in the
 // order they were first made, then a stable sort by perf's keys alone.
 func readingOrderRows(m, acc map[Key]Counts, first, n int) []tableRow {
+	// perf's dso key compares short names: DSOs of one short name (and
+	// level) are one, here the least of them.
+	least := map[[2]string]string{}
+	for _, keys := range []map[Key]Counts{m, acc} {
+		for k := range keys {
+			s := [2]string{ShortName(k.DSO, k.Kernel), fmt.Sprint(k.Kernel)}
+			if l, ok := least[s]; !ok || k.DSO < l {
+				least[s] = k.DSO
+			}
+		}
+	}
 	byKey := make(map[Key]int)
 	var rows []tableRow
 	row := func(k Key) *tableRow {
 		k.Event = first
 		if acc != nil && k.DSO == symbols.Unknown {
 			k.Kernel = false
+		}
+		if l, ok := least[[2]string{ShortName(k.DSO, k.Kernel), fmt.Sprint(k.Kernel)}]; ok {
+			k.DSO = l
 		}
 		i, ok := byKey[k]
 		if !ok {
@@ -39,7 +53,7 @@ func readingOrderRows(m, acc map[Key]Counts, first, n int) []tableRow {
 	for _, k := range sortedKeys(acc) {
 		if k.Event >= first && k.Event < first+n {
 			r := row(k)
-			r.acc[k.Event-first] = acc[k]
+			r.acc[k.Event-first].add(acc[k])
 			if k.Event == first {
 				r.key.Kernel = k.Kernel
 			}
