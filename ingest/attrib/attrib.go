@@ -824,19 +824,16 @@ func eventNames(r *perfdata.Reader) []string {
 // or it has no build id. perf chooses the kernel's symbols by it
 // (dso__find_kallsyms): /proc/kallsyms only for the running kernel's.
 func KernelBuildID(f *perfdata.Features) []byte {
-	if f == nil {
-		return nil
-	}
-	for _, b := range f.BuildIDs {
-		if b.CPUMode() != perfdata.CPUModeKernel {
-			continue
-		}
-		if _, kmod := index.KmodName(b.Filename); !kmod {
-			if len(b.BuildID) == 0 {
-				return nil
+	var ids [][]byte // the kernel entries', as kernelBuildIDs names them
+	if f != nil {
+		for _, b := range f.BuildIDs {
+			if b.CPUMode() == perfdata.CPUModeKernel {
+				ids = append(ids, b.BuildID)
 			}
-			return b.BuildID
 		}
+	}
+	if i := machine.KernelEntry(kernelBuildIDs(f)); i >= 0 && len(ids[i]) > 0 {
+		return ids[i]
 	}
 	return nil
 }
@@ -1034,9 +1031,8 @@ func (a *attributor) sample(e *event) error {
 	var key Key
 	var sym symbols.Symbol
 	hasSym := false
-	var objOff uint64 // in an object symbol (isObj): the offset perf names it with
-	isObj := false
-	var self int32 // the Children entry of the sample itself
+	var obj firstObject // the offset perf names the sample's object symbol with, if it is in one
+	var self int32      // the Children entry of the sample itself
 	if ok {
 		if !a.opts.NoCounts && !a.opts.NoSampleSets {
 			st.bm.Add(ord)
@@ -1046,8 +1042,14 @@ func (a *attributor) sample(e *event) error {
 		if !a.opts.NoCounts {
 			st.add(t, i, addr, event, c)
 		}
-		if i >= 0 && t.IsObject(i) {
-			objOff, isObj = a.res.noteObject(mp, t.Symbol(i), kernel, event, addr), true
+		// The tables that name rows need it (a children table's entries
+		// note theirs in symEntry).
+		if i >= 0 && (a.rows != nil || a.flatTable()) && t.IsObject(i) {
+			s := t.Symbol(i)
+			obj.note(objectOff(mp, s.Start, addr))
+			if a.rows == nil {
+				a.res.noteObject(MapSym{Map: mp, Kernel: kernel, Sym: s.Name, Addr: s.Start, Event: event}.Key(), obj.off)
+			}
 		}
 		if a.acc != nil {
 			if i >= 0 {
@@ -1088,8 +1090,8 @@ func (a *attributor) sample(e *event) error {
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
 			self := a.rows.add(key, sym.End, t, int32(e.cpu()), filtered, c)
-			if isObj {
-				a.rows.noteObject(self, objOff)
+			if obj.set {
+				a.rows.noteObject(self, obj.off)
 			}
 			if a.rows.acc != nil {
 				a.cumulateRows(e, t, self, key.Kernel, key.Hyper, filtered, c)
@@ -1112,19 +1114,43 @@ func (a *attributor) sample(e *event) error {
 	return err
 }
 
-// noteObject notes a sample at addr (map-relative) in object symbol sym
-// of map mp, and returns its offset: the first one's names the symbol's
-// row.
-func (r *Result) noteObject(mp index.Map, sym symbols.Symbol, kernel bool, event int, addr uint64) uint64 {
-	off := addr - mp.UnmapIP(sym.Start)
-	k := MapSym{Map: mp, Kernel: kernel, Sym: sym.Name, Addr: sym.Start, Event: event}.Key()
+// flatTable reports whether the run makes perf report's flat table by
+// dso,sym: counts, and no children, branch, sort-key, stack or script
+// output.
+func (a *attributor) flatTable() bool {
+	return !a.opts.NoCounts && a.opts.Script == nil && a.acc == nil && a.rows == nil && a.stacks == nil && a.res.Branches == nil
+}
+
+// objectOff is the offset perf report names an object symbol's row with
+// (_hist_entry__sym_snprintf): the address its hist entry was made for,
+// at (a sample's map-relative address, a callchain frame's raw one),
+// less the symbol's start mapped back (he->ip - map->unmap_ip(map,
+// sym->start)).
+func objectOff(mp index.Map, symStart, at uint64) uint64 { return at - mp.UnmapIP(symStart) }
+
+// firstObject is the objectOff of the first entry of a row in an object
+// symbol, which names the row.
+type firstObject struct {
+	set bool
+	off uint64
+}
+
+// note keeps off unless an offset came first.
+func (f *firstObject) note(off uint64) {
+	if !f.set {
+		*f = firstObject{true, off}
+	}
+}
+
+// noteObject notes the offset of a sample in the object symbol of the
+// flat table's row k: the first one's names the row.
+func (r *Result) noteObject(k Key, off uint64) {
 	if _, ok := r.objects[k]; !ok {
 		if r.objects == nil {
 			r.objects = make(map[Key]uint64)
 		}
 		r.objects[k] = off
 	}
-	return off
 }
 
 // resolveSample finds the map of e's address (Machine.Resolve), its

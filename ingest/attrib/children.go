@@ -234,7 +234,7 @@ func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int, at
 		if ac.objects == nil {
 			ac.objects = make(map[int32]uint64)
 		}
-		ac.objects[id] = at - st.key.m.UnmapIP(sym.Start)
+		ac.objects[id] = objectOff(st.key.m, sym.Start, at)
 	}
 	s.ids[i] = id + 1
 	return id
@@ -283,9 +283,7 @@ func (ac *accumulator) result(res *Result) map[Key]Counts {
 			res.hide(noLevel(k)) // as groupRows looks it up
 		}
 	}
-	// The entries name the rows: their objects' offsets, not the self
-	// samples' the flat table's would be.
-	res.objects = nil
+	// The entries name the rows.
 	for id, off := range ac.objects {
 		if ac.counts[id].c != (Counts{}) {
 			if res.objects == nil {

@@ -154,13 +154,10 @@ type made struct {
 // entry, which takes its filtered mark from the sample that made it and
 // then counts every later sample of its keys, filtered or not.
 type row struct {
-	c Counts
-	// obj says the row is an object symbol's, which perf names with
-	// objOff, its first sample's offset (Result.objects).
-	obj    bool
-	objOff uint64
-	acc    Counts   // with a tree of hist entries, in a children table: the Children column
-	level  rowLevel // the level shown, the first entry's (rowCounter.firstLevel)
+	c     Counts
+	obj   firstObject // an object symbol's row: the offset perf names it with
+	acc   Counts      // with a tree of hist entries, in a children table: the Children column
+	level rowLevel    // the level shown, the first entry's (rowCounter.firstLevel)
 	made
 }
 
@@ -231,8 +228,8 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 // noteObject notes a sample at offset off in the object symbol of row rk
 // (add's): the first one's names the row.
 func (rc *rowCounter) noteObject(rk RowKey, off uint64) {
-	if r := rc.rows[rk]; r != nil && !r.obj {
-		r.obj, r.objOff = true, off
+	if r := rc.rows[rk]; r != nil {
+		r.obj.note(off)
 	}
 }
 
@@ -297,8 +294,8 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu in
 		id := rc.histRow(h, h.find(e), f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
 		r := h.rows[id].r
 		r.acc.add(c)
-		if f.obj.is && !r.obj {
-			r.obj, r.objOff = true, f.obj.off
+		if f.obj.set {
+			r.obj.note(f.obj.off)
 		}
 		rc.counted = append(rc.counted, id)
 	}
@@ -309,14 +306,7 @@ type treeFrame struct {
 	k       Key
 	end     uint64
 	inlined bool
-	obj     treeObject
-}
-
-// treeObject says a callchain entry is in an object symbol, at offset
-// off (row.objOff).
-type treeObject struct {
-	is  bool
-	off uint64
+	obj     firstObject // in an object symbol: the entry's offset in it
 }
 
 // rowLevel is the level a row shows: kernel, hyper ("H") or neither
@@ -460,11 +450,11 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 			c, seen := r.Counts[k]
 			c.add(rc.rows[e.key].c)
 			r.Counts[k] = c
-			if keep.obj && rc.sym && !seen {
+			if keep.obj.set && rc.sym && !seen {
 				if r.objects == nil {
 					r.objects = make(map[RowKey]uint64)
 				}
-				r.objects[k] = keep.objOff
+				r.objects[k] = keep.obj.off
 			}
 			if rc.acc != nil {
 				acc := r.Acc[k]
@@ -910,7 +900,7 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	rc := a.rows
 	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], rowLevel{kernel, hyper})
 	frames := rc.frames[:0]
-	var obj treeObject // the frame's, for add
+	var obj firstObject // the frame's, for add
 	add := func(k Key, end uint64, inlined bool) {
 		if rc.hist != nil {
 			frames = append(frames, treeFrame{k, end, inlined, obj})
@@ -923,20 +913,20 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	ok := !chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: ip, Event: int(e.attr)}
 		var end uint64
-		obj = treeObject{}
+		obj = firstObject{}
 		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
 			kernel, hyper = cpumode == machine.CPUModeKernel, false
 			k.DSO, k.Kernel, k.Hyper = mp.DSO, kernel, false
 			if sym, ok := a.sym.symbol(mp, ip); ok {
 				k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 				if sym.Object { // its entry made at the raw address
-					obj = treeObject{true, ip - mp.UnmapIP(sym.Start)}
+					obj.note(objectOff(mp, sym.Start, ip))
 				}
 			}
 		}
 		add(k, end, false)
 	}, func(k Key, end uint64) {
-		kernel, hyper, obj = false, false, treeObject{}
+		kernel, hyper, obj = false, false, firstObject{}
 		add(k, end, true)
 	})
 	if rc.hist != nil {

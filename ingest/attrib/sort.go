@@ -196,27 +196,28 @@ func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []table
 // libraries of one file name (a host's libc and a snap's) are one when
 // their symbols (or unresolved addresses) are. nil when no two share one.
 func sameShortNames(m, acc map[Key]Counts) map[dsoMode]string {
-	dsos := map[dsoMode]bool{}
+	short := map[dsoMode]dsoMode{} // each DSO's short name, at its mode
+	least := map[dsoMode]string{}  // per short name, the least DSO
 	for _, keys := range []map[Key]Counts{m, acc} {
 		for k := range keys {
-			dsos[dsoMode{k.DSO, k.Kernel}] = true
-		}
-	}
-	byShort := map[dsoMode]string{} // short name and mode → the least DSO
-	for d := range dsos {
-		s := dsoMode{ShortName(d.dso, d.kernel), d.kernel}
-		if least, ok := byShort[s]; !ok || d.dso < least {
-			byShort[s] = d.dso
+			d := dsoMode{k.DSO, k.Kernel}
+			if _, ok := short[d]; ok {
+				continue
+			}
+			s := dsoMode{ShortName(d.dso, d.kernel), d.kernel}
+			short[d] = s
+			if l, ok := least[s]; !ok || d.dso < l {
+				least[s] = d.dso
+			}
 		}
 	}
 	var same map[dsoMode]string
-	for d := range dsos {
-		if least := byShort[dsoMode{ShortName(d.dso, d.kernel), d.kernel}]; least != d.dso {
+	for d, s := range short {
+		if l := least[s]; l != d.dso {
 			if same == nil {
 				same = make(map[dsoMode]string)
 			}
-			same[d] = least
-			same[dsoMode{least, d.kernel}] = least
+			same[d] = l
 		}
 	}
 	return same

@@ -437,12 +437,23 @@ func (m *Machine) kernelMmap(r Mmap) error {
 // the kernel DSO among the DSOs the build-id table made; else
 // "[kernel.kallsyms]".
 func (m *Machine) KernelDSO() string {
-	for _, f := range m.KernelBuildIDs {
-		if _, kmod := index.KmodName(f); !kmod {
-			return f
-		}
+	if i := KernelEntry(m.KernelBuildIDs); i >= 0 {
+		return m.KernelBuildIDs[i]
 	}
 	return index.KernelDSO
+}
+
+// KernelEntry returns the index of the kernel build-id entry, of names
+// (the file names of the kernel entries of a build-id table, in order),
+// that perf names the kernel DSO by (machine__process_kernel_mmap_event):
+// the first that is not a module's; -1 for none.
+func KernelEntry(names []string) int {
+	for i, f := range names {
+		if _, kmod := index.KmodName(f); !kmod {
+			return i
+		}
+	}
+	return -1
 }
 
 // ModuleDSO is the name perf prints for a module map made from a kernel

@@ -48,6 +48,7 @@ func TestAttrName(t *testing.T) {
 // names it records then are Attr.Name's. Where cycles counts, there is
 // nothing to compare.
 func TestAttrNameAgainstPerf(t *testing.T) {
+	compared := 0
 	for _, event := range []string{"cycles", "cycles:u", "cycles:k", "cycles:ppp", "cycles:uH"} {
 		file := filepath.Join(t.TempDir(), "perf.data")
 		if err := perftest.Record(file, []string{"-e", event}, "true"); err != nil {
@@ -66,10 +67,14 @@ func TestAttrNameAgainstPerf(t *testing.T) {
 				t.Logf("%s: no fallback to cpu-clock here", event)
 				continue
 			}
+			compared++
 			if want := r.Features().EventName(a.IDs[0]); a.Name() != want {
 				t.Errorf("%s: Name %q, perf named it %q", event, a.Name(), want)
 			}
 		}
 		r.Close()
+	}
+	if compared == 0 {
+		t.Skip("perf fell back to cpu-clock for none: no name of evsel__name's to compare")
 	}
 }
