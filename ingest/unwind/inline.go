@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"debug/elf"
 	"io"
@@ -26,7 +27,10 @@ type Inlines struct {
 	// noRanges are the units without ranges, which bfd tries for
 	// every address.
 	noRanges []dwarf.Offset
-	syms     []bfdSym // function-like symbols, in symbol-table order
+	// syms are the function-like symbols sorted by section, value,
+	// size and, for equal ones, later symbol-table entries first:
+	// symbolName's answer is the last at or below an address.
+	syms     []bfdSym
 	secs     []elf.SectionHeader
 	mu       sync.Mutex
 	units    map[dwarf.Offset]*unitFuncs
@@ -46,6 +50,7 @@ type bfdSym struct {
 	name        string
 	value, size uint64
 	sec         int
+	index       int // in symbol-table order
 }
 
 type inlineAnswer struct {
@@ -149,8 +154,16 @@ func (in *Inlines) readSyms(f *elf.File) {
 			elf.ST_VISIBILITY(s.Other) == elf.STV_HIDDEN {
 			continue
 		}
-		in.syms = append(in.syms, bfdSym{name: s.Name, value: s.Value, size: max(s.Size, 1), sec: int(s.Section)})
+		in.syms = append(in.syms, bfdSym{name: s.Name, value: s.Value, size: max(s.Size, 1), sec: int(s.Section), index: len(in.syms)})
 	}
+	sortSyms(in.syms)
+}
+
+// sortSyms puts syms in symbolName's order.
+func sortSyms(syms []bfdSym) {
+	slices.SortFunc(syms, func(a, b bfdSym) int {
+		return cmp.Or(cmp.Compare(a.sec, b.sec), cmp.Compare(a.value, b.value), cmp.Compare(a.size, b.size), cmp.Compare(b.index, a.index))
+	})
 }
 
 // Funcs returns the function names addr2line -i -f prints for addr,
@@ -469,19 +482,17 @@ func (in *Inlines) symbolName(addr uint64) (string, bool) {
 	if sec < 0 {
 		return "", false
 	}
-	best := -1
-	for i, s := range in.syms {
-		if s.sec != sec || s.value > addr {
-			continue
-		}
-		if b := in.syms; best < 0 || s.value > b[best].value || s.value == b[best].value && s.size > b[best].size {
-			best = i
-		}
-	}
-	if best < 0 {
+	// bfd keeps the symbol of the highest value at or below addr, of
+	// those the larger, of those the first in the table: the last in
+	// syms's order.
+	i := sort.Search(len(in.syms), func(i int) bool {
+		s := in.syms[i]
+		return s.sec > sec || s.sec == sec && s.value > addr
+	}) - 1
+	if i < 0 || in.syms[i].sec != sec {
 		return "", false
 	}
-	return in.syms[best].name, true
+	return in.syms[i].name, true
 }
 
 // dwarfSections are the sections Inlines reads: debug/elf's DWARF

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"debug/elf"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,4 +135,59 @@ func compareAddr2line(t *testing.T, path string, stride uint64) {
 		}
 	}
 	t.Logf("%s: %d of %d addresses differ from addr2line", filepath.Base(path), bad, len(addrs))
+}
+
+// TestSymbolNameMatchesScan checks symbolName's search against bfd's
+// scan of the whole table in symbol-table order, on random tables with
+// many ties of value and size.
+func TestSymbolNameMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		in := &Inlines{secs: []elf.SectionHeader{
+			{Flags: elf.SHF_ALLOC, Addr: 0x1000, Size: 0x100},
+			{Flags: 0, Addr: 0x1100, Size: 0x100}, // not allocated
+			{Flags: elf.SHF_ALLOC, Addr: 0x1200, Size: 0x100},
+		}}
+		var table []bfdSym // in symbol-table order
+		for i := range rng.IntN(40) {
+			sec := rng.IntN(len(in.secs))
+			table = append(table, bfdSym{
+				name:  fmt.Sprintf("s%d", i),
+				value: in.secs[sec].Addr + uint64(rng.IntN(0x100)&^0xf),
+				size:  uint64(1 + rng.IntN(3)),
+				sec:   sec,
+				index: i,
+			})
+		}
+		in.syms = slices.Clone(table)
+		sortSyms(in.syms)
+		for addr := uint64(0xff0); addr < 0x1310; addr++ {
+			want, wantOK := scanSymbolName(in.secs, table, addr)
+			got, ok := in.symbolName(addr)
+			if got != want || ok != wantOK {
+				t.Fatalf("round %d, %#x: symbolName = %q, %v; the scan gives %q, %v", round, addr, got, ok, want, wantOK)
+			}
+		}
+	}
+}
+
+// scanSymbolName is bfd's _bfd_elf_find_function as it reads: every
+// symbol of addr's allocated section, in table order.
+func scanSymbolName(secs []elf.SectionHeader, table []bfdSym, addr uint64) (string, bool) {
+	sec := slices.IndexFunc(secs, func(s elf.SectionHeader) bool {
+		return s.Flags&elf.SHF_ALLOC != 0 && addr >= s.Addr && addr-s.Addr < s.Size
+	})
+	best := -1
+	for i, s := range table {
+		if sec < 0 || s.sec != sec || s.value > addr {
+			continue
+		}
+		if best < 0 || s.value > table[best].value || s.value == table[best].value && s.size > table[best].size {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	return table[best].name, true
 }
