@@ -18,7 +18,7 @@ import (
 	"github.com/kmapindex/kmapindex/internal/testbuild"
 )
 
-var keepRandom = flag.Bool("keep-random", false, "TestRandomRecordingsAgainstPerf: write perf's outputs to $TMPDIR/random*.perf")
+var keepRandom = flag.Bool("keep-random", false, "TestRandomRecordingsAgainstPerf: write the recordings and perf's and kbench's outputs to $TMPDIR/random*.data, .kallsyms, .perf and .kbench")
 var randomSeeds = flag.Int("random-seeds", 20, "TestRandomRecordingsAgainstPerf: the number of random recordings")
 
 // randomComparisons are the outputs TestRandomRecordingsAgainstPerf
@@ -96,12 +96,20 @@ func TestRandomRecordingsAgainstPerf(t *testing.T) {
 			data := filepath.Join(dir, "perf.data")
 			rng := rand.New(rand.NewPCG(uint64(seed), 17))
 			opts := randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0, rounds: seed%4 >= 2, modules: seed%5 >= 2, bpf: seed%7 >= 3, otherModes: seed%6 >= 3,
-				lbr: seed%8 == 7}
+				lbr: seed%8 == 7, far: seed%4 == 3}
 			ksFile, ks := ksFile, ks
 			if opts.modules {
 				ksFile, ks = withModules(t, dir, ksFile, ks, rng)
 			}
 			writeRandomRecording(t, data, rng, opts, lib, segs, ks)
+			if *keepRandom {
+				if b, err := os.ReadFile(data); err == nil {
+					os.WriteFile(filepath.Join(os.TempDir(), fmt.Sprintf("random%d.data", seed)), b, 0o644)
+				}
+				if b, err := os.ReadFile(ksFile); err == nil {
+					os.WriteFile(filepath.Join(os.TempDir(), fmt.Sprintf("random%d.kallsyms", seed)), b, 0o644)
+				}
+			}
 			for _, c := range randomComparisons {
 				perfArgs, args := append([]string{}, c.perf...), c.args
 				if opts.lbr && c.table {
@@ -119,6 +127,7 @@ func TestRandomRecordingsAgainstPerf(t *testing.T) {
 				}
 				if *keepRandom {
 					os.WriteFile(filepath.Join(os.TempDir(), fmt.Sprintf("random%d.%s.perf", seed, c.name)), []byte(want), 0o644)
+					os.WriteFile(filepath.Join(os.TempDir(), fmt.Sprintf("random%d.%s.kbench", seed, c.name)), []byte(got), 0o644)
 				}
 				if c.table {
 					g, w := linediff.ReportRows(got), linediff.ReportRows(want)
@@ -214,6 +223,11 @@ type randomRecording struct {
 	// record --call-graph lbr does (chains only): perf resolves the user
 	// frames from it. Tables are compared without branch mode then.
 	lbr bool
+	// far puts addresses from all over the address space in callchains
+	// (what frame-pointer walks through code without frame pointers
+	// read): outside every map, many 2^63 or more apart, which perf's
+	// tree of hist entries compares inconsistently.
+	far bool
 }
 
 // writeRandomRecording writes to path a random recording drawn from rng:
@@ -407,6 +421,10 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 	const thread = 104
 	forked := false
 	const contextKernel, contextUser, contextGuestKernel = ^uint64(0) - 128 + 1, ^uint64(0) - 512 + 1, ^uint64(0) - 2176 + 1
+	var far []uint64 // opts.far's addresses: anywhere below the context markers
+	for range 40 {
+		far = append(far, rng.Uint64N(^uint64(0)-4096))
+	}
 	for range 100 + rng.IntN(300) {
 		pid := pids[rng.IntN(len(pids))]
 		tid := pid
@@ -475,6 +493,11 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 			for range rng.IntN(4) {
 				p := pools[1+rng.IntN(len(pools)-1)]
 				chain = append(chain, p[rng.IntN(len(p))])
+			}
+			if opts.far {
+				for range rng.IntN(3) {
+					chain = append(chain, far[rng.IntN(len(far))])
+				}
 			}
 			switch rng.IntN(30) {
 			case 0: // a marker perf 6.1 does not know empties the chain

@@ -252,6 +252,9 @@ type Result struct {
 	// childSelf, when set, is the children table's Self column, keyed
 	// as Children (children.replay); else BySym is.
 	childSelf map[Key]Counts
+	// noMapRanks, when set, orders the rows of addresses outside every
+	// map that perf's output sort finds equal (accumulator.noMapRanks).
+	noMapRanks map[rankKey]int32
 	// Rows is the table by Options.SortKeys (or with Options.Filter);
 	// nil without either.
 	Rows *Rows
@@ -456,8 +459,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		// accumulator's, whichever of a sample or a callchain made them.
 		a.res.hidden = nil
 		a.res.Children = a.acc.result(a.res)
-		if children, self, ok := a.acc.replay(); ok {
-			a.res.Children, a.res.childSelf = children, self
+		a.res.childSelf = a.acc.selfColumn(a.res.BySym)
+		a.res.noMapRanks = a.acc.noMapRanks()
+		if children, self, ranks, ok := a.acc.replay(); ok {
+			a.res.Children, a.res.childSelf, a.res.noMapRanks = children, self, ranks
 		}
 	}
 	if a.stacks != nil {

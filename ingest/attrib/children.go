@@ -34,6 +34,13 @@ type accumulator struct {
 	// entries, its callchain's too; hidden marks them.
 	hiding bool
 	hidden map[int32]bool
+	// orders are, per event, perf's tree for addresses outside every
+	// map once they lie far apart (farorder.go); movedSelf is the Self
+	// column of the entries it made for a sample's own address.
+	orders      []*noMapOrder
+	movedSelf   map[int32]Counts
+	noMapLevels []uint8 // cumulate's, reused
+	made        []int32 // the entries in the order first counted, until every event has a tree
 }
 
 // entryMeta is an entry's symbol's end and whether it is an inlined
@@ -117,6 +124,10 @@ const (
 type accCount struct {
 	c     Counts
 	stamp uint32 // the last sample counted: each counts once per row
+	noMap bool   // an address outside every map (noMapEntry's)
+	// inTree: the entry has an entry in its event's noMapOrder tree
+	// (an address's first; later ones are entries of their own).
+	inTree bool
 }
 
 // noMapKey is a frame outside every map: perf keys it by address alone.
@@ -263,6 +274,7 @@ func (ac *accumulator) noMapEntry(addr uint64, kernel, hyper bool, event int) in
 		return id
 	}
 	id := ac.newEntry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: addr, Event: event})
+	ac.counts[id].noMap = true
 	ac.noMap[k] = id
 	return id
 }
@@ -310,6 +322,13 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 	ac := a.acc
 	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
 	ids := append(a.cumIDs[:0], self)
+	// The levels of the entries without a map, in ids's order: perf
+	// makes a second entry of such an address with the level it has
+	// then (countNoMap).
+	nm := ac.noMapLevels[:0]
+	if ac.counts[self].noMap {
+		nm = append(nm, packLevel(kernel, hyper))
+	}
 	vers := frameVersions{m: a.m, e: e}
 	// perf resets the cursor before it makes any entry: a chain an
 	// unknown marker empties (chainVoid) is not walked, so that the frames
@@ -321,7 +340,9 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 		if slot.ip == ip && slot.tag|tagInMap == tag|tagInMap && cache {
 			if slot.tag&tagInMap != 0 {
 				kernel, hyper = cpumode == machine.CPUModeKernel, false
-			} // else noMapEntry's, made already
+			} else { // noMapEntry's, made already
+				nm = append(nm, packLevel(kernel, hyper))
+			}
 			ids = append(ids, slot.id)
 			return
 		}
@@ -333,6 +354,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 		if !found {
 			id := ac.noMapEntry(ip, kernel, hyper, event)
 			ids = append(ids, id)
+			nm = append(nm, packLevel(kernel, hyper))
 			if cache {
 				*slot = frameSlot{ip: ip, tag: tag, id: id}
 			}
@@ -362,13 +384,30 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 	if !ok {
 		ids = ids[:1] // perf resets the cursor
 	}
-	for _, id := range ids {
-		ac.add(id, c)
+	ac.count(ids, nm, event, c)
+	a.cumIDs, ac.noMapLevels = ids, nm[:0]
+}
+
+// count counts a sample of period c in its entries ids (its own, then
+// its callchain's in caller order), each once; nm are the levels of
+// those without a map, in order.
+func (ac *accumulator) count(ids []int32, nm []uint8, event int, c Counts) {
+	for i, id := range ids {
+		e := &ac.counts[id]
+		switch {
+		case e.noMap:
+			ac.countNoMap(i, id, event, c, nm[0])
+			nm = nm[1:]
+		case e.stamp == 0:
+			ac.enter(id, event) // perf makes its entry now
+			ac.add(id, c)
+		default:
+			ac.add(id, c)
+		}
 	}
 	if ac.log != nil {
 		ac.log.add(ids, c)
 	}
-	a.cumIDs = ids
 }
 
 // chainVoid reports whether an unknown context marker empties e's

@@ -1,6 +1,8 @@
 package attrib
 
-import "github.com/kmapindex/kmapindex/ingest/symbols"
+import (
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+)
 
 // replay returns the Children and Self columns of a children table as
 // perf builds them when inlined functions' entries took part: perf puts
@@ -16,11 +18,14 @@ import "github.com/kmapindex/kmapindex/ingest/symbols"
 // a histTree by dso,sym, sample by sample: the sample's entry counts in
 // Self and Children, then each callchain entry no entry counted for the
 // sample compares equal to counts in Children. Rows of one key are told
-// apart by Key.dup. Without inlined entries the comparison is an order
-// on the keys, the map-keyed counts are perf's, and ok is false.
-func (ac *accumulator) replay() (children, self map[Key]Counts, ok bool) {
+// apart by Key.dup; ranks orders the rows of addresses outside every
+// map as the trees' in-order walks do (accumulator.noMapRanks). Without
+// inlined entries the comparison is an order on the keys (but for the
+// addresses noMapOrder sees to), the map-keyed counts are perf's, and ok
+// is false.
+func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKey]int32, ok bool) {
 	if ac.log == nil || !ac.anyInlined {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	type perfEntry struct {
 		origin    int32 // the accumulator entry that made it
@@ -79,9 +84,10 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ok bool) {
 			counted = append(counted, pe)
 		}
 	}
-	children, self = make(map[Key]Counts), make(map[Key]Counts)
-	for _, es := range entries {
-		for _, p := range es {
+	children, self, ranks = make(map[Key]Counts), make(map[Key]Counts), make(map[rankKey]int32)
+	for event, es := range entries {
+		keys := make([]Key, len(es))
+		for i, p := range es {
 			k := ac.keys[p.origin]
 			if k.DSO == symbols.Unknown {
 				k.Kernel = false // as result keys them
@@ -96,9 +102,17 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ok bool) {
 			if p.self.Samples > 0 {
 				self[k] = p.self
 			}
+			keys[i] = k
+		}
+		r := int32(0)
+		for n := trees[event].tree.First(); n != nil; n = n.Next() {
+			if k := keys[n.Value]; k.DSO == symbols.Unknown {
+				ranks[rankKeyOf(k)] = r
+			}
+			r++
 		}
 	}
-	return children, self, true
+	return children, self, ranks, true
 }
 
 // countedAlready reports whether an entry counted for the sample already

@@ -1,9 +1,11 @@
 package attrib
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -60,7 +62,7 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 			n.add(c)
 			self[k] = n
 		}
-		children, replayedSelf, ok := ac.replay()
+		children, replayedSelf, _, ok := ac.replay()
 		if !ok {
 			t.Fatalf("case %d: no replay", i)
 		}
@@ -90,11 +92,114 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 func TestReplayOnlyWithInlinedEntries(t *testing.T) {
 	ac := newAccumulator()
 	ac.log = &entryLog{}
-	if _, _, ok := ac.replay(); ok {
+	if _, _, _, ok := ac.replay(); ok {
 		t.Error("replayed without an inlined entry")
 	}
 	ac.log, ac.anyInlined = nil, true
-	if _, _, ok := ac.replay(); ok {
+	if _, _, _, ok := ac.replay(); ok {
 		t.Error("replayed without a log")
+	}
+}
+
+// TestNoMapOrderMatchesReplay counts random samples whose callchains hold
+// addresses outside every map from all over the address space, many 2^63
+// or more apart (perf's comparison of them is then no order), with the
+// accumulator's tree of them (noMapOrder, which searches for those
+// addresses alone) and replays them through a tree searched for every
+// entry, as perf does (replay): both must give the same Children and
+// Self columns, rows of one address included, and the same order of the
+// rows without a map.
+func TestNoMapOrderMatchesReplay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	dsos := []string{"/lib/a.so", "/usr/bin/c", "[kernel.kallsyms]"}
+	split, far := 0, 0
+	for i := range 300 {
+		ac := newAccumulator()
+		ac.log = &entryLog{}
+		var addrs []uint64
+		for range 2 + rng.IntN(30) {
+			addrs = append(addrs, rng.Uint64())
+		}
+		if i%3 == 0 { // near ones too: the tree starts late, if at all
+			for j := range addrs {
+				addrs[j] >>= 2 + rng.IntN(10)
+			}
+		}
+		var mapped []Key
+		for range 1 + rng.IntN(20) {
+			k := Key{DSO: dsos[rng.IntN(len(dsos))], Sym: "[unknown]", Addr: uint64(rng.IntN(64))}
+			if rng.IntN(2) == 0 {
+				k.Addr = uint64(rng.IntN(8)) * 16
+				k.Sym = fmt.Sprint("f", k.Addr)
+			}
+			mapped = append(mapped, k)
+		}
+		entry := func() (int32, bool) {
+			if rng.IntN(2) == 0 {
+				return ac.noMapEntry(addrs[rng.IntN(len(addrs))], false, false, 0), true
+			}
+			k := mapped[rng.IntN(len(mapped))]
+			id := ac.entry(k)
+			if k.Sym != "[unknown]" {
+				ac.meta[id].end = k.Addr + 16
+			}
+			return id, false
+		}
+		bySym := map[Key]Counts{}
+		for s := range 1 + rng.IntN(300) {
+			ac.stamp = uint32(s + 1)
+			var ids []int32
+			var nm []uint8
+			for j := range 1 + rng.IntN(8) {
+				id, noMap := entry()
+				ids = append(ids, id)
+				if noMap {
+					nm = append(nm, 0)
+				}
+				if j == 0 {
+					k := ac.keys[id]
+					c := bySym[k]
+					c.add(Counts{Samples: 1, Period: 2})
+					bySym[k] = c
+				}
+			}
+			ac.count(ids, nm, 0, Counts{Samples: 1, Period: 2})
+		}
+		ac.anyInlined = true // replay though nothing is inlined
+		wantChildren, wantSelf, wantRanks, _ := ac.replay()
+		children := ac.result(&Result{})
+		maps.DeleteFunc(children, func(_ Key, c Counts) bool { return c == Counts{} })
+		if !maps.Equal(children, wantChildren) {
+			t.Fatalf("case %d: Children %v, replayed %v", i, children, wantChildren)
+		}
+		self := ac.selfColumn(bySym)
+		if self == nil {
+			self = bySym
+		}
+		maps.DeleteFunc(self, func(_ Key, c Counts) bool { return c.Samples == 0 })
+		if !maps.Equal(self, wantSelf) {
+			t.Fatalf("case %d: Self %v, replayed %v", i, self, wantSelf)
+		}
+		if ranks := ac.noMapRanks(); ranks != nil {
+			far++
+			// The rows without a map, in order.
+			order := func(r map[rankKey]int32) []rankKey {
+				keys := slices.Collect(maps.Keys(r))
+				slices.SortFunc(keys, func(a, b rankKey) int { return cmp.Compare(r[a], r[b]) })
+				return keys
+			}
+			if got, want := order(ranks), order(wantRanks); !slices.Equal(got, want) {
+				t.Fatalf("case %d: rows without a map in the order %v, replayed %v", i, got, want)
+			}
+		}
+		for k := range children {
+			if k.dup > 0 {
+				split++
+				break
+			}
+		}
+	}
+	if far < 100 || split < 20 {
+		t.Errorf("only %d cases needed the tree and %d split an address's entry: the test no longer tests them", far, split)
 	}
 }

@@ -136,7 +136,18 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if sum.Samples == 0 && len(r.Events) > 1 {
 			continue
 		}
-		rows := tableOrder(groupRows(counts, r.Children, r.hidden, g.first, g.n))
+		grouped := groupRows(counts, r.Children, r.hidden, g.first, g.n)
+		if r.noMapRanks != nil && r.Branches == nil {
+			for i := range grouped {
+				if grouped[i].key.DSO != symbols.Unknown {
+					continue
+				}
+				if rank, ok := r.noMapRanks[rankKeyOf(grouped[i].key)]; ok {
+					grouped[i].rank = rank + 1
+				}
+			}
+		}
+		rows := tableOrder(grouped)
 		dsoWidth := len("Shared Object")
 		for _, row := range rows {
 			dsoWidth = max(dsoWidth, len(row.short))

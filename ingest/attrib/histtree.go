@@ -31,6 +31,7 @@ import (
 type histTree struct {
 	keys    []string // the sort keys, in order
 	dsoKey  bool     // one of them is dso
+	dsoSym  bool     // they are dso,sym (a children table's tree)
 	tree    rbtree.Tree
 	entries []histEntry
 	rows    []histRow // each entry's row (rowCounter.add)
@@ -91,7 +92,7 @@ func keyEntry(k Key, short string, end uint64, inlined bool) histEntry {
 }
 
 func newHistTree(keys []string) *histTree {
-	return &histTree{keys: keys, dsoKey: slices.Contains(keys, SortDSO)}
+	return &histTree{keys: keys, dsoKey: slices.Contains(keys, SortDSO), dsoSym: slices.Equal(keys, []string{SortDSO, SortSym})}
 }
 
 // histTreeApplies reports whether perf's tree of hist entries can keep
@@ -144,6 +145,12 @@ func (h *histTree) search(t *rbtree.Tree, e *histEntry) (found int32, parent *rb
 // compare is hist_entry__cmp(l, r): each key's se_cmp in turn (perf 6.1's
 // util/sort.c), as signs.
 func (h *histTree) compare(l, r *histEntry) int {
+	if h.dsoSym { // the children table's, searched per sample: no loop
+		if c := dsoCmp(l, r); c != 0 {
+			return c
+		}
+		return symCmp(l, r, true)
+	}
 	for _, k := range h.keys {
 		var c int
 		switch k {

@@ -96,6 +96,8 @@ type tableRow struct {
 	// or of acc's for a row only acc has (late).
 	first keyCounts
 	late  bool
+	// rank is 1 + the row's rank in Result.noMapRanks, if it has one.
+	rank int32
 }
 
 // groupRows returns the rows of the table for events first..first+n-1:
@@ -261,6 +263,9 @@ func comparePerfRows(x, y *tableRow) int {
 		if c := cmp.Compare(y.c[i].Samples, x.c[i].Samples); c != 0 {
 			return c
 		}
+	}
+	if x.rank > 0 && y.rank > 0 {
+		return cmp.Compare(x.rank, y.rank) // perf's tree's order, where its comparison was none
 	}
 	return cmp.Compare(int64(a.Addr), int64(b.Addr))
 }

@@ -25,8 +25,15 @@ func (n *Node) Right() *Node { return n.right }
 // Tree is a red-black tree whose caller does the descent (as the kernel's
 // users do) and links the new node with Link.
 type Tree struct {
-	root *Node
+	root  *Node
+	moves uint64 // rotations and erasures so far (Moves)
 }
+
+// Moves counts the rotations and erasures so far. A search's path to a
+// node it found stays the same while Moves does: linking a new leaf
+// changes no existing node's children but the leaf's parent's empty
+// side, which that path does not take.
+func (t *Tree) Moves() uint64 { return t.moves }
 
 // Root returns the root node, nil for an empty tree.
 func (t *Tree) Root() *Node { return t.root }
@@ -46,6 +53,7 @@ func (t *Tree) changeChild(old, new, parent *Node) {
 // rotateSetParents is __rb_rotate_set_parents: new takes old's parent and
 // colour, old becomes new's child with the given colour.
 func (t *Tree) rotateSetParents(old, new *Node, red bool) {
+	t.moves++
 	parent := old.parent
 	new.parent, new.red = old.parent, old.red
 	old.parent, old.red = new, red
@@ -142,6 +150,7 @@ func (t *Tree) insertColor(node *Node) {
 // Erase is rb_erase (__rb_erase_augmented without callbacks, then
 // ____rb_erase_color).
 func (t *Tree) Erase(node *Node) {
+	t.moves++
 	child := node.right
 	tmp := node.left
 	var parent, rebalance *Node

@@ -89,3 +89,61 @@ func (b *keyTree) insert(k uint64) {
 	}
 	b.tree.Link(n, parent, left)
 }
+
+// TestMovesCountsPathChanges: a node's path from the root changes only
+// when Moves does, over random insertions and erasures, and Moves does
+// change on some (a test that cannot fail is none).
+func TestMovesCountsPathChanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	path := func(n *Node) string {
+		var b []byte
+		for ; n.parent != nil; n = n.parent {
+			if n.parent.left == n {
+				b = append(b, 'l')
+			} else {
+				b = append(b, 'r')
+			}
+		}
+		return string(b)
+	}
+	still, moved := 0, 0
+	for range 50 {
+		var b keyTree
+		var nodes []*Node
+		for range 200 {
+			before := b.tree.Moves()
+			paths := make([]string, len(nodes))
+			for i, n := range nodes {
+				paths[i] = path(n)
+			}
+			if len(nodes) > 0 && rng.IntN(5) == 0 {
+				i := rng.IntN(len(nodes))
+				b.tree.Erase(nodes[i])
+				nodes = slices.Delete(nodes, i, i+1)
+				paths = slices.Delete(paths, i, i+1)
+			} else {
+				b.insert(uint64(rng.IntN(1000)))
+				for n := b.tree.First(); n != nil; n = n.Next() {
+					if int(n.Value) == len(b.keys)-1 {
+						nodes = append(nodes, n)
+					}
+				}
+			}
+			changed := false
+			for i, p := range paths {
+				changed = changed || path(nodes[i]) != p
+			}
+			switch {
+			case b.tree.Moves() == before && changed:
+				t.Fatal("a path changed but Moves did not")
+			case b.tree.Moves() == before:
+				still++
+			default:
+				moved++
+			}
+		}
+	}
+	if still == 0 || moved == 0 {
+		t.Errorf("Moves stayed %d times and changed %d", still, moved)
+	}
+}
