@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -137,6 +138,12 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	filtering := !reflect.DeepEqual(filter, attrib.Filter{})
+	if !filtering && *format == "table" && slices.Equal(keys, []string{attrib.SortDSO, attrib.SortSym}) {
+		// The default table's keys: its path, which keeps perf's tree for
+		// far-apart addresses outside every map in a children table
+		// (attrib's noMapOrder), and is faster.
+		keys = nil
+	}
 	impl, err := mapset.ByName(*implName)
 	if err != nil {
 		return usageErr("%v", err)
