@@ -51,6 +51,7 @@ var randomComparisons = []struct {
 	{"time", reportArgs("--sort", "dso,sym", "--time", "0.000000100,0.000000300"), []string{"-no-children", "-time", "0.000000100,0.000000300"}, true, true},
 	{"children sym", append(reportArgs("--sort", "sym"), "--children"), []string{"-children", "-sort", "sym"}, true, false},
 	{"children dso,sym", append(reportArgs("--sort", "dso,sym"), "--children"), []string{"-children", "-sort", "dso,sym"}, true, false},
+	{"children pid,dso,sym", append(reportArgs("--sort", "pid,dso,sym"), "--children"), []string{"-children", "-sort", "pid,dso,sym"}, true, false},
 	{"children pid,sym", append(reportArgs("--sort", "pid,sym"), "--children"), []string{"-children", "-sort", "pid,sym"}, true, false},
 	{"children comm,sym", append(reportArgs("--sort", "comm,sym"), "--children"), []string{"-children", "-sort", "comm,sym"}, true, false},
 	{"children comm,dso,sym", append(reportArgs("--sort", "comm,dso,sym"), "--children"), []string{"-children", "-sort", "comm,dso,sym"}, true, false},

@@ -97,11 +97,14 @@ func newHistTree(keys []string) *histTree {
 
 // histTreeApplies reports whether perf's tree of hist entries can keep
 // apart entries its keys find equal, so that a histTree is needed: by
-// sym without dso, whose comparison is inconsistent, and by comm, whose
-// entries a thread's first COMM renames in place (their rows are the
-// collapsed entries, each with its first entry's level and mark).
-func histTreeApplies(keys []string) bool {
-	return slices.Contains(keys, SortSym) && !slices.Contains(keys, SortDSO) || slices.Contains(keys, SortComm)
+// sym without dso, whose comparison is inconsistent; by sym in a
+// children table, whose callchains' addresses outside every map compare
+// inconsistently when 2^63 or more apart (see noMapOrder); and by comm,
+// whose entries a thread's first COMM renames in place (their rows are
+// the collapsed entries, each with its first entry's level and mark).
+func histTreeApplies(keys []string, children bool) bool {
+	sym := slices.Contains(keys, SortSym)
+	return sym && (children || !slices.Contains(keys, SortDSO)) || slices.Contains(keys, SortComm)
 }
 
 // find returns the entry the sample e falls in, made if perf's search

@@ -168,7 +168,7 @@ func newRowCounter(keys []string, children bool) *rowCounter {
 	if children {
 		rc.acc = make(map[RowKey]*accRow)
 	}
-	if histTreeApplies(keys) {
+	if histTreeApplies(keys, children) {
 		rc.histKeys = keys
 		rc.hist = make(map[int]*histTree)
 	}
