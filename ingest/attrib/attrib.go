@@ -352,6 +352,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.rows.firstLevel = branches
 	case children:
 		a.acc = newAccumulator()
+		defer a.acc.stopTrees() // on errors too
 		for _, at := range r.Attrs() {
 			if needsUnwind(at) { // inlined frames can come (see replay)
 				a.acc.log = &entryLog{}
@@ -458,6 +459,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		// The entries hold both columns: the hidden ones are the
 		// accumulator's, whichever of a sample or a callchain made them.
 		a.res.hidden = nil
+		a.acc.finishTrees()
 		a.res.Children = a.acc.result(a.res)
 		a.res.childSelf = a.acc.selfColumn(a.res.BySym)
 		a.res.noMapRanks = a.acc.noMapRanks()

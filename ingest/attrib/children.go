@@ -38,6 +38,8 @@ type accumulator struct {
 	// map once they lie far apart (farorder.go); movedSelf is the Self
 	// column of the entries it made for a sample's own address.
 	orders      []*noMapOrder
+	trees       *treeWorker
+	ranks       map[rankKey]int32 // finishTrees's
 	movedSelf   map[int32]Counts
 	noMapLevels []uint8 // cumulate's, reused
 	made        []int32 // the entries in the order first counted, until every event has a tree
@@ -125,9 +127,6 @@ type accCount struct {
 	c     Counts
 	stamp uint32 // the last sample counted: each counts once per row
 	noMap bool   // an address outside every map (noMapEntry's)
-	// inTree: the entry has an entry in its event's noMapOrder tree
-	// (an address's first; later ones are entries of their own).
-	inTree bool
 }
 
 // noMapKey is a frame outside every map: perf keys it by address alone.
@@ -392,17 +391,23 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 // its callchain's in caller order), each once; nm are the levels of
 // those without a map, in order.
 func (ac *accumulator) count(ids []int32, nm []uint8, event int, c Counts) {
+	tree := ac.treeStarted(event)
 	for i, id := range ids {
 		e := &ac.counts[id]
 		switch {
-		case e.noMap:
+		case e.stamp == ac.stamp: // counted for the sample (i > 0)
+		case e.noMap && (tree || e.stamp == 0):
 			ac.countNoMap(i, id, event, c, nm[0])
-			nm = nm[1:]
+			tree = ac.orders[event].started // it may start now
 		case e.stamp == 0:
 			ac.enter(id, event) // perf makes its entry now
-			ac.add(id, c)
+			fallthrough
 		default:
-			ac.add(id, c)
+			e.stamp = ac.stamp
+			e.c.add(c)
+		}
+		if e.noMap {
+			nm = nm[1:]
 		}
 	}
 	if ac.log != nil {

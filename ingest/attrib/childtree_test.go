@@ -165,6 +165,7 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 			}
 			ac.count(ids, nm, 0, Counts{Samples: 1, Period: 2})
 		}
+		ac.finishTrees()
 		ac.anyInlined = true // replay though nothing is inlined
 		wantChildren, wantSelf, wantRanks, _ := ac.replay()
 		children := ac.result(&Result{})

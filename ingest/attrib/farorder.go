@@ -2,6 +2,8 @@ package attrib
 
 import (
 	"cmp"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kmapindex/kmapindex/ingest/rbtree"
@@ -20,31 +22,25 @@ import (
 // space, though, and once two lie 2^63 or more apart the comparison is
 // no order: perf's search can miss an address's entry and make a second
 // one (a row of its own), and the walk follows the tree's shape. From
-// that moment on, per event, noMapOrder rebuilds the tree as perf has it
-// (package rbtree, its entries kept compact: entryTree): the entries made so
-// far, in the order they were made (which is perf's, and whose
+// that moment on, per event, perf's tree is rebuilt as perf has it
+// (package rbtree, its entries kept compact: entryTree): the entries made
+// so far, in the order they were made (which is perf's, and whose
 // comparisons were consistent until then), then each entry as it is
 // made, and a search per sample for each address outside every map, as
 // hists__findnew_entry searches. Entries with a map compare consistently
-// with everything, so they are found without a search.
+// with everything, so they are found without a search. The tree is kept
+// by a goroutine of its own (treeWorker), fed in batches: the searches
+// read a node a level from memory, a fifth of the children table's time
+// on the -a -g recording had the attributor done them, and the core the
+// decoder leaves idle does them instead. It counts the samples of the
+// addresses it searched for per tree entry, merged into the
+// accumulator's entries at the end (finishTrees).
 
-// noMapOrder is one event's tree, once needed, and the arc before.
+// noMapOrder is one event's arc of addresses outside every map, until
+// it reaches 2^63 and the event's tree starts.
 type noMapOrder struct {
-	arc  addrArc
-	tree *entryTree // nil until the arc reached 2^63
-	ids  []int32    // each tree entry's accumulator entry
-	// dups counts, per accumulator entry of an address, its tree
-	// entries after the first.
-	dups map[int32]int32
-	// last is, per accumulator entry of an address (its index), the
-	// tree entry its last search found, and the tree's Moves then + 1:
-	// the path to it stays while no node moves.
-	last []lastSearch
-}
-
-type lastSearch struct {
-	moves uint64
-	found int32
+	arc     addrArc
+	started bool
 }
 
 // addrArc is the shortest arc, going up from lo for span bytes round
@@ -74,15 +70,14 @@ func (a *addrArc) add(addr uint64) bool {
 	return a.span < 1<<63
 }
 
-// countNoMap counts the sample (period c) in the entry perf finds for
-// accumulator entry id, of an address outside every map: the i-th of
-// the sample's entries (0: its own), at level (packLevel).
+// countNoMap counts the sample (period c) for accumulator entry id, of
+// an address outside every map, not counted for the sample yet: the
+// i-th of the sample's entries (0: its own), at level (packLevel). Once
+// its event's tree started, the tree's worker finds the entry perf
+// counts it in.
 func (ac *accumulator) countNoMap(i int, id int32, event int, c Counts, level uint8) {
-	if i > 0 && ac.counts[id].stamp == ac.stamp {
-		return // counted for the sample (iter_add_next_cumulative_entry's he_cache)
-	}
 	o := ac.noMapOrder(event)
-	if o.tree == nil {
+	if !o.started {
 		if ac.counts[id].stamp == 0 {
 			if !o.arc.add(ac.keys[id].Addr) {
 				ac.startTree(o, event)
@@ -90,22 +85,14 @@ func (ac *accumulator) countNoMap(i int, id int32, event int, c Counts, level ui
 				ac.made = append(ac.made, id)
 			}
 		}
-		if o.tree == nil {
+		if !o.started {
 			ac.add(id, c)
 			return
 		}
 	}
-	pe := ac.findNoMap(o, id, level)
-	ac.add(pe, c)
-	ac.counts[id].stamp = ac.stamp
-	if i == 0 && pe != id {
-		if ac.movedSelf == nil {
-			ac.movedSelf = make(map[int32]Counts)
-		}
-		s := ac.movedSelf[pe]
-		s.add(c)
-		ac.movedSelf[pe] = s
-	}
+	ac.counts[id].stamp = ac.stamp // for the sample's later frames
+	ac.trees.send(treeOp{kind: opSearch, event: int32(event), id: id, key: treeKey{a: ac.keys[id].Addr, noMap: true},
+		level: level, self: i == 0, hidden: ac.hiding, c: c})
 }
 
 // noMapOrder returns event's noMapOrder, made on first use.
@@ -119,72 +106,259 @@ func (ac *accumulator) noMapOrder(event int) *noMapOrder {
 	return ac.orders[event]
 }
 
-// startTree builds event's tree as perf has it now: the event's entries
+// treeStarted reports whether event's tree started.
+func (ac *accumulator) treeStarted(event int) bool {
+	return event < len(ac.orders) && ac.orders[event] != nil && ac.orders[event].started
+}
+
+// startTree starts event's tree as perf has it now: the event's entries
 // counted so far, in the order they were first counted (ac.made), which
 // is the order perf made them in.
 func (ac *accumulator) startTree(o *noMapOrder, event int) {
-	o.tree = &entryTree{names: map[string]int32{}}
-	o.dups = map[int32]int32{}
+	o.started = true
+	if ac.trees == nil {
+		ac.trees = newTreeWorker()
+	}
 	for _, id := range ac.made {
 		if ac.keys[id].Event == event {
-			ac.insert(o, id)
+			ac.sendInsert(id, event)
 		}
-	}
-}
-
-// insert links entry id into o's tree, where perf's search for it ends.
-// An entry with a map that another compares equal to (a library of the
-// same short name) is counted apart, as the accumulator keys it: perf's
-// table merges such rows anyway (groupRows).
-func (ac *accumulator) insert(o *noMapOrder, id int32) {
-	n := o.tree.len()
-	if int(o.tree.find(ac.treeKey(o.tree, id))) == n {
-		o.ids = append(o.ids, id)
-		ac.counts[id].inTree = true
 	}
 }
 
 // enter notes an entry with a map counted for the first time, when
 // perf makes it: in its event's tree, if the event has one, else in
-// ac.made for a tree made later.
+// ac.made for a tree started later.
 func (ac *accumulator) enter(id int32, event int) {
-	if event < len(ac.orders) {
-		if o := ac.orders[event]; o != nil && o.tree != nil {
-			ac.insert(o, id)
-			return
-		}
+	if ac.treeStarted(event) {
+		ac.sendInsert(id, event)
+		return
 	}
 	ac.made = append(ac.made, id)
 }
 
-// findNoMap returns the accumulator entry of the tree entry perf's
-// search for the address of entry id finds, made when it finds none: id
-// itself the first time, after that an entry of the same key with the
-// next dup and the level of the frame or sample that made it.
-func (ac *accumulator) findNoMap(o *noMapOrder, id int32, level uint8) int32 {
-	n := int32(o.tree.len())
-	if int(id) >= len(o.last) {
-		o.last = append(o.last, make([]lastSearch, int(id)+1-len(o.last)+len(o.last)/2)...)
-	}
-	if l := o.last[id]; l.moves == o.tree.tree.Moves()+1 {
-		return o.ids[l.found]
-	}
-	te := o.tree.find(treeKey{a: ac.keys[id].Addr, noMap: true})
-	if te == n { // made
-		pe := id
-		if ac.counts[id].inTree {
-			o.dups[id]++
-			k := ac.keys[id]
-			k.dup = o.dups[id]
-			k.Kernel, k.Hyper = unpackLevel(level)
-			pe = ac.newEntry(k)
-			ac.counts[pe].noMap = true
+// sendInsert has the worker link entry id into its event's tree.
+func (ac *accumulator) sendInsert(id int32, event int) {
+	k := ac.keys[id]
+	op := treeOp{kind: opInsert, event: int32(event), id: id, key: treeKey{a: k.Addr, noMap: true}}
+	if k.DSO != symbols.Unknown {
+		op.key.noMap, op.name = false, ShortName(k.DSO, k.Kernel)
+		if k.Sym != symbols.Unknown {
+			op.key.sym, op.key.b = true, ac.meta[id].end
 		}
-		ac.counts[pe].inTree = true
-		o.ids = append(o.ids, pe)
 	}
-	o.last[id] = lastSearch{o.tree.tree.Moves() + 1, te}
-	return o.ids[te]
+	ac.trees.send(op)
+}
+
+// finishTrees waits for the trees' worker and merges its counts: an
+// address's first tree entry's into its accumulator entry, the others'
+// into entries of their own (Key.dup, with the level and hidden mark of
+// the frame that made them; their Self column in movedSelf); and ranks
+// the rows of addresses outside every map by their trees' in-order
+// walks (ac.ranks).
+func (ac *accumulator) finishTrees() {
+	w := ac.trees
+	if w == nil {
+		return
+	}
+	w.close()
+	ac.ranks = make(map[rankKey]int32)
+	hiding := ac.hiding
+	defer func() { ac.hiding = hiding }()
+	events := slices.Sorted(maps.Keys(w.trees))
+	for _, ev := range events {
+		wt := w.trees[ev]
+		for te := range wt.owner {
+			ow := &wt.owner[te]
+			if !ow.noMap {
+				continue
+			}
+			if ow.dup == 0 {
+				ac.counts[ow.id].c.add(wt.counts[te])
+				continue
+			}
+			k := ac.keys[ow.id]
+			k.dup = ow.dup
+			k.Kernel, k.Hyper = unpackLevel(ow.level)
+			ac.hiding = ow.hidden
+			id := ac.newEntry(k)
+			ac.counts[id].c, ac.counts[id].noMap = wt.counts[te], true
+			if wt.self[te] != (Counts{}) {
+				if ac.movedSelf == nil {
+					ac.movedSelf = make(map[int32]Counts)
+				}
+				ac.movedSelf[id] = wt.self[te]
+			}
+			ow.id = id
+		}
+		i := int32(0)
+		for n := wt.t.tree.First(); n != nil; n = n.Next() {
+			if ow := wt.owner[n.Value]; ow.noMap {
+				ac.ranks[rankKeyOf(ac.keys[ow.id])] = i
+			}
+			i++
+		}
+	}
+}
+
+// stopTrees stops the trees' worker, if any.
+func (ac *accumulator) stopTrees() {
+	if ac.trees != nil {
+		ac.trees.close()
+	}
+}
+
+// treeWorker keeps the trees on a goroutine of its own: ops come in
+// batches, and its state is read once it is done.
+type treeWorker struct {
+	ops, free chan []treeOp
+	batch     []treeOp
+	done      chan struct{}
+	closed    bool
+	trees     map[int32]*workerTree // per event
+}
+
+// workerTree is an event's tree, and per tree entry its accumulator
+// entry and the counts of the searches that found it.
+type workerTree struct {
+	t            *entryTree
+	owner        []treeOwner
+	counts, self []Counts
+	// last is, per accumulator entry of an address (its index), the
+	// tree entry its last search found, and the tree's Moves then + 1:
+	// the path to it stays while no node moves.
+	last   []lastSearch
+	inTree []bool          // per accumulator entry of an address: it has a tree entry
+	dups   map[int32]int32 // per accumulator entry of an address: its tree entries after the first
+}
+
+type treeOwner struct {
+	id, dup int32
+	level   uint8
+	noMap   bool
+	hidden  bool
+}
+
+type lastSearch struct {
+	moves uint64
+	found int32
+}
+
+// treeOp is an insertion (an entry made: its key, its DSO's short name)
+// or a search (an address's occurrence in a sample, with the sample's
+// counts, whether it is the sample's own entry, and the level and
+// hidden mark a new entry would have).
+type treeOp struct {
+	c      Counts
+	key    treeKey
+	name   string
+	id     int32
+	event  int32
+	kind   uint8
+	level  uint8
+	self   bool
+	hidden bool
+}
+
+const (
+	opInsert = iota
+	opSearch
+)
+
+const treeBatch = 2048
+
+func newTreeWorker() *treeWorker {
+	w := &treeWorker{ops: make(chan []treeOp, 8), free: make(chan []treeOp, 10), done: make(chan struct{}), trees: map[int32]*workerTree{}}
+	w.batch = make([]treeOp, 0, treeBatch)
+	go w.run()
+	return w
+}
+
+// send queues op.
+func (w *treeWorker) send(op treeOp) {
+	w.batch = append(w.batch, op)
+	if len(w.batch) == treeBatch {
+		w.ops <- w.batch
+		select {
+		case b := <-w.free:
+			w.batch = b[:0]
+		default:
+			w.batch = make([]treeOp, 0, treeBatch)
+		}
+	}
+}
+
+// close sends what is queued and waits for the worker; again, nothing.
+func (w *treeWorker) close() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	if len(w.batch) > 0 {
+		w.ops <- w.batch
+	}
+	close(w.ops)
+	<-w.done
+}
+
+func (w *treeWorker) run() {
+	defer close(w.done)
+	for b := range w.ops {
+		for i := range b {
+			w.apply(&b[i])
+		}
+		select {
+		case w.free <- b:
+		default:
+		}
+	}
+}
+
+func (w *treeWorker) apply(op *treeOp) {
+	wt := w.trees[op.event]
+	if wt == nil {
+		wt = &workerTree{t: &entryTree{names: map[string]int32{}}, dups: map[int32]int32{}}
+		w.trees[op.event] = wt
+	}
+	if int(op.id) >= len(wt.inTree) {
+		n := int(op.id) + 1 + len(wt.inTree)/2
+		wt.inTree = append(wt.inTree, make([]bool, n-len(wt.inTree))...)
+		wt.last = append(wt.last, make([]lastSearch, n-len(wt.last))...)
+	}
+	if op.kind == opInsert {
+		if !op.key.noMap {
+			op.key.dso = wt.t.intern(op.name)
+		}
+		if wt.t.find(op.key) == int32(len(wt.owner)) {
+			wt.newOwner(treeOwner{id: op.id, noMap: op.key.noMap})
+			wt.inTree[op.id] = wt.inTree[op.id] || op.key.noMap
+		}
+		return
+	}
+	te := wt.last[op.id].found
+	if wt.last[op.id].moves != wt.t.tree.Moves()+1 {
+		te = wt.t.find(op.key)
+		if te == int32(len(wt.owner)) { // made
+			ow := treeOwner{id: op.id, level: op.level, noMap: true, hidden: op.hidden}
+			if wt.inTree[op.id] {
+				wt.dups[op.id]++
+				ow.dup = wt.dups[op.id]
+			}
+			wt.newOwner(ow)
+			wt.inTree[op.id] = true
+		}
+		wt.last[op.id] = lastSearch{wt.t.tree.Moves() + 1, te}
+	}
+	wt.counts[te].add(op.c)
+	if op.self {
+		wt.self[te].add(op.c)
+	}
+}
+
+func (wt *workerTree) newOwner(ow treeOwner) {
+	wt.owner = append(wt.owner, ow)
+	wt.counts = append(wt.counts, Counts{})
+	wt.self = append(wt.self, Counts{})
 }
 
 // rankKey is what tells apart the rows of addresses outside every map.
@@ -196,28 +370,10 @@ type rankKey struct {
 func rankKeyOf(k Key) rankKey { return rankKey{k.Addr, int32(k.Event), k.dup} }
 
 // noMapRanks returns, for the trees made, each row of an address outside
-// every map by its rank in its tree's
-// in-order walk, the order perf's output sort keeps for rows it finds
-// equal; nil when no tree was needed.
-func (ac *accumulator) noMapRanks() map[rankKey]int32 {
-	var ranks map[rankKey]int32
-	for _, o := range ac.orders {
-		if o == nil || o.tree == nil {
-			continue
-		}
-		if ranks == nil {
-			ranks = make(map[rankKey]int32)
-		}
-		i := int32(0)
-		for n := o.tree.tree.First(); n != nil; n = n.Next() {
-			if id := o.ids[n.Value]; ac.counts[id].noMap {
-				ranks[rankKeyOf(ac.keys[id])] = i
-			}
-			i++
-		}
-	}
-	return ranks
-}
+// every map by its rank in its tree's in-order walk, the order perf's
+// output sort keeps for rows it finds equal; nil when no tree was needed
+// (after finishTrees).
+func (ac *accumulator) noMapRanks() map[rankKey]int32 { return ac.ranks }
 
 // selfColumn returns the children table's Self column when entries made
 // for samples' own addresses took some of bySym's counts (movedSelf):
@@ -352,21 +508,13 @@ func (t *entryTree) compare(l, r *treeKey) int {
 	return cmp.Compare(int64(r.b-l.b), 0)
 }
 
-// treeKey returns entry id's treeKey in t.
-func (ac *accumulator) treeKey(t *entryTree, id int32) treeKey {
-	k := ac.keys[id]
-	if k.DSO == symbols.Unknown {
-		return treeKey{a: k.Addr, noMap: true}
-	}
-	short := ShortName(k.DSO, k.Kernel)
+// intern returns the id of a DSO's short name.
+func (t *entryTree) intern(short string) int32 {
 	d, ok := t.names[short]
 	if !ok {
 		d = int32(len(t.short))
 		t.names[short] = d
 		t.short = append(t.short, short)
 	}
-	if k.Sym == symbols.Unknown {
-		return treeKey{a: k.Addr, dso: d}
-	}
-	return treeKey{a: k.Addr, b: ac.meta[id].end, dso: d, sym: true}
+	return d
 }
