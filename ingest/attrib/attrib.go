@@ -250,7 +250,8 @@ type Result struct {
 	// without a map that differs from it only in level shares its row.
 	Children map[Key]Counts
 	// childSelf, when set, is the children table's Self column, keyed
-	// as Children (children.replay); else BySym is.
+	// as Children (accumulator.replay, or selfColumn when a tree of
+	// far-apart addresses moved some to rows of their own); else BySym is.
 	childSelf map[Key]Counts
 	// noMapRanks, when set, orders the rows of addresses outside every
 	// map that perf's output sort finds equal (accumulator.noMapRanks).

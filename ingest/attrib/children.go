@@ -50,6 +50,7 @@ type accumulator struct {
 type entryMeta struct {
 	end     uint64
 	inlined bool
+	base    string // an inlined function's: the symbol it is inlined into
 }
 
 // entryLog is each sample's entries, as cumulate counted them: its self
@@ -64,18 +65,19 @@ type entryLog struct {
 var logBlock = 1 << 16 // lowered by tests
 
 // add logs a sample of period c and entries ids.
-func (l *entryLog) add(ids []int32, c Counts) {
+func (l *entryLog) add(ids []int32, c Counts, pid int32) {
 	n := len(l.blocks)
 	if n == 0 || len(l.blocks[n-1])+len(ids) > cap(l.blocks[n-1]) {
 		l.blocks = append(l.blocks, make([]int32, 0, max(logBlock, len(ids))))
 		n++
 	}
 	l.blocks[n-1] = append(l.blocks[n-1], ids...)
-	l.samples = append(l.samples, loggedSample{int32(len(ids)), c})
+	l.samples = append(l.samples, loggedSample{int32(len(ids)), pid, c})
 }
 
 type loggedSample struct {
-	n int32 // entries in ids
+	n   int32 // entries in ids
+	pid int32 // the sample's process, whose maps its user entries are in
 	c Counts
 }
 
@@ -373,24 +375,24 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 		if cache && st.final {
 			*slot = frameSlot{ip: ip, tag: tag | tagInMap, id: id}
 		}
-	}, func(k Key, end uint64) {
+	}, func(k Key, end uint64, base string) {
 		kernel, hyper = false, false
 		id := ac.entry(k)
-		ac.meta[id] = entryMeta{end: end, inlined: true}
+		ac.meta[id] = entryMeta{end: end, inlined: true, base: base}
 		ac.anyInlined = true
 		ids = append(ids, id)
 	})
 	if !ok {
 		ids = ids[:1] // perf resets the cursor
 	}
-	ac.count(ids, nm, event, c)
+	ac.count(ids, nm, event, c, int32(e.pid))
 	a.cumIDs, ac.noMapLevels = ids, nm[:0]
 }
 
 // count counts a sample of period c in its entries ids (its own, then
 // its callchain's in caller order), each once; nm are the levels of
 // those without a map, in order.
-func (ac *accumulator) count(ids []int32, nm []uint8, event int, c Counts) {
+func (ac *accumulator) count(ids []int32, nm []uint8, event int, c Counts, pid int32) {
 	tree := ac.treeStarted(event)
 	for i, id := range ids {
 		e := &ac.counts[id]
@@ -411,7 +413,7 @@ func (ac *accumulator) count(ids []int32, nm []uint8, event int, c Counts) {
 		}
 	}
 	if ac.log != nil {
-		ac.log.add(ids, c)
+		ac.log.add(ids, c, pid)
 	}
 }
 

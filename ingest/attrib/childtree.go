@@ -39,7 +39,8 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 	// (a search depends on the tree alone, which only insertions change).
 	hes := make([]histEntry, len(ac.keys))
 	made := make([]bool, len(ac.keys))
-	type found struct{ n, pe int32 }
+	type found struct{ n, changes, pe int32 }
+	changes := int32(0) // entries turned from inline symbols into their base's
 	last := make([]found, len(ac.keys))
 	for i := range last {
 		last[i].n = -1
@@ -67,14 +68,31 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 			if i > 0 && countedAlready(t, counted, e) {
 				continue
 			}
+			// The entry's map: the kernel's is one for all, a process's
+			// user maps its own.
+			e.owner = s.pid
+			if ac.keys[id].Kernel {
+				e.owner = -1
+			}
 			n := int32(len(t.entries))
 			pe := last[id].pe
-			if last[id].n != n {
+			if last[id].n != n || last[id].changes != changes {
 				pe = t.find(*e)
 				if pe == n {
 					entries[event] = append(entries[event], perfEntry{origin: id})
 				}
-				last[id] = found{int32(len(t.entries)), pe}
+				last[id] = found{int32(len(t.entries)), changes, pe}
+			}
+			// hists__findnew_entry: an entry found from another map
+			// takes that map's symbol at its symbol's start, so an
+			// inline symbol becomes the one it is inlined into (and
+			// compares as that from then on).
+			if he := &t.entries[pe]; he.owner != e.owner {
+				if he.sym && he.inlined && he.base != "" {
+					he.inlined, he.name = false, he.base
+					changes++
+				}
+				he.owner = e.owner
 			}
 			p := &entries[event][pe]
 			if i == 0 {
@@ -89,8 +107,8 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 		keys := make([]Key, len(es))
 		for i, p := range es {
 			k := ac.keys[p.origin]
-			if k.DSO == symbols.Unknown {
-				k.Kernel = false // as result keys them
+			if he := &trees[event].entries[i]; ac.meta[p.origin].inlined && !he.inlined {
+				k.Sym = he.name // the symbol it is inlined into, found from another map
 			}
 			for {
 				if _, taken := children[k]; !taken {
@@ -130,5 +148,7 @@ func countedAlready(t *histTree, counted []int32, e *histEntry) bool {
 // accumulator entry id.
 func (ac *accumulator) histEntry(id int32) histEntry {
 	k, m := ac.keys[id], ac.meta[id]
-	return keyEntry(k, ShortName(k.DSO, k.Kernel), m.end, m.inlined)
+	e := keyEntry(k, ShortName(k.DSO, k.Kernel), m.end, m.inlined)
+	e.base = m.base
+	return e
 }

@@ -53,11 +53,8 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 			for _, id := range sample {
 				ac.add(id, c)
 			}
-			ac.log.add(sample, c)
+			ac.log.add(sample, c, 1)
 			k := ac.keys[first]
-			if k.DSO == "[unknown]" {
-				k.Kernel = false
-			}
 			n := self[k]
 			n.add(c)
 			self[k] = n
@@ -163,7 +160,7 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 					bySym[k] = c
 				}
 			}
-			ac.count(ids, nm, 0, Counts{Samples: 1, Period: 2})
+			ac.count(ids, nm, 0, Counts{Samples: 1, Period: 2}, 1)
 		}
 		ac.finishTrees()
 		ac.anyInlined = true // replay though nothing is inlined
@@ -202,5 +199,38 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 	}
 	if far < 100 || split < 20 {
 		t.Errorf("only %d cases needed the tree and %d split an address's entry: the test no longer tests them", far, split)
+	}
+}
+
+// TestReplayInlineFoundFromAnotherMap: perf's entry of an inline symbol,
+// found from a map other than the one it was made in (the same library
+// in another process), takes that map's symbol at its start: the
+// function it is inlined into (hists__findnew_entry's map update). Its
+// row is named so from then on, and the inline symbol's next sample
+// makes an entry of its own.
+func TestReplayInlineFoundFromAnotherMap(t *testing.T) {
+	ac := newAccumulator()
+	ac.log = &entryLog{}
+	main := ac.entry(Key{DSO: "/bin/app", Sym: "main", Addr: 0x10})
+	ac.meta[main].end = 0x50
+	inl := Key{DSO: "/lib/libc.so.6", Sym: "__libc_malloc (inlined)", Addr: 0x100}
+	in := ac.entry(inl)
+	ac.meta[in] = entryMeta{end: 0x200, inlined: true, base: "malloc"}
+	ac.anyInlined = true
+	c := Counts{Samples: 1, Period: 1}
+	for _, pid := range []int32{1, 2, 2} { // process 1, then process 2 twice
+		ac.log.add([]int32{main, in}, c, pid)
+	}
+	children, _, _, ok := ac.replay()
+	if !ok {
+		t.Fatal("no replay")
+	}
+	want := map[Key]Counts{
+		{DSO: "/bin/app", Sym: "main", Addr: 0x10}:          {3, 3},
+		{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 0x100}: {2, 2},
+		inl: {1, 1},
+	}
+	if !maps.Equal(children, want) {
+		t.Errorf("Children %v, want %v", children, want)
 	}
 }

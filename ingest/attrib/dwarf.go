@@ -696,7 +696,7 @@ type unwoundFrame struct {
 // frame's inlined functions at the head), then the sample's own chain.
 // An inlined frame goes to inlined as its table key, made from the map
 // the unwind found; every other frame to frame.
-func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpumode uint8), inlined func(k Key, end uint64)) bool {
+func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpumode uint8), inlined func(k Key, end uint64, base string)) bool {
 	if hasUserStack(e) {
 		fs := a.unwound[:0]
 		a.unwindUser(e, func(ip uint64, mp index.Map, ok bool) {
@@ -724,11 +724,11 @@ func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpum
 // it is inlined into. _sort__sym_cmp tells two inline symbols of one
 // name apart unless their spans overlap, so the same function inlined
 // into two others makes two entries: Addr keeps the span's start; end is
-// the span's end.
-func (a *attributor) inlinedKey(f unwoundFrame, event int) (k Key, end uint64) {
+// the span's end; base is that symbol's name.
+func (a *attributor) inlinedKey(f unwoundFrame, event int) (k Key, end uint64, base string) {
 	k = Key{DSO: f.mp.DSO, Sym: f.inlined + " (inlined)", Event: event}
 	if sym, ok := a.sym.symbol(f.mp, f.ip); ok {
-		k.Addr, end = sym.Start, sym.End
+		k.Addr, end, base = sym.Start, sym.End, sym.Name
 	}
-	return k, end
+	return k, end, base
 }

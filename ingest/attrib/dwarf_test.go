@@ -159,11 +159,11 @@ func TestInlinedKeySpan(t *testing.T) {
 	frame := func(off uint64) unwoundFrame {
 		return unwoundFrame{ip: mp.Start + off, mp: mp, ok: true, inlined: "helper"}
 	}
-	k1, end1 := a.inlinedKey(frame(s1.Start), 0)
-	k1b, _ := a.inlinedKey(frame(s1.End-1), 0)
-	k2, _ := a.inlinedKey(frame(s2.Start), 0)
-	if k1.Sym != "helper (inlined)" || k1.DSO != exe || end1 != s1.End {
-		t.Errorf("key %+v, end %#x", k1, end1)
+	k1, end1, base1 := a.inlinedKey(frame(s1.Start), 0)
+	k1b, _, _ := a.inlinedKey(frame(s1.End-1), 0)
+	k2, _, _ := a.inlinedKey(frame(s2.Start), 0)
+	if k1.Sym != "helper (inlined)" || k1.DSO != exe || end1 != s1.End || base1 != s1.Name {
+		t.Errorf("key %+v, end %#x, base %q", k1, end1, base1)
 	}
 	if k1 != k1b {
 		t.Errorf("two frames in %s: %+v and %+v", s1.Name, k1, k1b)

@@ -67,6 +67,13 @@ type histEntry struct {
 	// table's callchain entries only).
 	inlined bool
 	name    string
+	// base is an inlined function's symbol's name (the symbol it is
+	// inlined into); owner tells apart the maps a children table's
+	// entries are made in (replay): perf's entry found from another map
+	// takes that map's symbol at its start, which for an inline symbol
+	// is the one it is inlined into.
+	base  string
+	owner int32
 }
 
 // keyEntry returns what perf's dso and sym keys compare of an entry of

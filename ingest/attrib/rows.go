@@ -925,7 +925,7 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 			}
 		}
 		add(k, end, false)
-	}, func(k Key, end uint64) {
+	}, func(k Key, end uint64, _ string) {
 		kernel, hyper, obj = false, false, firstObject{}
 		add(k, end, true)
 	})
