@@ -78,7 +78,7 @@ func (l *entryLog) add(ids []int32, c Counts, pid int32) {
 type loggedSample struct {
 	n   int32 // entries in ids
 	pid int32 // the sample's process, whose maps its user entries are in
-	c Counts
+	c   Counts
 }
 
 // frameCacheBits sizes the frame cache (32 Ki slots of 16 bytes: it fits
