@@ -716,7 +716,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		case *perfdata.Fork:
 			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid, misc: rec.Misc}
 		case *perfdata.Comm:
-			e = event{kind: evComm, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid, side: &sideband{comm: rec.Comm}}
+			e = event{kind: evComm, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid, misc: rec.Misc, side: &sideband{comm: rec.Comm}}
 		case *perfdata.Exit:
 			e = event{kind: evExit, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid}
 		case *perfdata.Ksymbol:
@@ -966,6 +966,9 @@ func (a *attributor) deliver(e *event) error {
 		a.m.Exit(e.pid, e.tid)
 	case evComm:
 		a.m.Comm(e.pid, e.tid, e.side.comm)
+		if a.acc != nil && a.acc.log != nil && e.misc&perfdata.MiscCommExec != 0 {
+			a.acc.exec(e.pid)
+		}
 	case evKsymbol:
 		if err := a.m.Ksymbol(e.side.rare.ksym); err != nil {
 			return fmt.Errorf("attrib: ksymbol %s: %w", e.side.rare.ksym.Name, err)

@@ -41,8 +41,25 @@ type accumulator struct {
 	trees       *treeWorker
 	ranks       map[rankKey]int32 // finishTrees's
 	movedSelf   map[int32]Counts
-	noMapLevels []uint8 // cumulate's, reused
-	made        []int32 // the entries in the order first counted, until every event has a tree
+	noMapLevels []uint8           // cumulate's, reused
+	made        []int32           // the entries in the order first counted, until every event has a tree
+	execs       map[uint32]uint32 // per process, its execs so far (owner)
+}
+
+// exec notes that process pid exec'd: its user maps are new ones.
+func (ac *accumulator) exec(pid uint32) {
+	if ac.execs == nil {
+		ac.execs = make(map[uint32]uint32)
+	}
+	ac.execs[pid]++
+}
+
+// owner tells apart the user maps a sample of process pid resolves in
+// as perf's map objects are told apart: per process (a forked one has
+// copies) and, in a process, per exec (whose MMAPs make new ones). The
+// replay compares it (replay).
+func (ac *accumulator) owner(pid uint32) int32 {
+	return int32(pid&(1<<22-1) | ac.execs[pid]<<22)
 }
 
 // entryMeta is an entry's symbol's end and whether it is an inlined
@@ -77,7 +94,7 @@ func (l *entryLog) add(ids []int32, c Counts, pid int32) {
 
 type loggedSample struct {
 	n   int32 // entries in ids
-	pid int32 // the sample's process, whose maps its user entries are in
+	pid int32 // the owner of the maps its user entries are in (accumulator.owner)
 	c   Counts
 }
 
@@ -385,7 +402,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 	if !ok {
 		ids = ids[:1] // perf resets the cursor
 	}
-	ac.count(ids, nm, event, c, int32(e.pid))
+	ac.count(ids, nm, event, c, ac.owner(e.pid))
 	a.cumIDs, ac.noMapLevels = ids, nm[:0]
 }
 

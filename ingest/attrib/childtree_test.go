@@ -234,3 +234,30 @@ func TestReplayInlineFoundFromAnotherMap(t *testing.T) {
 		t.Errorf("Children %v, want %v", children, want)
 	}
 }
+
+// TestOwnerPerExec: a process's user maps after an exec are new ones for
+// perf, so an inline entry made before it and found after it becomes the
+// function it is inlined into, as from another process.
+func TestOwnerPerExec(t *testing.T) {
+	ac := newAccumulator()
+	ac.log = &entryLog{}
+	in := ac.entry(Key{DSO: "/lib/libc.so.6", Sym: "__libc_malloc (inlined)", Addr: 0x100})
+	ac.meta[in] = entryMeta{end: 0x200, inlined: true, base: "malloc"}
+	ac.anyInlined = true
+	c := Counts{Samples: 1, Period: 1}
+	before := ac.owner(7)
+	ac.log.add([]int32{in}, c, before)
+	if ac.owner(7) != before {
+		t.Fatal("the owner changed without an exec")
+	}
+	ac.exec(7)
+	if ac.owner(7) == before || ac.owner(8) == ac.owner(7) {
+		t.Fatalf("owners %d, %d after an exec, %d of another process", before, ac.owner(7), ac.owner(8))
+	}
+	ac.log.add([]int32{in}, c, ac.owner(7))
+	children, _, _, _ := ac.replay()
+	want := map[Key]Counts{{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 0x100}: {2, 2}}
+	if !maps.Equal(children, want) {
+		t.Errorf("Children %v, want %v", children, want)
+	}
+}
