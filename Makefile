@@ -94,3 +94,23 @@ perf-bench:
 	fi
 	$(GO) build -o $(PERF_BENCH_DIR)/kbench ./cmd/kbench
 	scripts/perfbench.sh $(PERF_BENCH_DIR) $(PERF_BENCH_RUNS) $(PERF_BENCH_DIR)/kbench
+
+# dwarf-bench is perf-bench for a --call-graph dwarf recording of a gcc
+# compile (scripts/dwarfrecord.sh: DWARF_BENCH_FUNCS generated functions;
+# needs root, perf and gcc) in DWARF_BENCH_DIR: perf script and perf
+# report --children take minutes a run on it. DWARF_BENCH_RECORD=0 times
+# the recording already there.
+DWARF_BENCH_DIR    ?= /tmp/kmapindex-dwarf-bench
+DWARF_BENCH_FUNCS  ?= 3000
+DWARF_BENCH_RUNS   ?= 3
+DWARF_BENCH_RECORD ?= 1
+
+.PHONY: dwarf-bench
+dwarf-bench:
+	@test -x /usr/bin/time || { echo "make dwarf-bench: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 1; }
+	@if [ "$(DWARF_BENCH_RECORD)" != 0 ] || [ ! -s $(DWARF_BENCH_DIR)/big.data ]; then \
+	  echo scripts/dwarfrecord.sh $(DWARF_BENCH_DIR) $(DWARF_BENCH_FUNCS); \
+	  scripts/dwarfrecord.sh $(DWARF_BENCH_DIR) $(DWARF_BENCH_FUNCS); \
+	fi
+	$(GO) build -o $(DWARF_BENCH_DIR)/kbench ./cmd/kbench
+	scripts/perfbench.sh $(DWARF_BENCH_DIR) $(DWARF_BENCH_RUNS) $(DWARF_BENCH_DIR)/kbench
