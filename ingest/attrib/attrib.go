@@ -312,10 +312,11 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	m := machine.New(opts.Impl)
 	a := &attributor{
-		opts: opts,
-		m:    m,
-		res:  &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
-		cnt:  newCounter(),
+		opts:  opts,
+		m:     m,
+		res:   &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
+		cnt:   newCounter(),
+		execs: execs{},
 	}
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	a.mapped, a.reader = r.MappedData(), r
@@ -892,6 +893,7 @@ type attributor struct {
 	stacks      *stacker     // with Options.Stacks
 	rows        *rowCounter  // with Options.SortKeys or Filter
 	cumIDs      []int32      // cumulate's entries of one sample, reused
+	execs       execs        // per process, its execs so far
 	// kstart is machine->kernel_start for FetchInsn, once the first
 	// fetch has set it; x86_64 says whether the recording's arch is
 	// x86_64 (its kernel start then stays 2^63).
@@ -966,8 +968,8 @@ func (a *attributor) deliver(e *event) error {
 		a.m.Exit(e.pid, e.tid)
 	case evComm:
 		a.m.Comm(e.pid, e.tid, e.side.comm)
-		if a.acc != nil && a.acc.log != nil && e.misc&perfdata.MiscCommExec != 0 {
-			a.acc.exec(e.pid)
+		if e.misc&perfdata.MiscCommExec != 0 {
+			a.execs[e.pid]++
 		}
 	case evKsymbol:
 		if err := a.m.Ksymbol(e.side.rare.ksym); err != nil {
@@ -1100,7 +1102,7 @@ func (a *attributor) sample(e *event) error {
 	}
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
-			self := a.rows.add(key, sym.End, t, int32(e.cpu()), filtered, c)
+			self := a.rows.add(key, sym.End, t, int32(e.cpu()), a.execs.owner(e.pid), filtered, c)
 			if obj.set {
 				a.rows.noteObject(self, obj.off)
 			}
@@ -1288,7 +1290,7 @@ func (a *attributor) branchRow(e *event, to uint64, kernel bool, event int, filt
 			k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 		}
 	}
-	a.rows.add(k, end, t, int32(e.cpu()), filtered, Counts{1, 1})
+	a.rows.add(k, end, t, int32(e.cpu()), a.execs.owner(e.pid), filtered, Counts{1, 1})
 }
 
 func (a *attributor) resolveAnyMode(e *event, addr uint64) (mp index.Map, inKernel, ok bool) {

@@ -41,25 +41,20 @@ type accumulator struct {
 	trees       *treeWorker
 	ranks       map[rankKey]int32 // finishTrees's
 	movedSelf   map[int32]Counts
-	noMapLevels []uint8           // cumulate's, reused
-	made        []int32           // the entries in the order first counted, until every event has a tree
-	execs       map[uint32]uint32 // per process, its execs so far (owner)
+	noMapLevels []uint8 // cumulate's, reused
+	made        []int32 // the entries in the order first counted, until every event has a tree
 }
 
-// exec notes that process pid exec'd: its user maps are new ones.
-func (ac *accumulator) exec(pid uint32) {
-	if ac.execs == nil {
-		ac.execs = make(map[uint32]uint32)
-	}
-	ac.execs[pid]++
-}
+// execs counts each process's execs so far (COMM records with
+// MiscCommExec).
+type execs map[uint32]uint32
 
 // owner tells apart the user maps a sample of process pid resolves in
 // as perf's map objects are told apart: per process (a forked one has
 // copies) and, in a process, per exec (whose MMAPs make new ones). The
-// replay compares it (replay).
-func (ac *accumulator) owner(pid uint32) int32 {
-	return int32(pid&(1<<22-1) | ac.execs[pid]<<22)
+// trees of hist entries compare it (histTree.foundFrom).
+func (x execs) owner(pid uint32) int32 {
+	return int32(pid&(1<<22-1) | x[pid]<<22)
 }
 
 // entryMeta is an entry's symbol's end and whether it is an inlined
@@ -402,7 +397,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 	if !ok {
 		ids = ids[:1] // perf resets the cursor
 	}
-	ac.count(ids, nm, event, c, ac.owner(e.pid))
+	ac.count(ids, nm, event, c, a.execs.owner(e.pid))
 	a.cumIDs, ac.noMapLevels = ids, nm[:0]
 }
 

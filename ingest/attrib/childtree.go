@@ -70,10 +70,7 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 			}
 			// The entry's map: the kernel's is one for all, a process's
 			// user maps its own.
-			e.owner = s.pid
-			if ac.keys[id].Kernel {
-				e.owner = -1
-			}
+			e.owner = ownerOf(ac.keys[id], s.pid)
 			n := int32(len(t.entries))
 			pe := last[id].pe
 			if last[id].n != n || last[id].changes != changes {
@@ -87,12 +84,8 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 			// takes that map's symbol at its symbol's start, so an
 			// inline symbol becomes the one it is inlined into (and
 			// compares as that from then on).
-			if he := &t.entries[pe]; he.owner != e.owner {
-				if he.sym && he.inlined && he.base != "" {
-					he.inlined, he.name = false, he.base
-					changes++
-				}
-				he.owner = e.owner
+			if t.foundFrom(pe, e.owner) {
+				changes++
 			}
 			p := &entries[event][pe]
 			if i == 0 {
@@ -107,7 +100,7 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 		keys := make([]Key, len(es))
 		for i, p := range es {
 			k := ac.keys[p.origin]
-			if he := &trees[event].entries[i]; ac.meta[p.origin].inlined && !he.inlined {
+			if he := &trees[event].entries[i]; he.based {
 				k.Sym = he.name // the symbol it is inlined into, found from another map
 			}
 			for {

@@ -74,6 +74,7 @@ type histEntry struct {
 	// is the one it is inlined into.
 	base  string
 	owner int32
+	based bool // an inline symbol's entry that took base's (foundFrom)
 }
 
 // keyEntry returns what perf's dso and sym keys compare of an entry of
@@ -112,6 +113,33 @@ func newHistTree(keys []string) *histTree {
 func histTreeApplies(keys []string, children bool) bool {
 	sym := slices.Contains(keys, SortSym)
 	return sym && (children || !slices.Contains(keys, SortDSO)) || slices.Contains(keys, SortComm)
+}
+
+// foundFrom applies hists__findnew_entry's map update to entry id, found
+// for an entry from the maps owner tells apart: found from other maps,
+// it takes their symbol at its symbol's start, which for an inline
+// symbol (of known base) is the one it is inlined into; it reports
+// whether the entry changed so.
+func (h *histTree) foundFrom(id, owner int32) bool {
+	he := &h.entries[id]
+	if he.owner == owner {
+		return false
+	}
+	he.owner = owner
+	if he.sym && he.inlined && he.base != "" {
+		he.inlined, he.name, he.based = false, he.base, true
+		return true
+	}
+	return false
+}
+
+// ownerOf is the owner (execs.owner) of the maps an entry of k was
+// found in: the kernel's are one for all processes.
+func ownerOf(k Key, user int32) int32 {
+	if k.Kernel {
+		return -1
+	}
+	return user
 }
 
 // find returns the entry the sample e falls in, made if perf's search

@@ -192,7 +192,7 @@ func newRowCounter(keys []string, children bool) *rowCounter {
 // add counts a sample of event (key k: its DSO and symbol, which ends at
 // symEnd) taken in thread t on cpu (-1: not sampled), filtered or not,
 // and returns its row.
-func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, filtered bool, c Counts) RowKey {
+func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner int32, filtered bool, c Counts) RowKey {
 	for len(rc.totals) <= k.Event {
 		rc.totals = append(rc.totals, Counts{})
 	}
@@ -206,7 +206,11 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, fi
 		// perf compares no level, so a later sample at another level
 		// counts in it too. Found by the entry's number, not its key.
 		h := rc.tree(k.Event)
-		id := rc.histRow(h, h.find(rc.histEntry(k, kernel, symEnd, false, t, cpu)), k, rowLevel{kernel, hyper}, t, cpu, filtered)
+		e := rc.histEntry(k, kernel, symEnd, false, t, cpu)
+		e.owner = ownerOf(k, owner)
+		found := h.find(e)
+		h.foundFrom(found, e.owner)
+		id := rc.histRow(h, found, k, rowLevel{kernel, hyper}, t, cpu, filtered)
 		hr := h.rows[id]
 		hr.r.c.add(c)
 		if rc.acc != nil {
@@ -281,17 +285,20 @@ func (rc *rowCounter) histRow(h *histTree, id int32, k Key, lv rowLevel, t *mach
 // thread t on cpu (keys, with their symbols' ends, inlined or not, and
 // levels) that no entry counted for the sample already compares equal to
 // is searched in the tree, made if not found, and counts c in Children.
-func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu int32, filtered bool, c Counts) {
+func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu, owner int32, filtered bool, c Counts) {
 	if len(frames) == 0 {
 		return
 	}
 	h := rc.tree(frames[0].k.Event)
 	for _, f := range frames {
 		e := rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, t, cpu)
+		e.base, e.owner = f.base, ownerOf(f.k, owner)
 		if countedAlready(h, rc.counted, &e) {
 			continue
 		}
-		id := rc.histRow(h, h.find(e), f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
+		found := h.find(e)
+		h.foundFrom(found, e.owner)
+		id := rc.histRow(h, found, f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
 		r := h.rows[id].r
 		r.acc.add(c)
 		if f.obj.set {
@@ -306,6 +313,7 @@ type treeFrame struct {
 	k       Key
 	end     uint64
 	inlined bool
+	base    string      // an inlined function's: the symbol it is inlined into
 	obj     firstObject // in an object symbol: the entry's offset in it
 }
 
@@ -528,6 +536,9 @@ func (rc *rowCounter) histNamed() ([]namedRow, map[RowKey]RowKey, map[int][]int3
 			shown := k
 			if k.comm != nil {
 				shown.Comm, shown.comm = k.comm.Name, nil
+			}
+			if he := &h.entries[keep[id]]; he.based {
+				shown.Sym = he.name // the symbol it is inlined into (foundFrom)
 			}
 			if int(keep[id]) == id {
 				named = append(named, namedRow{hr.key, shown})
@@ -901,9 +912,9 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], rowLevel{kernel, hyper})
 	frames := rc.frames[:0]
 	var obj firstObject // the frame's, for add
-	add := func(k Key, end uint64, inlined bool) {
+	add := func(k Key, end uint64, inlined bool, base string) {
 		if rc.hist != nil {
-			frames = append(frames, treeFrame{k, end, inlined, obj})
+			frames = append(frames, treeFrame{k, end, inlined, base, obj})
 			return
 		}
 		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, rowLevel{k.Kernel, k.Hyper})
@@ -924,16 +935,16 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 				}
 			}
 		}
-		add(k, end, false)
-	}, func(k Key, end uint64, _ string) {
+		add(k, end, false, "")
+	}, func(k Key, end uint64, base string) {
 		kernel, hyper, obj = false, false, firstObject{}
-		add(k, end, true)
+		add(k, end, true, base)
 	})
 	if rc.hist != nil {
 		if !ok {
 			frames = frames[:0] // perf resets the cursor
 		}
-		rc.cumulateTree(frames, t, int32(e.cpu()), filtered, c)
+		rc.cumulateTree(frames, t, int32(e.cpu()), a.execs.owner(e.pid), filtered, c)
 		rc.frames = frames
 		return
 	}
