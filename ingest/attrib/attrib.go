@@ -254,7 +254,7 @@ type Result struct {
 	// far-apart addresses moved some to rows of their own); else BySym is.
 	childSelf map[Key]Counts
 	// noMapRanks, when set, orders the rows of addresses outside every
-	// map that perf's output sort finds equal (accumulator.noMapRanks).
+	// map that perf's output sort finds equal (accumulator.finishTrees).
 	noMapRanks map[rankKey]int32
 	// Rows is the table by Options.SortKeys (or with Options.Filter);
 	// nil without either.
@@ -464,7 +464,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.acc.finishTrees()
 		a.res.Children = a.acc.result(a.res)
 		a.res.childSelf = a.acc.selfColumn(a.res.BySym)
-		a.res.noMapRanks = a.acc.noMapRanks()
+		a.res.noMapRanks = a.acc.ranks
 		if children, self, ranks, ok := a.acc.replay(); ok {
 			a.res.Children, a.res.childSelf, a.res.noMapRanks = children, self, ranks
 		}

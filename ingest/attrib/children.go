@@ -77,20 +77,20 @@ type entryLog struct {
 var logBlock = 1 << 16 // lowered by tests
 
 // add logs a sample of period c and entries ids.
-func (l *entryLog) add(ids []int32, c Counts, pid int32) {
+func (l *entryLog) add(ids []int32, c Counts, owner int32) {
 	n := len(l.blocks)
 	if n == 0 || len(l.blocks[n-1])+len(ids) > cap(l.blocks[n-1]) {
 		l.blocks = append(l.blocks, make([]int32, 0, max(logBlock, len(ids))))
 		n++
 	}
 	l.blocks[n-1] = append(l.blocks[n-1], ids...)
-	l.samples = append(l.samples, loggedSample{int32(len(ids)), pid, c})
+	l.samples = append(l.samples, loggedSample{int32(len(ids)), owner, c})
 }
 
 type loggedSample struct {
-	n   int32 // entries in ids
-	pid int32 // the owner of the maps its user entries are in (accumulator.owner)
-	c   Counts
+	n     int32 // entries in ids
+	owner int32 // of the maps its user entries are in (execs.owner)
+	c     Counts
 }
 
 // frameCacheBits sizes the frame cache (32 Ki slots of 16 bytes: it fits
@@ -403,8 +403,8 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 
 // count counts a sample of period c in its entries ids (its own, then
 // its callchain's in caller order), each once; nm are the levels of
-// those without a map, in order.
-func (ac *accumulator) count(ids []int32, nm []uint8, event int, c Counts, pid int32) {
+// those without a map, in order; owner, its user maps' (execs.owner).
+func (ac *accumulator) count(ids []int32, nm []uint8, event int, c Counts, owner int32) {
 	tree := ac.treeStarted(event)
 	for i, id := range ids {
 		e := &ac.counts[id]
@@ -425,7 +425,7 @@ func (ac *accumulator) count(ids []int32, nm []uint8, event int, c Counts, pid i
 		}
 	}
 	if ac.log != nil {
-		ac.log.add(ids, c, pid)
+		ac.log.add(ids, c, owner)
 	}
 }
 

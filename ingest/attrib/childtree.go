@@ -1,8 +1,6 @@
 package attrib
 
-import (
-	"github.com/kmapindex/kmapindex/ingest/symbols"
-)
+import "github.com/kmapindex/kmapindex/ingest/symbols"
 
 // replay returns the Children and Self columns of a children table as
 // perf builds them when inlined functions' entries took part: perf puts
@@ -19,7 +17,7 @@ import (
 // Self and Children, then each callchain entry no entry counted for the
 // sample compares equal to counts in Children. Rows of one key are told
 // apart by Key.dup; ranks orders the rows of addresses outside every
-// map as the trees' in-order walks do (accumulator.noMapRanks). Without
+// map as the trees' in-order walks do (accumulator.finishTrees). Without
 // inlined entries the comparison is an order on the keys (but for the
 // addresses noMapOrder sees to), the map-keyed counts are perf's, and ok
 // is false.
@@ -36,11 +34,11 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 	var counted []int32 // the sample's perf entries so far
 	// Each accumulator entry's histEntry, made once, and the perf entry
 	// its last search found, valid while its tree has as many entries
-	// (a search depends on the tree alone, which only insertions change).
+	// and no entry took another symbol (a search depends on the tree
+	// alone, which only those change).
 	hes := make([]histEntry, len(ac.keys))
 	made := make([]bool, len(ac.keys))
 	type found struct{ n, changes, pe int32 }
-	changes := int32(0) // entries turned from inline symbols into their base's
 	last := make([]found, len(ac.keys))
 	for i := range last {
 		last[i].n = -1
@@ -70,22 +68,18 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 			}
 			// The entry's map: the kernel's is one for all, a process's
 			// user maps its own.
-			e.owner = ownerOf(ac.keys[id], s.pid)
+			e.owner = ownerOf(ac.keys[id].Kernel, s.owner)
 			n := int32(len(t.entries))
 			pe := last[id].pe
-			if last[id].n != n || last[id].changes != changes {
+			if last[id].n != n || last[id].changes != t.changes {
+				changes := t.changes // before the search: one that changes pe ends elsewhere next time
 				pe = t.find(*e)
 				if pe == n {
 					entries[event] = append(entries[event], perfEntry{origin: id})
 				}
 				last[id] = found{int32(len(t.entries)), changes, pe}
-			}
-			// hists__findnew_entry: an entry found from another map
-			// takes that map's symbol at its symbol's start, so an
-			// inline symbol becomes the one it is inlined into (and
-			// compares as that from then on).
-			if t.foundFrom(pe, e.owner) {
-				changes++
+			} else {
+				t.foundFrom(pe, e.owner) // as find does
 			}
 			p := &entries[event][pe]
 			if i == 0 {

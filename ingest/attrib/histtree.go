@@ -29,9 +29,11 @@ import (
 // (hists__collapse_resort), which merges entries the first tree kept
 // apart, by then with their final command names: see collapse.
 type histTree struct {
-	keys    []string // the sort keys, in order
-	dsoKey  bool     // one of them is dso
-	dsoSym  bool     // they are dso,sym (a children table's tree)
+	keys   []string // the sort keys, in order
+	dsoKey bool     // one of them is dso
+	// changes counts the entries that took the symbol they are inlined
+	// into (foundFrom): searches made before may end elsewhere now.
+	changes int32
 	tree    rbtree.Tree
 	entries []histEntry
 	rows    []histRow // each entry's row (rowCounter.add)
@@ -100,7 +102,7 @@ func keyEntry(k Key, short string, end uint64, inlined bool) histEntry {
 }
 
 func newHistTree(keys []string) *histTree {
-	return &histTree{keys: keys, dsoKey: slices.Contains(keys, SortDSO), dsoSym: slices.Equal(keys, []string{SortDSO, SortSym})}
+	return &histTree{keys: keys, dsoKey: slices.Contains(keys, SortDSO)}
 }
 
 // histTreeApplies reports whether perf's tree of hist entries can keep
@@ -118,25 +120,25 @@ func histTreeApplies(keys []string, children bool) bool {
 // foundFrom applies hists__findnew_entry's map update to entry id, found
 // for an entry from the maps owner tells apart: found from other maps,
 // it takes their symbol at its symbol's start, which for an inline
-// symbol (of known base) is the one it is inlined into; it reports
-// whether the entry changed so.
-func (h *histTree) foundFrom(id, owner int32) bool {
+// symbol (of known base) is the one it is inlined into (counted in
+// h.changes).
+func (h *histTree) foundFrom(id, owner int32) {
 	he := &h.entries[id]
 	if he.owner == owner {
-		return false
+		return
 	}
 	he.owner = owner
 	if he.sym && he.inlined && he.base != "" {
 		he.inlined, he.name, he.based = false, he.base, true
-		return true
+		h.changes++
 	}
-	return false
 }
 
-// ownerOf is the owner (execs.owner) of the maps an entry of k was
-// found in: the kernel's are one for all processes.
-func ownerOf(k Key, user int32) int32 {
-	if k.Kernel {
+// ownerOf is the owner (execs.owner) of the maps an entry resolved in
+// kernel mode or not was found in: the kernel's are one for all
+// processes.
+func ownerOf(kernel bool, user int32) int32 {
+	if kernel {
 		return -1
 	}
 	return user
@@ -146,12 +148,14 @@ func ownerOf(k Key, user int32) int32 {
 // finds none: hists__findnew_entry, which compares each entry on its path
 // with the sample (hist_entry__cmp(he, entry)) and goes left below zero.
 // An entry found takes the sample's map (perf updates he->ms.map when it
-// differs), which for an entry without a symbol can change its DSO.
+// differs), which for an entry without a symbol can change its DSO, and
+// for one of another map's its symbol (foundFrom).
 func (h *histTree) find(e histEntry) int32 {
 	found, parent, left := h.search(&h.tree, &e)
 	if found >= 0 {
 		he := &h.entries[found]
 		he.noMap, he.dso = e.noMap, e.dso
+		h.foundFrom(found, e.owner)
 		return found
 	}
 	h.entries = append(h.entries, e)
@@ -183,12 +187,6 @@ func (h *histTree) search(t *rbtree.Tree, e *histEntry) (found int32, parent *rb
 // compare is hist_entry__cmp(l, r): each key's se_cmp in turn (perf 6.1's
 // util/sort.c), as signs.
 func (h *histTree) compare(l, r *histEntry) int {
-	if h.dsoSym { // the children table's, searched per sample: no loop
-		if c := dsoCmp(l, r); c != 0 {
-			return c
-		}
-		return symCmp(l, r, true)
-	}
 	for _, k := range h.keys {
 		var c int
 		switch k {
@@ -239,7 +237,7 @@ func nullCmp(l, r bool) int {
 // left, signed).
 func symCmp(l, r *histEntry, dsoKey bool) int {
 	if !l.sym && !r.sym {
-		return cmp.Compare(int64(r.ip-l.ip), 0)
+		return addrCmp(l.ip, r.ip)
 	}
 	if !dsoKey {
 		if c := dsoCmp(l, r); c != 0 {
@@ -261,10 +259,14 @@ func symCmp(l, r *histEntry, dsoKey bool) int {
 		}
 	}
 	if l.start != r.start {
-		return cmp.Compare(int64(r.start-l.start), 0)
+		return addrCmp(l.start, r.start)
 	}
-	return cmp.Compare(int64(r.end-l.end), 0)
+	return addrCmp(l.end, r.end)
 }
+
+// addrCmp is _sort__addr_cmp(l, r) as a sign: right - left as a signed
+// number, an order only among addresses less than 2^63 apart.
+func addrCmp(l, r uint64) int { return cmp.Compare(int64(r-l), 0) }
 
 // collapse returns, for each entry, the entry perf keeps it in and, for
 // each entry kept, its position in the order perf's output sort keeps for

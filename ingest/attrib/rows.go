@@ -207,10 +207,8 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 		// counts in it too. Found by the entry's number, not its key.
 		h := rc.tree(k.Event)
 		e := rc.histEntry(k, kernel, symEnd, false, t, cpu)
-		e.owner = ownerOf(k, owner)
-		found := h.find(e)
-		h.foundFrom(found, e.owner)
-		id := rc.histRow(h, found, k, rowLevel{kernel, hyper}, t, cpu, filtered)
+		e.owner = ownerOf(kernel, owner)
+		id := rc.histRow(h, h.find(e), k, rowLevel{kernel, hyper}, t, cpu, filtered)
 		hr := h.rows[id]
 		hr.r.c.add(c)
 		if rc.acc != nil {
@@ -292,13 +290,11 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu, o
 	h := rc.tree(frames[0].k.Event)
 	for _, f := range frames {
 		e := rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, t, cpu)
-		e.base, e.owner = f.base, ownerOf(f.k, owner)
+		e.base, e.owner = f.base, ownerOf(f.k.Kernel, owner)
 		if countedAlready(h, rc.counted, &e) {
 			continue
 		}
-		found := h.find(e)
-		h.foundFrom(found, e.owner)
-		id := rc.histRow(h, found, f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
+		id := rc.histRow(h, h.find(e), f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
 		r := h.rows[id].r
 		r.acc.add(c)
 		if f.obj.set {
