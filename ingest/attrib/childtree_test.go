@@ -207,31 +207,51 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 // in another process), takes that map's symbol at its start: the
 // function it is inlined into (hists__findnew_entry's map update). Its
 // row is named so from then on, and the inline symbol's next sample
-// makes an entry of its own.
+// makes an entry of its own. In the second case the search that finds
+// it from the other map is a new one (the tree grew since its last), so
+// that the cache of searches must not keep its answer.
 func TestReplayInlineFoundFromAnotherMap(t *testing.T) {
-	ac := newAccumulator()
-	ac.log = &entryLog{}
-	main := ac.entry(Key{DSO: "/bin/app", Sym: "main", Addr: 0x10})
-	ac.meta[main].end = 0x50
+	appMain := Key{DSO: "/bin/app", Sym: "main", Addr: 0x10}
+	appOther := Key{DSO: "/bin/app", Sym: "other", Addr: 0x60}
 	inl := Key{DSO: "/lib/libc.so.6", Sym: "__libc_malloc (inlined)", Addr: 0x100}
-	in := ac.entry(inl)
-	ac.meta[in] = entryMeta{end: 0x200, inlined: true, base: "malloc"}
-	ac.anyInlined = true
-	c := Counts{Samples: 1, Period: 1}
-	for _, pid := range []int32{1, 2, 2} { // process 1, then process 2 twice
-		ac.log.add([]int32{main, in}, c, pid)
+	base := Key{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 0x100}
+	type sample struct {
+		keys  []Key
+		owner int32
 	}
-	children, _, _, ok := ac.replay()
-	if !ok {
-		t.Fatal("no replay")
-	}
-	want := map[Key]Counts{
-		{DSO: "/bin/app", Sym: "main", Addr: 0x10}:          {3, 3},
-		{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 0x100}: {2, 2},
-		inl: {1, 1},
-	}
-	if !maps.Equal(children, want) {
-		t.Errorf("Children %v, want %v", children, want)
+	for _, tc := range []struct {
+		name    string
+		samples []sample
+		want    map[Key]Counts
+	}{
+		{"cached search", []sample{{[]Key{appMain, inl}, 1}, {[]Key{appMain, inl}, 2}, {[]Key{appMain, inl}, 2}},
+			map[Key]Counts{appMain: {3, 3}, base: {2, 2}, inl: {1, 1}}},
+		{"new search", []sample{{[]Key{appMain, inl}, 1}, {[]Key{appMain, appOther, inl}, 2}, {[]Key{appMain, inl}, 2}},
+			map[Key]Counts{appMain: {3, 3}, appOther: {1, 1}, base: {2, 2}, inl: {1, 1}}},
+	} {
+		ac := newAccumulator()
+		ac.log = &entryLog{}
+		ends := map[Key]uint64{appMain: 0x50, appOther: 0x80}
+		for _, k := range []Key{appMain, appOther, inl} {
+			ac.meta[ac.entry(k)].end = ends[k]
+		}
+		ac.meta[ac.entry(inl)] = entryMeta{end: 0x200, inlined: true, base: "malloc"}
+		ac.anyInlined = true
+		for _, s := range tc.samples {
+			var ids []int32
+			for _, k := range s.keys {
+				ids = append(ids, ac.entry(k))
+			}
+			ac.log.add(ids, Counts{Samples: 1, Period: 1}, s.owner)
+		}
+		children, _, _, ok := ac.replay()
+		if !ok {
+			t.Fatalf("%s: no replay", tc.name)
+		}
+		maps.DeleteFunc(children, func(_ Key, c Counts) bool { return c == Counts{} })
+		if !maps.Equal(children, tc.want) {
+			t.Errorf("%s: Children %v, want %v", tc.name, children, tc.want)
+		}
 	}
 }
 
@@ -258,37 +278,6 @@ func TestOwnerPerExec(t *testing.T) {
 	ac.log.add([]int32{in}, c, x.owner(7))
 	children, _, _, _ := ac.replay()
 	want := map[Key]Counts{{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 0x100}: {2, 2}}
-	if !maps.Equal(children, want) {
-		t.Errorf("Children %v, want %v", children, want)
-	}
-}
-
-// TestReplayInlineChangedInSearch: the same as
-// TestReplayInlineFoundFromAnotherMap where the search that finds the
-// inline entry from another map is a new one (the tree grew since its
-// last), so that the cache of searches must not keep its answer.
-func TestReplayInlineChangedInSearch(t *testing.T) {
-	ac := newAccumulator()
-	ac.log = &entryLog{}
-	main := ac.entry(Key{DSO: "/bin/app", Sym: "main", Addr: 0x10})
-	ac.meta[main].end = 0x50
-	other := ac.entry(Key{DSO: "/bin/app", Sym: "other", Addr: 0x60})
-	ac.meta[other].end = 0x80
-	inl := Key{DSO: "/lib/libc.so.6", Sym: "__libc_malloc (inlined)", Addr: 0x100}
-	in := ac.entry(inl)
-	ac.meta[in] = entryMeta{end: 0x200, inlined: true, base: "malloc"}
-	ac.anyInlined = true
-	c := Counts{Samples: 1, Period: 1}
-	ac.log.add([]int32{main, in}, c, 1)
-	ac.log.add([]int32{main, other, in}, c, 2) // other is new: in is searched anew
-	ac.log.add([]int32{main, in}, c, 2)
-	children, _, _, _ := ac.replay()
-	want := map[Key]Counts{
-		{DSO: "/bin/app", Sym: "main", Addr: 0x10}:          {3, 3},
-		{DSO: "/bin/app", Sym: "other", Addr: 0x60}:         {1, 1},
-		{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 0x100}: {2, 2},
-		inl: {1, 1},
-	}
 	if !maps.Equal(children, want) {
 		t.Errorf("Children %v, want %v", children, want)
 	}
