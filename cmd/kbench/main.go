@@ -67,6 +67,7 @@ commands:
 var errMismatch = errors.New("btree and list outputs differ")
 
 func main() {
+	adviseHugeHeap()
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		_ = startGC()
 	}

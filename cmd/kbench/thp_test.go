@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestAdviseHugeHeap checks that adviseHugeHeap leaves at least
+// heapAdvised bytes of the heap in mappings advised for huge pages
+// ("hg" in /proc/self/smaps' VmFlags), where the kernel's THP mode is
+// madvise.
+func TestAdviseHugeHeap(t *testing.T) {
+	mode, err := os.ReadFile(thpSetting)
+	if err != nil || !bytes.Contains(mode, []byte("[madvise]")) {
+		t.Skipf("THP mode is not madvise here (%q, %v)", mode, err)
+	}
+	t.Setenv("KBENCH_THP", "")
+	adviseHugeHeap()
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skip(err)
+	}
+	var advised, size uint64
+	sc := bufio.NewScanner(bytes.NewReader(smaps))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
+			lo, hi, _ := strings.Cut(f[0], "-")
+			a, err1 := strconv.ParseUint(lo, 16, 64)
+			b, err2 := strconv.ParseUint(hi, 16, 64)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("smaps line %q", sc.Text())
+			}
+			size = b - a
+		case len(f) > 0 && f[0] == "VmFlags:" && strings.Contains(sc.Text(), " hg"):
+			advised += size
+		}
+	}
+	if advised < heapAdvised {
+		t.Errorf("%d bytes of mappings advised for huge pages, want at least %d", advised, heapAdvised)
+	}
+}
