@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
 	"flag"
@@ -25,13 +26,15 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 const reportUsage = `usage: kbench report [-format table|script|json|folded|pprof] [-kallsyms FILE] [-G]
                     [-children|-no-children] [-no-branch-stack] [-sort KEYS]
                     [-pid L] [-tid L] [-comm L] [-cpu L] [-time START,END]
                     [-dso L] [-sym L]
-                    [-impl btree|list] [-debugdir DIR] [-symfs DIR] [-o FILE]
+                    [-impl btree|list] [-debugdir DIR] [-symfs DIR] [-vdso FILE]
+                    [-o FILE]
                     [-progress auto|always|never] [-cpuprofile FILE]
                     [-memprofile FILE] FILE | -i FILE
 
@@ -74,6 +77,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	hideCallchain := fs.Bool("G", false, "script: hide callchains (perf script -G)")
 	implName := fs.String("impl", "btree", "map implementation: btree or list")
 	debugDir := fs.String("debugdir", "", "perf's build-id cache `dir` (default ~/.debug; \"-\" for none)")
+	vdsoFile := fs.String("vdso", "", "symbolize and unwind [vdso] maps with the vdso image `file` instead of kbench's own (perf uses its own; for a recording from another machine)")
 	symfs := fs.String("symfs", "", "look for DSO files below `dir`, as perf's --symfs (for their symbols and unwinding)")
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
@@ -153,6 +157,13 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usageErr("unknown -progress %q", *progress)
 	}
+	var vdso []byte
+	if *vdsoFile != "" {
+		var err error
+		if vdso, err = readVDSO(*vdsoFile); err != nil {
+			return err
+		}
+	}
 	name := files[0]
 	cacheDir := *debugDir
 	if cacheDir == "" {
@@ -206,7 +217,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(out, 256<<10)
-	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, KallsymsFile: ksFrom, DebugDir: *debugDir, Symfs: *symfs}
+	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, KallsymsFile: ksFrom, DebugDir: *debugDir, Symfs: *symfs, VDSO: vdso}
 	if *format == "table" && !*noBranchStack {
 		opts.BranchMode = attrib.BranchModeDefault(in.r)
 	}
@@ -558,4 +569,28 @@ func writeMemProfile(name string, stderr io.Writer) {
 	if err != nil {
 		fmt.Fprintf(stderr, "kbench report: memprofile: %v\n", err)
 	}
+}
+
+// maxVDSOSize bounds a -vdso file: vdso images are a few pages.
+const maxVDSOSize = 16 << 20
+
+// readVDSO reads the vdso image at path: a regular ELF file of at most
+// maxVDSOSize bytes.
+func readVDSO(path string) ([]byte, error) {
+	f, err := regular.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("-vdso: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxVDSOSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("-vdso: %s: %w", path, err)
+	}
+	if len(b) > maxVDSOSize {
+		return nil, fmt.Errorf("-vdso: %s: more than %d bytes: not a vdso image", path, maxVDSOSize)
+	}
+	if _, err := elf.NewFile(bytes.NewReader(b)); err != nil {
+		return nil, fmt.Errorf("-vdso: %s: not an ELF image: %w", path, err)
+	}
+	return b, nil
 }

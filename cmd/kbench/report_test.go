@@ -871,3 +871,26 @@ func testTablesAgainstPerf(t *testing.T, file, want string, cases []struct{ kben
 		})
 	}
 }
+
+// -vdso takes a regular ELF file, and names the file when it refuses one.
+func TestReportVDSOFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "text")
+	if err := os.WriteFile(text, []byte("not elf"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(foreignDir, "perf.data.remmap-3.2")
+	for _, tc := range []struct{ file, want string }{
+		{text, text + ": not an ELF image"},
+		{dir, dir + ": not a regular file"},
+		{filepath.Join(dir, "none"), "no such file"},
+	} {
+		_, _, err := report(t, nil, "-progress", "never", "-kallsyms", "none", "-vdso", tc.file, rec)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "-vdso") {
+			t.Errorf("-vdso %s: error %v, want one saying %q", tc.file, err, tc.want)
+		}
+	}
+	if _, _, err := report(t, nil, "-progress", "never", "-kallsyms", "none", "-vdso", filepath.Join(foreignDir, "golden", "vdso.so"), rec); err != nil {
+		t.Errorf("-vdso of a vdso image: %v", err)
+	}
+}

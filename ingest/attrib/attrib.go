@@ -71,6 +71,10 @@ type Options struct {
 	// symbols and for unwinding; perf's own vdso copy is then not found
 	// either. "" reads them where the recording names them.
 	Symfs string
+	// VDSO is the vdso image a recording's [vdso] map is symbolized and
+	// unwound with, when the recording names none by build id; nil: this
+	// process's own, as perf uses its own (see OwnVDSO).
+	VDSO []byte
 	// Script, if set, receives one entry per sample as perf script
 	// -F ip,sym,dso prints it (with callchains unless HideCallchain).
 	Script        io.Writer
@@ -377,7 +381,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	// for a recording without one.
 	newSym := func() *symbolizer {
 		s := newSymbolizer(ks, load, buildIDMap(r.Features()), opts.DebugDir, a.m.ModuleMaps)
-		s.noFiles, s.symfs = opts.NoFiles, opts.Symfs
+		s.noFiles, s.symfs, s.vdso = opts.NoFiles, opts.Symfs, opts.VDSO
 		return s
 	}
 	if opts.Script != nil {

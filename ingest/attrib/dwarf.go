@@ -674,7 +674,7 @@ func (a *attributor) unwindFile(mp index.Map) *unwind.File {
 		// perf reads [vdso] from a copy of its own (machine__findnew_vdso)
 		// unless the recording names it by build id: its DSO is then
 		// "[vdso]" itself, which no file holds outside the build-id cache.
-		f = d.cache.GetImage(mp.DSO, ownVDSO)
+		f = d.cache.GetImage(mp.DSO, a.sym.vdsoImage)
 	}
 	d.files[mp.DSO] = f
 	return f

@@ -52,6 +52,7 @@ type symbolizer struct {
 	sectionFiles map[string]string
 	noFiles      bool   // read no DSO files
 	symfs        string // perf's --symfs: where DSO files are looked for
+	vdso         []byte // Options.VDSO
 	bpf          map[index.Map]*symbols.Table
 	kernelMods   func() []index.Map // the kernel's module maps, for the split
 
@@ -259,7 +260,7 @@ func (s *symbolizer) file(dso string) *symbols.Table {
 		}
 	}
 	if t == nil && dso == machine.VDSOName && s.symfs == "" {
-		t = vdsoTable(id)
+		t = vdsoTable(s.vdsoImage(), id)
 	}
 	s.files[dso] = t
 	s.lastFile.dso, s.lastFile.t = dso, t

@@ -54,11 +54,19 @@ var ownVDSO = sync.OnceValue(func() []byte {
 // none.
 func OwnVDSO() []byte { return ownVDSO() }
 
-// vdsoTable returns the symbols of this process's vdso image when the
-// recording names no other vdso by build id (id, the recording's, may be
-// empty); nil otherwise.
-func vdsoTable(id []byte) *symbols.Table {
-	img := ownVDSO()
+// vdsoImage returns the vdso image [vdso] maps are read with:
+// Options.VDSO, else this process's.
+func (s *symbolizer) vdsoImage() []byte {
+	if s.vdso != nil {
+		return s.vdso
+	}
+	return ownVDSO()
+}
+
+// vdsoTable returns the symbols of the vdso image img when the recording
+// names no other vdso by build id (id, the recording's, may be empty);
+// nil otherwise.
+func vdsoTable(img, id []byte) *symbols.Table {
 	if img == nil {
 		return nil
 	}
