@@ -90,7 +90,7 @@ func compareMappedBuffered(t *testing.T, file string, b []byte) (records, stable
 		t.Fatal(err)
 	}
 	want, wantErr := NewFileReader(bytes.NewReader(b), int64(len(b)))
-	got, err := Open(file)
+	got, err := Open(file, Mapped())
 	if (err == nil) != (wantErr == nil) {
 		t.Fatalf("Open: %v; NewFileReader: %v", err, wantErr)
 	}
@@ -144,7 +144,7 @@ func TestMappedShrinks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := copyRecording(t, "system")
-			r, err := Open(file)
+			r, err := Open(file, Mapped())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +181,7 @@ func TestMappedShrinks(t *testing.T) {
 // through FaultError.
 func TestMappedFaultError(t *testing.T) {
 	file := copyRecording(t, "system")
-	r, err := Open(file)
+	r, err := Open(file, Mapped())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestMappedFaultError(t *testing.T) {
 
 // Next fails after Close.
 func TestNextAfterClose(t *testing.T) {
-	r, err := Open(copyRecording(t, "sleep"))
+	r, err := Open(copyRecording(t, "sleep"), Mapped())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func BenchmarkNext(b *testing.B) {
 				var f *os.File
 				switch mode {
 				case "mapped":
-					r, err = Open(file)
+					r, err = Open(file, Mapped())
 				case "file":
 					if f, err = os.Open(file); err == nil {
 						r, err = NewFileReader(f, int64(len(data)))
@@ -323,7 +323,7 @@ func TestCallchainViewNotWritten(t *testing.T) {
 	if err := os.WriteFile(file, buildFile([]attrSpec{fast, general}, concat(data...)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(file)
+	r, err := Open(file, Mapped())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestFileBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapped, err := Open(file)
+	mapped, err := Open(file, Mapped())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,4 +427,31 @@ func mustFileReader(t *testing.T, b []byte, opts ...Option) *Reader {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// Open reads a regular file through a buffer unless asked to map it.
+func TestOpenMapsOnlyWhenAsked(t *testing.T) {
+	file := copyRecording(t, "sleep")
+	for _, tc := range []struct {
+		opts   []Option
+		mapped bool
+	}{
+		{nil, false},
+		{[]Option{Mapped()}, runtime.GOOS != "windows" && runtime.GOOS != "plan9" && runtime.GOOS != "js" && runtime.GOOS != "wasip1"},
+	} {
+		r, err := Open(file, tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Next() {
+			t.Fatalf("no record: %v", r.Err())
+		}
+		if got := r.MappedData() != nil; got != tc.mapped {
+			t.Errorf("Open(%d options): mapped %v, want %v", len(tc.opts), got, tc.mapped)
+		}
+		if got := r.RecordsStable(); got != tc.mapped {
+			t.Errorf("Open(%d options): RecordsStable %v, want %v", len(tc.opts), got, tc.mapped)
+		}
+		r.Close()
+	}
 }
