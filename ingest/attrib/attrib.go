@@ -971,6 +971,9 @@ func (a *attributor) deliver(e *event) error {
 	case evExit:
 		a.m.Exit(e.pid, e.tid)
 	case evComm:
+		if e.misc&perfdata.MiscCommExec != 0 {
+			a.flushRegCache(e.pid, e.tid)
+		}
 		a.m.Comm(e.pid, e.tid, e.side.comm)
 		if e.misc&perfdata.MiscCommExec != 0 {
 			a.execs[e.pid]++

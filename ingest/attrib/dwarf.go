@@ -361,6 +361,9 @@ type dwarfState struct {
 	// the machine generation (plus one) at which one was found not to be.
 	ready    map[uintptr]bool
 	notReady map[uintptr]uint64
+	// regCaches are libunwind's register-state caches, one per address
+	// space (machine.Thread.AddressSpace), as perf has one per process.
+	regCaches map[uint64]*unwind.RegCache
 	// bases caches dsoBase, each answer for the generation of the
 	// machine's maps it was found in.
 	bases map[baseKey]baseAt
@@ -454,6 +457,7 @@ func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp index.Map, ok
 	}
 	d.e = e
 	a.checkHits()
+	d.u.Cache = d.regCache(a.m.SampleThread(e.pid, e.tid).AddressSpace())
 	d.ips = d.u.Unwind(&d.sample, d.find, d.ips[:0])
 	for _, ip := range d.ips {
 		h, ok := a.userMap(ip)
@@ -463,6 +467,33 @@ func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp index.Map, ok
 		frame(ip, h.mp, ok)
 	}
 	d.e = nil
+}
+
+// regCache returns the register-state cache of address space as, made
+// empty at its first use.
+func (d *dwarfState) regCache(as uint64) *unwind.RegCache {
+	c := d.regCaches[as]
+	if c == nil {
+		if d.regCaches == nil {
+			d.regCaches = make(map[uint64]*unwind.RegCache)
+		}
+		c = new(unwind.RegCache)
+		d.regCaches[as] = c
+	}
+	return c
+}
+
+// flushRegCache empties the register-state cache of thread (pid, tid)'s
+// address space before a COMM record that execs is applied, as perf's
+// __thread__set_comm flushes libunwind's caches (unwind__flush_access),
+// for a thread already named only.
+func (a *attributor) flushRegCache(pid, tid uint32) {
+	if a.dw == nil {
+		return // no DWARF sample yet: no cache
+	}
+	if t := a.m.SampleThread(pid, tid); t.CommSet() {
+		delete(a.dw.regCaches, t.AddressSpace()) // the next use makes an empty one
+	}
 }
 
 // newDwarfState makes the unwinder of a Run, at its first DWARF sample.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 	"github.com/kmapindex/kmapindex/ingest/unwind"
@@ -170,5 +172,32 @@ func TestInlinedKeySpan(t *testing.T) {
 	}
 	if k1 == k2 {
 		t.Errorf("frames in %s and %s share an entry: %+v", s1.Name, s2.Name, k1)
+	}
+}
+
+// The register-state caches are per address space, as perf keeps one
+// per process's maps: threads share one, a forked process has its own,
+// and a COMM record that execs empties it for a thread already named
+// (__thread__set_comm), not for one named by it.
+func TestRegCachePerAddressSpace(t *testing.T) {
+	a := &attributor{m: machine.New(mapset.BTree), dw: &dwarfState{}}
+	as := func(pid, tid uint32) uint64 { return a.m.SampleThread(pid, tid).AddressSpace() }
+	cache := func(pid, tid uint32) *unwind.RegCache { return a.dw.regCache(as(pid, tid)) }
+	leader := cache(10, 10)
+	if cache(10, 11) != leader || cache(10, 10) != leader {
+		t.Fatal("threads of a process have different caches")
+	}
+	a.m.Fork(20, 10, 20, 10, 0)
+	if cache(20, 20) == leader {
+		t.Fatal("a forked process shares its parent's cache")
+	}
+	a.flushRegCache(10, 10) // unnamed: perf's comm__override, no flush
+	if cache(10, 10) != leader {
+		t.Fatal("an exec COMM of an unnamed thread flushed its cache")
+	}
+	a.m.Comm(10, 10, "sh")
+	a.flushRegCache(10, 10) // named now: its process's cache goes
+	if c := cache(10, 11); c == leader || c != cache(10, 10) {
+		t.Fatal("an exec COMM of a named thread left its process's cache")
 	}
 }

@@ -183,6 +183,15 @@ func (m *Machine) MapsVersionOf(cpumode uint8, pid, tid uint32) uint64 {
 // share it. It is only meaningful within one Generation.
 func (t *Thread) MapsID() uintptr { return uintptr(unsafe.Pointer(t.maps)) }
 
+// AddressSpace numbers the thread's maps uniquely for the machine's
+// life (MapsID's pointer may be reused once a process's maps are gone):
+// perf's per-maps state, such as libunwind's caches, follows it.
+func (t *Thread) AddressSpace() uint64 { return t.maps.id }
+
+// CommSet reports whether the thread was named by a COMM record, a named
+// parent's FORK or RegisterIdle (perf's thread->comm_set).
+func (t *Thread) CommSet() bool { return t.commSet }
+
 // Thread is one thread; threads of a process share its maps.
 type Thread struct {
 	Pid, Tid uint32

@@ -44,6 +44,10 @@ type Unwinder struct {
 	// libunwind exports no dwarf_find_debug_frame), so by default a
 	// binary without .eh_frame_hdr ends the unwind.
 	DebugFrame bool
+	// Cache is the register-state cache of the sampled process's address
+	// space that the next Unwind consults and fills, as libunwind's steps
+	// do perf's (see RegCache); nil: none.
+	Cache *RegCache
 
 	s    *Sample
 	find Finder
@@ -267,6 +271,13 @@ func (u *Unwinder) step(f *frame) (int, error) {
 
 // dwarfStep is dwarf_step: find the row for the frame's pc and apply it.
 func (u *Unwinder) dwarfStep(f *frame) (int, error) {
+	if u.Cache != nil {
+		if r := u.Cache.lookup(f.ip); r != nil { // find_reg_state's rs_lookup
+			f.signal = r.signal
+			f.usePrev = !r.signal
+			return u.apply(f, &r.row, r.live, r.sec)
+		}
+	}
 	pc := f.ip
 	if f.usePrev {
 		pc--
@@ -279,6 +290,9 @@ func (u *Unwinder) dwarfStep(f *frame) (int, error) {
 	f.usePrev = !r.signal
 	if r.err != nil {
 		return 0, r.err
+	}
+	if u.Cache != nil {
+		u.Cache.insert(f.ip, r) // rs_new, before the row is applied
 	}
 	return u.apply(f, &r.row, r.live, r.sec)
 }
