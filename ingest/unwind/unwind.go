@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"encoding/binary"
 	"errors"
 	"math/bits"
 )
@@ -59,6 +60,49 @@ type Unwinder struct {
 	// and address, direct-mapped: a File's own cache is shared and
 	// slower to consult.
 	rows *[rowSlots]rowSlot
+	// pages caches pages of the binaries whose words the unwind reads
+	// (the PLT check reads two at every pc without CFI), direct-mapped,
+	// as perf's dso data cache does: a read each took 3.6 µs, a third of
+	// a --call-graph dwarf -a script.
+	pages *[pageSlots]filePage
+}
+
+// pageSlots is the size of an Unwinder's page cache (a power of two);
+// pageBits the size of its pages.
+const (
+	pageSlots = 1 << 6
+	pageBits  = 12
+)
+
+// filePage is a page of a binary's file: its bytes up to n (fewer at
+// the end of the file).
+type filePage struct {
+	file *File
+	page uint64
+	n    int
+	b    [1 << pageBits]byte
+}
+
+// word is file.word through the page cache: 8 bytes of the file at
+// offset off.
+func (u *Unwinder) word(file *File, off uint64) (uint64, bool) {
+	in := off & (1<<pageBits - 1)
+	if in > 1<<pageBits-8 || off+8 > uint64(file.size) || off+8 < off {
+		return file.word(off) // across pages, or past the end
+	}
+	if u.pages == nil {
+		u.pages = new([pageSlots]filePage)
+	}
+	page := off >> pageBits
+	p := &u.pages[(page^page>>6)&(pageSlots-1)]
+	if p.file != file || p.page != page {
+		n, _ := file.r.ReadAt(p.b[:], int64(page<<pageBits))
+		p.file, p.page, p.n = file, page, n
+	}
+	if int(in)+8 > p.n {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(p.b[in:]), true
 }
 
 // rowSlots is the size of an Unwinder's row cache (a power of two).
@@ -196,7 +240,7 @@ func (u *Unwinder) fileWord(addr uint64) (uint64, int) {
 	if m.File == nil {
 		return 0, memSoft
 	}
-	v, ok := m.File.word(addr - m.Start + m.Pgoff)
+	v, ok := u.word(m.File, addr-m.Start+m.Pgoff)
 	if !ok {
 		return 0, memSoft
 	}

@@ -3,6 +3,7 @@ package unwind
 import (
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 )
@@ -163,6 +164,34 @@ func TestConcurrentUnwind(t *testing.T) {
 	for range 4 {
 		if got := <-done; !reflect.DeepEqual(got, want) {
 			t.Errorf("got %#x, want %#x", got, want)
+		}
+	}
+}
+
+// The Unwinder's page cache reads the words File.word reads, across
+// page boundaries, at the end of the file and past it, with two files
+// competing for its slots.
+func TestWordThroughPageCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var files [2]*File
+	for i := range files {
+		image := make([]byte, 3*(1<<pageBits)+123+i*4000) // odd sizes: a short last page
+		for j := range image {
+			image[j] = byte(rng.Uint32())
+		}
+		files[i] = testFile("zR", stdCIE, threeFns, image)
+	}
+	var u Unwinder
+	for range 20000 {
+		f := files[rng.IntN(2)]
+		off := rng.Uint64N(uint64(f.size) + 16)
+		if rng.IntN(4) == 0 { // near a page boundary
+			off = (off &^ (1<<pageBits - 1)) + 1<<pageBits - uint64(rng.IntN(12))
+		}
+		gv, gok := u.word(f, off)
+		wv, wok := f.word(off)
+		if gv != wv || gok != wok {
+			t.Fatalf("word at %#x of a %d-byte file: %#x %v, want %#x %v", off, f.size, gv, gok, wv, wok)
 		}
 	}
 }
