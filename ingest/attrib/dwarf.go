@@ -364,8 +364,8 @@ type dwarfState struct {
 	// regCaches are libunwind's register-state caches, one per address
 	// space (machine.Thread.AddressSpace), as perf has one per process.
 	regCaches map[uint64]*unwind.RegCache
-	// bases caches dsoBase, each answer for the generation of the
-	// machine's maps it was found in.
+	// bases caches dsoBase, each answer for the version of the thread's
+	// maps it was found in (machine.Thread.MapsVersion).
 	bases map[baseKey]baseAt
 
 	// find is userMap as the unwinder's Finder, made once; e is the
@@ -423,7 +423,11 @@ func (a *attributor) dsoBase(e *event, dso string) uint64 {
 	d := a.dw
 	t := a.m.SampleThread(e.pid, e.tid)
 	key := baseKey{t.MapsID(), dso}
-	gen := a.m.Generation()
+	// The thread's maps version: the machine's generation changed with
+	// every MMAP of any process, and a recording of a busy system
+	// rescanned the maps of each DSO at nearly every sample (10 % of a
+	// --call-graph dwarf -a script).
+	gen := t.MapsVersion()
 	if b, ok := d.bases[key]; ok && b.gen == gen {
 		return b.base
 	}
