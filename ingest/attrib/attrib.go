@@ -650,11 +650,12 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		segment: pools.segment,
 		keyBuf:  pools.keys,
 	}
-	o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}) }
+	o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}, false) }
 	records := 0
 	kernelMaps := false // a kernel MMAP was read
 	var hint kernelHint // what the kernel MMAPs told
 	var e event         // one for all records: the orderer copies it
+	copyChain := false  // e.addrs is the reader's: the orderer copies it too
 	var slab addrSlab
 	firstTo := fileFirstTo(r)
 	for r.Next() {
@@ -700,8 +701,9 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				case stableChain(mapped, r, rec.Callchain):
 					e.addrs = rec.Callchain[:len(rec.Callchain):len(rec.Callchain)] // read where it lies, as the user stacks are
 				default:
-					e.addrs = slab.take(len(rec.Callchain))
-					copy(e.addrs, rec.Callchain)
+					// The reader's buffer: push copies it into the
+					// event's segment.
+					e.addrs, copyChain = rec.Callchain[:len(rec.Callchain):len(rec.Callchain)], true
 				}
 			} else if branches && len(rec.Branches) > 0 {
 				e.addrs = slab.take(2 * len(rec.Branches))
@@ -761,7 +763,8 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		default:
 			continue
 		}
-		o.push(&e)
+		o.push(&e, copyChain)
+		copyChain = false
 	}
 	o.finish()
 	slab.payload.seal()

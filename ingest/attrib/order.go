@@ -109,10 +109,46 @@ const (
 )
 
 // segment holds events. Its array never grows: keys point into it. last
-// is the interval (orderer.rounds) of its last queued event.
+// is the interval (orderer.rounds) of its last queued event. chains
+// holds the callchains push copied for its events (copyChain), in
+// blocks that never grow either; a recycled segment fills them again,
+// where fresh memory for each chain had to be zeroed and collected (on
+// the -a -g children table, 60 MB of chains a run).
 type segment struct {
 	events []event
 	last   uint64
+	chains [][]uint64
+	used   int // words of block full in use
+	full   int // the block being filled; those before it are full
+}
+
+// chainBlockWords is the size of a segment's chain blocks.
+const chainBlockWords = 1 << 13
+
+// chain returns n words of sg's chain storage (len = cap = n).
+func (sg *segment) chain(n int) []uint64 {
+	if n > chainBlockWords {
+		return make([]uint64, n) // a chain longer than a block: its own
+	}
+	if len(sg.chains) == 0 || sg.used+n > chainBlockWords {
+		if len(sg.chains) > 0 {
+			sg.full++
+		}
+		if sg.full >= len(sg.chains) {
+			sg.chains = append(sg.chains, make([]uint64, chainBlockWords))
+		}
+		sg.used = 0
+	}
+	b := sg.chains[sg.full][sg.used : sg.used+n : sg.used+n]
+	sg.used += n
+	return b
+}
+
+// reset empties sg for reuse, keeping its chain blocks.
+func (sg *segment) reset() {
+	clear(sg.events) // drop their callchains' and side bands' memory
+	sg.events = sg.events[:0]
+	sg.used, sg.full = 0, 0
 }
 
 // segmentEvents is a segment's capacity; the first segments a run makes
@@ -184,8 +220,7 @@ func (p *orderPools) keys() []orderKey {
 // recycle takes back d's memory once its events were delivered.
 func (p *orderPools) recycle(d delivery) {
 	for _, sg := range d.done {
-		clear(sg.events) // drop their callchains' and side bands' memory
-		sg.events = sg.events[:0]
+		sg.reset()
 		select {
 		case p.segs <- sg:
 		default:
@@ -260,8 +295,10 @@ type orderKey struct {
 
 // slot copies *e into the segment *cur, or a new one (appended to segs
 // for a queued event, to the next delivery's for one delivered at once)
-// when it is full, and returns the copy.
-func (o *orderer) slot(cur **segment, queued bool, e *event) *event {
+// when it is full, and returns the copy; with copyChain, its callchain
+// too, into the segment's chain storage (the caller's goes on being
+// reused).
+func (o *orderer) slot(cur **segment, queued bool, e *event, copyChain bool) *event {
 	if *cur == nil || len((*cur).events) == cap((*cur).events) {
 		*cur = o.newSegment()
 		if queued {
@@ -273,7 +310,12 @@ func (o *orderer) slot(cur **segment, queued bool, e *event) *event {
 	sg := *cur
 	sg.events = append(sg.events, *e)
 	sg.last = o.rounds
-	return &sg.events[len(sg.events)-1]
+	c := &sg.events[len(sg.events)-1]
+	if copyChain && len(e.addrs) > 0 {
+		c.addrs = sg.chain(len(e.addrs))
+		copy(c.addrs, e.addrs)
+	}
+	return c
 }
 
 func (o *orderer) newSegment() *segment {
@@ -291,10 +333,11 @@ func (o *orderer) newKeys() []orderKey {
 }
 
 // push queues a copy of *e (the caller reuses *e), or delivers it at
-// once.
-func (o *orderer) push(e *event) {
+// once; with copyChain, of its callchain too (a view of the reader's
+// buffer).
+func (o *orderer) push(e *event, copyChain bool) {
 	if e.time == 0 || e.time == ^uint64(0) {
-		o.deliverNow(e)
+		o.deliverNow(e, copyChain)
 		return
 	}
 	if len(o.fresh) == cap(o.fresh) {
@@ -303,7 +346,7 @@ func (o *orderer) push(e *event) {
 		// 4.1 MB on the way to 0.9.
 		o.fresh = slices.Grow(o.fresh, max(len(o.fresh), 256))
 	}
-	o.fresh = append(o.fresh, orderKey{e.time, o.slot(&o.cur, true, e)})
+	o.fresh = append(o.fresh, orderKey{e.time, o.slot(&o.cur, true, e, copyChain)})
 	o.maxTime = max(o.maxTime, e.time)
 	o.last = e.time
 	o.bytes += eventSize + 8*len(e.addrs)
@@ -333,8 +376,8 @@ func (o *orderer) push(e *event) {
 // deliverNow delivers a copy of *e ahead of every queued event. Such
 // events have segments of their own, handed back with the delivery that
 // carries them.
-func (o *orderer) deliverNow(e *event) {
-	k := orderKey{e.time, o.slot(&o.immCur, false, e)}
+func (o *orderer) deliverNow(e *event, copyChain bool) {
+	k := orderKey{e.time, o.slot(&o.immCur, false, e, copyChain)}
 	o.emit(k)
 	o.batch.bytes += deliveredSize(k.e)
 	o.sendBatch()
@@ -410,7 +453,10 @@ func (o *orderer) compact() {
 	old := o.segs
 	o.segs, o.cur = nil, nil
 	for i := range o.rest { // flush left nothing in fresh
-		o.rest[i].e = o.slot(&o.cur, true, o.rest[i].e)
+		// A chain in an old segment's storage moves with its event; the
+		// others (in the recording, or with a user stack behind) stay.
+		e := o.rest[i].e
+		o.rest[i].e = o.slot(&o.cur, true, e, cap(e.addrs) == len(e.addrs))
 	}
 	o.batch.done = append(o.batch.done, old...)
 	o.sendBatch()

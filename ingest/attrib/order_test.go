@@ -53,15 +53,29 @@ func (s *orderSink) send(d delivery) {
 		if k.e.ip == ^uint64(0) {
 			s.poisoned++
 		}
+		for j, w := range k.e.addrs {
+			if w != chainWord(k.e.ip, j) {
+				s.poisoned++ // its chain's storage was handed back, or not copied
+				break
+			}
+		}
 		s.got = append(s.got, k.e.ip)
 	}
 	for _, sg := range d.done {
 		for i := range sg.events[:cap(sg.events)] {
 			sg.events[:cap(sg.events)][i].ip = ^uint64(0)
 		}
+		for _, b := range sg.chains {
+			for i := range b {
+				b[i] = ^uint64(0)
+			}
+		}
 		s.segs++
 	}
 }
+
+// chainWord is word j of the callchain the tests give event ip.
+func chainWord(ip uint64, j int) uint64 { return ip<<8 | uint64(j) }
 
 // refOrder is perf's ordered_events the simple way: a queue stably sorted
 // at each flush.
@@ -109,7 +123,10 @@ func (r *refOrder) flush(limit uint64) {
 // The orderer delivers what a stable sort at every flush delivers, on
 // random streams: per-CPU ascending runs, late events, events without a
 // time, rounds or none (half flushes), and it hands back no segment
-// before the last of its events is delivered.
+// before the last of its events is delivered. Callchains come from one
+// buffer the test overwrites after each push, as the reader's is: the
+// orderer's copies, moved with their events by half flushes, must
+// arrive intact.
 func TestOrdererDifferential(t *testing.T) {
 	defer func(b int) { queueBound = b }(queueBound)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -120,12 +137,13 @@ func TestOrdererDifferential(t *testing.T) {
 		}
 		var sink orderSink
 		o := &orderer{send: sink.send}
-		o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}) }
+		o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}, false) }
 		ref := &refOrder{}
 		cpus := 1 + rng.IntN(4)
 		clock := make([]uint64, cpus)
 		n := rng.IntN(6000)
 		roundEvery := 1 + rng.IntN(1500)
+		scratch := make([]uint64, 4)
 		if trial%4 == 0 {
 			roundEvery = 0 // no FINISHED_ROUND
 		}
@@ -139,11 +157,19 @@ func TestOrdererDifferential(t *testing.T) {
 			case 1:
 				e.time = 1 + rng.Uint64N(clock[c]+1) // late
 			}
+			copyChain := false
 			if rng.IntN(8) == 0 {
-				e.addrs = make([]uint64, rng.IntN(4))
+				e.addrs = scratch[:rng.IntN(4)]
+				for j := range e.addrs {
+					e.addrs[j] = chainWord(e.ip, j)
+				}
+				copyChain = true
 			}
-			o.push(&e)
+			o.push(&e, copyChain)
 			ref.push(e)
+			for j := range scratch {
+				scratch[j] = 1 // the reader's next record
+			}
 			if roundEvery > 0 && i%roundEvery == roundEvery-1 {
 				o.round()
 				ref.flush(ref.nextFlush)
@@ -188,7 +214,7 @@ func TestOrdererBounded(t *testing.T) {
 			delivered++
 		}
 	}}
-	o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}) }
+	o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}, false) }
 	peak := 0
 	for i := range n {
 		// Two interleaved, each ascending: what two CPUs' buffers give.
@@ -196,7 +222,7 @@ func TestOrdererBounded(t *testing.T) {
 		if i%2 == 1 {
 			tm += 3
 		}
-		o.push(&event{time: tm})
+		o.push(&event{time: tm}, false)
 		peak = max(peak, o.bytes)
 	}
 	o.finish()
