@@ -787,9 +787,11 @@ func stableChain(mapped []byte, r *perfdata.Reader, chain []uint64) bool {
 // not nil, so that it prints as perf prints an empty chain.
 var emptyChain = []uint64{}
 
-// addrSlab hands out the events' address slices from large blocks: one
-// allocation per 64 Ki addresses instead of one per sample. A block is
-// freed when no event refers to it any more.
+// addrSlab hands out the address slices of LBR callchains and branch
+// stacks from large blocks: one allocation per 64 Ki addresses instead
+// of one per sample; a block is freed when no event refers to it any
+// more. Plain callchains go into their event's segment (orderer.push),
+// DWARF samples' into the payload arena.
 type addrSlab struct {
 	block   []uint64
 	payload payloadArena // DWARF samples' user stacks (dwarf.go)
