@@ -72,14 +72,16 @@ bench-resolver:
 
 # perf-bench makes a large system-wide recording, with callchains when
 # PERF_BENCH_G=-g (scripts/bigrecord.sh: PERF_BENCH_SECONDS of two busy
-# CPUs at PERF_BENCH_FREQ Hz, about 1 M samples with the defaults; needs
+# CPUs at PERF_BENCH_FREQ Hz, 1.1-1.4 M samples with the defaults on
+# this project's machines, with or without -g (12 s gave 0.5-0.9 M on
+# the Turin VM); needs
 # root and perf) in PERF_BENCH_DIR, then times kbench report against perf
 # report and perf script on it, runs interleaved, PERF_BENCH_RUNS times
 # (scripts/perfbench.sh): every run, the medians, perf/kbench ratios and
 # whether the outputs agree. PERF_BENCH_RECORD=0 times the recording
 # already there.
 PERF_BENCH_DIR     ?= /tmp/kmapindex-perf-bench
-PERF_BENCH_SECONDS ?= 12
+PERF_BENCH_SECONDS ?= 30
 PERF_BENCH_FREQ    ?= 50000
 PERF_BENCH_RUNS    ?= 3
 PERF_BENCH_RECORD  ?= 1
