@@ -894,3 +894,29 @@ func TestReportVDSOFlagErrors(t *testing.T) {
 		t.Errorf("-vdso of a vdso image: %v", err)
 	}
 }
+
+// -vdso is the image a [vdso] map is symbolized with: the recording's
+// __vdso_gettimeofday samples are named with the goldens' vdso, and not
+// with an ELF file that has no such symbol.
+func TestReportVDSOFlagUsed(t *testing.T) {
+	other, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true binary:", err)
+	}
+	rec := filepath.Join(foreignDir, "perf.data.raw_callgraph_branch-3.4")
+	for _, tc := range []struct {
+		vdso string
+		want bool
+	}{
+		{filepath.Join(foreignDir, "golden", "vdso.so"), true},
+		{other, false},
+	} {
+		out, _, err := report(t, nil, "-progress", "never", "-kallsyms", "none", "-debugdir", "-", "-sort", "sym", "-vdso", tc.vdso, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out, "__vdso_gettimeofday"); got != tc.want {
+			t.Errorf("-vdso %s: __vdso_gettimeofday named %v, want %v", tc.vdso, got, tc.want)
+		}
+	}
+}

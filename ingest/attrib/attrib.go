@@ -976,11 +976,12 @@ func (a *attributor) deliver(e *event) error {
 	case evExit:
 		a.m.Exit(e.pid, e.tid)
 	case evComm:
-		if e.misc&perfdata.MiscCommExec != 0 {
-			a.flushRegCache(e.pid, e.tid)
+		exec := e.misc&perfdata.MiscCommExec != 0
+		if exec {
+			a.flushRegCache(e.pid, e.tid) // by the thread's name before this one
 		}
 		a.m.Comm(e.pid, e.tid, e.side.comm)
-		if e.misc&perfdata.MiscCommExec != 0 {
+		if exec {
 			a.execs[e.pid]++
 		}
 	case evKsymbol:
@@ -1114,7 +1115,7 @@ func (a *attributor) sample(e *event) error {
 	}
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
-			self := a.rows.add(key, sym.End, t, int32(e.cpu()), a.execs.owner(e.pid), filtered, c)
+			self := a.rows.add(key, sym.End, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, c)
 			if obj.set {
 				a.rows.noteObject(self, obj.off)
 			}
@@ -1302,7 +1303,17 @@ func (a *attributor) branchRow(e *event, to uint64, kernel bool, event int, filt
 			k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 		}
 	}
-	a.rows.add(k, end, t, int32(e.cpu()), a.execs.owner(e.pid), filtered, Counts{1, 1})
+	a.rows.add(k, end, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, Counts{1, 1})
+}
+
+// rowOwner is the owner (execs.owner) of process pid's maps when the
+// rows' hist trees compare it (histTree.foundFrom), else 0: no lookup
+// per sample for tables that keep no tree.
+func (a *attributor) rowOwner(pid uint32) int32 {
+	if a.rows.hist == nil {
+		return 0
+	}
+	return a.execs.owner(pid)
 }
 
 func (a *attributor) resolveAnyMode(e *event, addr uint64) (mp index.Map, inKernel, ok bool) {

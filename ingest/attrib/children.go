@@ -397,7 +397,11 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 	if !ok {
 		ids = ids[:1] // perf resets the cursor
 	}
-	ac.count(ids, nm, event, c, a.execs.owner(e.pid))
+	var owner int32
+	if ac.log != nil { // only the replay tells maps apart: no lookup per sample else
+		owner = a.execs.owner(e.pid)
+	}
+	ac.count(ids, nm, event, c, owner)
 	a.cumIDs, ac.noMapLevels = ids, nm[:0]
 }
 

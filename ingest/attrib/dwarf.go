@@ -425,7 +425,7 @@ func (a *attributor) dsoBase(e *event, dso string) uint64 {
 	key := baseKey{t.MapsID(), dso}
 	// The thread's maps version: the machine's generation changed with
 	// every MMAP of any process, and a recording of a busy system
-	// rescanned the maps of each DSO at nearly every sample (10 % of a
+	// rescanned the maps of each DSO at nearly every sample (7 % of a
 	// --call-graph dwarf -a script).
 	gen := t.MapsVersion()
 	if b, ok := d.bases[key]; ok && b.gen == gen {

@@ -42,10 +42,8 @@ func (c *RegCache) insert(ip uint64, r *rowInfo) {
 	}
 	h := c.head
 	c.head = (h + 1) % RegCacheSize
-	if old := c.rows[h]; old != nil {
-		if s, ok := c.slot[c.ips[h]]; ok && int(s) == h {
-			delete(c.slot, c.ips[h])
-		}
+	if c.rows[h] != nil {
+		delete(c.slot, c.ips[h]) // an ip is in one slot at most: inserted on a miss only
 	}
 	c.ips[h], c.rows[h] = ip, r
 	c.slot[ip] = uint8(h)
