@@ -7,6 +7,7 @@ package listref
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/kmapindex/kmapindex/index"
 )
@@ -25,6 +26,17 @@ type Maps struct {
 
 // Len returns the number of maps.
 func (l *Maps) Len() int { return l.n }
+
+// All yields the maps in address order.
+func (l *Maps) All() iter.Seq[index.Map] {
+	return func(yield func(index.Map) bool) {
+		for p := l.head; p != nil; p = p.next {
+			if !yield(p.m) {
+				return
+			}
+		}
+	}
+}
 
 // Slice returns the maps in address order.
 func (l *Maps) Slice() []index.Map {

@@ -6,6 +6,7 @@ package mapset
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/listref"
@@ -19,6 +20,7 @@ type Set interface {
 	MergeIn(index.Map) error
 	Remove(index.Map) bool
 	RemoveFunc(func(index.Map) bool) int
+	All() iter.Seq[index.Map]
 	Slice() []index.Map
 	Len() int
 	Canonical() string

@@ -2,6 +2,7 @@ package mapset_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -55,6 +56,9 @@ func TestSetsAgreeThroughChanges(t *testing.T) {
 			if sets[0].Digest() != sets[1].Digest() {
 				t.Fatalf("step %d: digests differ", step)
 			}
+			for _, s := range sets {
+				checkAll(t, s, rng.IntN(s.Len()+1))
+			}
 		}
 		for _, c := range clones {
 			if c.Digest() != atClone {
@@ -72,5 +76,29 @@ func TestByName(t *testing.T) {
 	}
 	if _, err := mapset.ByName("rbtree"); err == nil {
 		t.Error("ByName(rbtree) succeeded")
+	}
+}
+
+// checkAll checks that All yields Slice's maps in order and stops after
+// the first stop of them when the loop breaks.
+func checkAll(t *testing.T, s mapset.Set, stop int) {
+	t.Helper()
+	want := s.Slice()
+	var got []index.Map
+	for m := range s.All() {
+		got = append(got, m)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("All yields %v, Slice returns %v", got, want)
+	}
+	got = got[:0]
+	for m := range s.All() {
+		if len(got) == stop {
+			break
+		}
+		got = append(got, m)
+	}
+	if !slices.Equal(got, want[:stop]) {
+		t.Fatalf("All broken after %d yields %v", stop, got)
 	}
 }

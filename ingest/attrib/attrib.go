@@ -372,6 +372,16 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if kmodsecType == 0 {
 		kmodsecType = kmodsec.DefaultType
 	}
+	var pre *prefetch
+	if f := r.Features(); f != nil && !opts.NoFiles {
+		names := make([]string, len(f.BuildIDs))
+		for i, b := range f.BuildIDs {
+			names[i] = b.Filename
+		}
+		inlines := slices.ContainsFunc(r.Attrs(), needsUnwind)
+		pre = startPrefetch(names, buildIDMap(f), opts.DebugDir, opts.Symfs, inlines)
+		defer pre.stop()
+	}
 	var lost lostCounts // written by decode, read after errc
 	go decode(r, a.mapped, deliveries, pools, flow, errc, opts.Progress, wantChains, branches, kmodsecType, &lost, kernelSeen)
 
@@ -382,6 +392,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	newSym := func() *symbolizer {
 		s := newSymbolizer(ks, load, buildIDMap(r.Features()), opts.DebugDir, a.m.ModuleMaps)
 		s.noFiles, s.symfs, s.vdso = opts.NoFiles, opts.Symfs, opts.VDSO
+		s.prefetch = pre
 		return s
 	}
 	if opts.Script != nil {

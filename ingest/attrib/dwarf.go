@@ -432,7 +432,7 @@ func (a *attributor) dsoBase(e *event, dso string) uint64 {
 		return b.base
 	}
 	var base uint64
-	for _, mp := range t.Maps().Slice() { // by address
+	for mp := range t.Maps().All() { // by address, no copy
 		if mp.DSO == dso && mp.Kind == index.KindUser {
 			base = mp.Start - mp.Pgoff
 			break
@@ -630,7 +630,11 @@ func (a *attributor) inlinesOf(mp index.Map, f *unwind.File) *unwind.Inlines {
 	d := a.dw
 	in, seen := d.inl[mp.DSO]
 	if !seen {
-		in, _ = unwind.OpenInlines(d.symsrc[mp.DSO])
+		src := d.symsrc[mp.DSO]
+		var ok bool
+		if in, ok = a.sym.prefetch.inlines(mp.DSO, a.sym.buildIDs[mp.DSO], src); !ok {
+			in, _ = unwind.OpenInlines(src)
+		}
 		d.inl[mp.DSO] = in
 	}
 	return in
@@ -668,7 +672,7 @@ func (a *attributor) unwindReady(e *event) bool {
 	if d.notReady[id] == a.m.Generation()+1 {
 		return false
 	}
-	for _, mp := range t.Maps().Slice() {
+	for mp := range t.Maps().All() {
 		if a.unwindFile(mp) != nil {
 			d.ready[id] = true
 			return true

@@ -50,9 +50,10 @@ type symbolizer struct {
 	// sectionFiles maps a section map's DSO ("[mod].sec") to its module
 	// file, from KMOD_SEC_MAP records.
 	sectionFiles map[string]string
-	noFiles      bool   // read no DSO files
-	symfs        string // perf's --symfs: where DSO files are looked for
-	vdso         []byte // Options.VDSO
+	prefetch     *prefetch // user DSO files read ahead; nil for none
+	noFiles      bool      // read no DSO files
+	symfs        string    // perf's --symfs: where DSO files are looked for
+	vdso         []byte    // Options.VDSO
 	bpf          map[index.Map]*symbols.Table
 	kernelMods   func() []index.Map // the kernel's module maps, for the split
 
@@ -248,16 +249,10 @@ func (s *symbolizer) file(dso string) *symbols.Table {
 		s.lastFile.dso, s.lastFile.t = dso, t
 		return t
 	}
-	var t *symbols.Table
 	id := s.buildIDs[dso]
-	for _, cand := range s.candidates(dso, id) {
-		if !matchesBuildID(cand, id) {
-			continue
-		}
-		var err error
-		if t, err = symbols.ELFWithDebug(cand, symbols.FindDebug(cand)); err == nil {
-			break
-		}
+	t, ok := s.prefetch.table(dso, id)
+	if !ok {
+		t = loadFileTable(s.debugDir, s.symfs, dso, id)
 	}
 	if t == nil && dso == machine.VDSOName && s.symfs == "" {
 		t = vdsoTable(s.vdsoImage(), id)
@@ -282,18 +277,41 @@ func (s *symbolizer) perfMap(dso string) *symbols.Table {
 	return t
 }
 
+// loadFileTable loads the symbol table of a user DSO with build id id
+// from the first of its candidate files that has that id and can be
+// read; nil when none. It reads only files, so the prefetch runs it too.
+func loadFileTable(debugDir, symfs, dso string, id []byte) *symbols.Table {
+	var t *symbols.Table
+	for _, cand := range dsoCandidates(debugDir, symfs, dso, id) {
+		if !matchesBuildID(cand, id) {
+			continue
+		}
+		var err error
+		if t, err = symbols.ELFWithDebug(cand, symbols.FindDebug(cand)); err == nil {
+			break
+		}
+	}
+	return t
+}
+
 func (s *symbolizer) candidates(dso string, id []byte) []string {
+	return dsoCandidates(s.debugDir, s.symfs, dso, id)
+}
+
+// dsoCandidates lists the files perf looks for a DSO's symbols in, with
+// perf's build-id cache at debugDir and its --symfs at symfs.
+func dsoCandidates(debugDir, symfs, dso string, id []byte) []string {
 	var out []string
-	if len(id) > 0 && s.debugDir != "" {
+	if len(id) > 0 && debugDir != "" {
 		h := hex.EncodeToString(id)
 		base := "elf"
 		if dso == "[vdso]" {
 			base = "vdso"
 		}
-		out = append(out, filepath.Join(s.debugDir, ".build-id", h[:2], h[2:], base))
+		out = append(out, filepath.Join(debugDir, ".build-id", h[:2], h[2:], base))
 	}
 	if strings.HasPrefix(dso, "/") {
-		out = append(out, s.symfs+dso) // __symbol__join_symfs
+		out = append(out, symfs+dso) // __symbol__join_symfs
 	}
 	return out
 }

@@ -1,0 +1,191 @@
+package attrib
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
+	"github.com/kmapindex/kmapindex/ingest/unwind"
+)
+
+// prefetch reads the files of the DSOs a recording's build-id header
+// lists on goroutines of its own, while the recording is decoded and the
+// kernel's symbols are read: their symbol tables, and for a recording
+// with user stacks the inline records addr2line would read. perf record
+// lists there the DSOs its samples hit, so these are files the
+// attributor is about to need; it used to read each at the DSO's first
+// sample, and wait (a tenth of a system-wide table's time when a
+// compiler and an interpreter ran, a fifth of a --call-graph dwarf
+// script's). What is read depends only on the files, so reading early
+// gives what the attributor would have read itself.
+type prefetch struct {
+	mu    sync.Mutex
+	queue []*prefetchJob // in header order
+	next  int            // the first job no worker took
+	jobs  map[string]*prefetchJob
+	wg    sync.WaitGroup
+}
+
+// prefetchJob is one file read. Its state changes under the prefetch's
+// mutex; v is written before done is closed.
+type prefetchJob struct {
+	read  func() any
+	state jobState
+	done  chan struct{}
+	v     any
+}
+
+type jobState uint8
+
+const (
+	jobQueued  jobState = iota
+	jobRunning          // a worker reads it
+	jobDone
+	jobClaimed // the attributor reads it itself: no worker started it
+)
+
+// prefetchWorkers is how many goroutines read: the cores the decoder and
+// the attributor leave, one at least.
+func prefetchWorkers() int { return min(max(runtime.GOMAXPROCS(0)-2, 1), 4) }
+
+// prefetchedInlines is the inline records of a DSO's symbol source.
+type prefetchedInlines struct {
+	symsrc string
+	in     *unwind.Inlines
+}
+
+// startPrefetch starts reading, in the order names lists them, each
+// named DSO's symbol table and, with inlines, its inline records, as
+// the symbolizer looks for them: ids maps names to their build ids, the
+// build-id cache is debugDir and perf's --symfs is symfs. Only file
+// paths are read: kernel, vdso and perf map DSOs are the symbolizer's.
+func startPrefetch(names []string, ids map[string][]byte, debugDir, symfs string, inlines bool) *prefetch {
+	p := &prefetch{jobs: make(map[string]*prefetchJob)}
+	for _, dso := range names {
+		if !strings.HasPrefix(dso, "/") || strings.HasPrefix(dso, machine.PerfMapPrefix) {
+			continue
+		}
+		id := ids[dso]
+		p.add(tableKey(dso, id), func() any { return loadFileTable(debugDir, symfs, dso, id) })
+		if inlines {
+			p.add(inlinesKey(dso, id), func() any { return readInlines(debugDir, symfs, dso, id) })
+		}
+	}
+	for range min(prefetchWorkers(), len(p.queue)) {
+		p.wg.Go(p.work)
+	}
+	return p
+}
+
+func tableKey(dso string, id []byte) string   { return "table\x00" + dso + "\x00" + string(id) }
+func inlinesKey(dso string, id []byte) string { return "inlines\x00" + dso + "\x00" + string(id) }
+
+// readInlines reads the inline records of the symbol source of the first
+// candidate file with build id id; the attributor uses them only if its
+// unwind found the same symbol source.
+func readInlines(debugDir, symfs, dso string, id []byte) prefetchedInlines {
+	for _, cand := range dsoCandidates(debugDir, symfs, dso, id) {
+		if !matchesBuildID(cand, id) {
+			continue
+		}
+		symsrc := symbols.FindDebug(cand)
+		if symsrc == "" {
+			symsrc = cand
+		}
+		in, _ := unwind.OpenInlines(symsrc)
+		return prefetchedInlines{symsrc, in}
+	}
+	return prefetchedInlines{}
+}
+
+func (p *prefetch) add(key string, read func() any) {
+	if p.jobs[key] != nil {
+		return
+	}
+	j := &prefetchJob{read: read, done: make(chan struct{})}
+	p.jobs[key] = j
+	p.queue = append(p.queue, j)
+}
+
+// work reads queued jobs until none is left.
+func (p *prefetch) work() {
+	for {
+		p.mu.Lock()
+		for p.next < len(p.queue) && p.queue[p.next].state != jobQueued {
+			p.next++
+		}
+		if p.next == len(p.queue) {
+			p.mu.Unlock()
+			return
+		}
+		j := p.queue[p.next]
+		j.state = jobRunning
+		p.next++
+		p.mu.Unlock()
+
+		j.v = j.read()
+		p.mu.Lock()
+		j.state = jobDone
+		p.mu.Unlock()
+		close(j.done)
+	}
+}
+
+// take returns what the job of key read, waiting for a worker that is
+// reading it; ok is false when the caller must read it: no such job, or
+// no worker started it, and none will now.
+func (p *prefetch) take(key string) (v any, ok bool) {
+	if p == nil {
+		return nil, false
+	}
+	p.mu.Lock()
+	j := p.jobs[key]
+	if j == nil {
+		p.mu.Unlock()
+		return nil, false
+	}
+	if j.state == jobQueued {
+		j.state = jobClaimed
+	}
+	state := j.state
+	p.mu.Unlock()
+	if state == jobClaimed {
+		return nil, false
+	}
+	<-j.done
+	return j.v, true
+}
+
+// table returns the symbol table of dso with build id id if a worker
+// read it (see take).
+func (p *prefetch) table(dso string, id []byte) (*symbols.Table, bool) {
+	v, ok := p.take(tableKey(dso, id))
+	if !ok {
+		return nil, false
+	}
+	return v.(*symbols.Table), true
+}
+
+// inlines returns the inline records of dso with build id id if a worker
+// read them from symsrc (see take).
+func (p *prefetch) inlines(dso string, id []byte, symsrc string) (*unwind.Inlines, bool) {
+	v, ok := p.take(inlinesKey(dso, id))
+	if !ok || v.(prefetchedInlines).symsrc != symsrc {
+		return nil, false
+	}
+	return v.(prefetchedInlines).in, true
+}
+
+// stop ends the prefetch: no job is started after it, and it returns
+// when the reads under way are done.
+func (p *prefetch) stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.next = len(p.queue)
+	p.mu.Unlock()
+	p.wg.Wait()
+}
