@@ -237,6 +237,10 @@ type Result struct {
 	// but its delivery of the first one fails, which ends perf report and
 	// perf script there; Run skips them and attributes every sample.
 	UnknownRecords uint64
+	// UnknownIDs counts the PERF_SAMPLE_READ counters whose id no event
+	// of the recording has (events_stats.nr_unknown_id): perf delivers
+	// no sample for them.
+	UnknownIDs uint64
 	// Branches is nil unless Options.BranchMode: it counts branch-stack
 	// entries by target, each with period 1, as perf report's branch mode
 	// does. A key's DSO is the target DSO's short name (perf's rows are
@@ -668,6 +672,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 	var e event         // one for all records: the orderer copies it
 	copyChain := false  // e.addrs is the reader's: the orderer copies it too
 	var slab addrSlab
+	var ids attrIDs
 	firstTo := fileFirstTo(r)
 	for r.Next() {
 		if records++; progress != nil && records%(1<<16) == 0 {
@@ -689,6 +694,9 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				attr: attrIndex(r, rec.Attr), ppid: rec.CPU} // ppid holds the CPU (event.cpu)
 			if rec.Attr == nil || rec.Attr.SampleType&perfdata.SampleFormatCPU == 0 {
 				e.ppid = ^uint32(0) // perf's sample->cpu: (u32)-1
+			}
+			if rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatRead != 0 {
+				e.side = &sideband{off: rec.Offset, reads: ids.readValues(r, rec.Read.Values)}
 			}
 			if wantChains && rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatCallchain != 0 {
 				// Sampled, even empty (a DWARF-mode user sample's kernel
@@ -932,6 +940,10 @@ type attributor struct {
 	// turns a fault reading them into an error (CatchFault).
 	mapped []byte
 	reader *perfdata.Reader
+
+	// readPeriods holds each sample id's last PERF_SAMPLE_READ value
+	// (perf_sample_id.period; sampleread.go).
+	readPeriods map[uint64]uint64
 }
 
 // fetchInsn is what perf script's arch_fetch_insn does to the maps for a
@@ -969,7 +981,12 @@ func (a *attributor) fetchInsn(e *event) {
 func (a *attributor) deliver(e *event) error {
 	switch e.kind {
 	case evSample:
-		err := a.sample(e)
+		var err error
+		if e.side != nil && e.side.reads != nil {
+			err = a.sampleReads(e)
+		} else {
+			err = a.sample(e)
+		}
 		releasePayload(e) // its user stack's memory is reused (dwarf.go)
 		return err
 	case evHalfFlush:
@@ -1361,6 +1378,9 @@ func (r *Result) LostWarnings() []string {
 		if rate := float64(r.LostSamples) / float64(total); rate > 0.05 {
 			w = append(w, fmt.Sprintf("Processed %d samples and lost %3.2f%%!", total, rate*100))
 		}
+	}
+	if r.UnknownIDs != 0 {
+		w = append(w, fmt.Sprintf("%d samples with id not present in the header", r.UnknownIDs))
 	}
 	return w
 }

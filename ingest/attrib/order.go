@@ -50,6 +50,9 @@ type sideband struct {
 	mmap machine.Mmap
 	comm string // COMM
 	rare *rareSideband
+	// reads are a SAMPLE's PERF_SAMPLE_READ counters, when its event
+	// has them: perf delivers the sample once per counter (readValue).
+	reads []readValue
 }
 
 // rareSideband is the payload of KSYMBOL, KMOD_SEC_MAP and

@@ -1,0 +1,71 @@
+package attrib
+
+import "github.com/kmapindex/kmapindex/ingest/perfdata"
+
+// readValue is one PERF_SAMPLE_READ counter of a sample, with the event
+// its id belongs to. perf 6.1 delivers a sample whose event reads
+// counters (evlist__deliver_sample, util/session.c) not as itself but
+// once per counter — every member of a group with PERF_FORMAT_GROUP, as
+// leader sampling ("{cycles,instructions}:S") records — as a sample of
+// the counter's event whose period is the counter's growth since the
+// last sample that read it (deliver_sample_value).
+type readValue struct {
+	value, id uint64
+	attr      uint16 // the index of the attr with this id
+	known     bool   // some attr has the id (evlist__id2sid)
+}
+
+// attrIDs maps sample ids to their attrs' indexes, for the decoder: a
+// pipe-mode recording adds attrs as it is read.
+type attrIDs struct {
+	attrs int // how many of the reader's attrs the map holds
+	index map[uint64]uint16
+}
+
+// readValues returns a sample's counters with their events.
+func (m *attrIDs) readValues(r *perfdata.Reader, vs []perfdata.ReadValue) []readValue {
+	if as := r.Attrs(); len(as) != m.attrs {
+		m.index = make(map[uint64]uint16)
+		for i, a := range as {
+			for _, id := range a.IDs {
+				m.index[id] = uint16(i) // perf's id hash finds the last added (hlist_add_head)
+			}
+		}
+		m.attrs = len(as)
+	}
+	out := make([]readValue, len(vs))
+	for i, v := range vs {
+		at, ok := m.index[v.ID]
+		out[i] = readValue{value: v.Value, id: v.ID, attr: at, known: ok}
+	}
+	return out
+}
+
+// sampleReads delivers a sample with counters as perf does (eachRead).
+func (a *attributor) sampleReads(e *event) error { return a.eachRead(e, a.sample) }
+
+// eachRead calls deliver once per counter of e whose id is known and
+// whose value grew since the id's last sample, with e as a sample of the
+// counter's event and the growth as its period. Unknown ids are counted
+// (Result.UnknownIDs).
+func (a *attributor) eachRead(e *event, deliver func(*event) error) error {
+	if a.readPeriods == nil {
+		a.readPeriods = make(map[uint64]uint64)
+	}
+	for _, v := range e.side.reads {
+		if !v.known {
+			a.res.UnknownIDs++
+			continue
+		}
+		period := v.value - a.readPeriods[v.id]
+		a.readPeriods[v.id] = v.value
+		if period == 0 {
+			continue // "There's no reason to deliver sample for zero period"
+		}
+		e.attr, e.period = v.attr, period
+		if err := deliver(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
