@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,6 +83,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
+	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to `file` (go tool trace)")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the run to `file` at its end (go tool pprof -sample_index=alloc_space)")
 	// -children and -no-children, as perf's --children and --no-children:
 	// the last one given wins. kbench's default is the flat table.
@@ -184,6 +186,17 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
 	}
 	if *memProfile != "" {
 		defer writeMemProfile(*memProfile, stderr)
