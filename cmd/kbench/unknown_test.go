@@ -94,6 +94,42 @@ func TestReportUnknownRecordTypes(t *testing.T) {
 	}
 }
 
+// Records of user types past perf 6.1's last (such as simpleperf's) are
+// counted and warned about, by type; every sample is still attributed as
+// without them.
+func TestReportUnknownUserRecordTypes(t *testing.T) {
+	want := mustReport(t, nil, "-kallsyms", kallsymsSubset, testdataDir+"pipe.data")
+	for _, tc := range []struct {
+		types []uint32
+		warn  string // "": none
+	}{
+		{[]uint32{32775}, "skipped 1 record of types perf 6.1 does not know (32775)"},
+		{[]uint32{32775, 90, 32775}, "skipped 3 records of types perf 6.1 does not know (90, 32775)"},
+		{[]uint32{82, 79}, ""}, // FINISHED_INIT, TIME_CONV: known to perf 6.1
+	} {
+		t.Run(fmt.Sprint(tc.types), func(t *testing.T) {
+			file := withUnknownRecords(t, tc.types...)
+			out, stderr, err := report(t, nil, "-kallsyms", kallsymsSubset, file)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, stderr)
+			}
+			if out != want {
+				t.Errorf("table differs from pipe.data's:\n%s\nwant\n%s", out, want)
+			}
+			has := strings.Contains(stderr, "types perf 6.1 does not know")
+			if tc.warn == "" {
+				if has {
+					t.Errorf("stderr %q warns about unknown types", stderr)
+				}
+				return
+			}
+			if !strings.Contains(stderr, "kbench report: warning: "+file+": "+tc.warn+",") {
+				t.Errorf("stderr %q\nlacks %q", stderr, tc.warn)
+			}
+		})
+	}
+}
+
 // perf report prints the same warning, in paragraphs (ui__warning), and
 // counts one record however many there are: its delivery of the first
 // fails, which ends the processing ("failed to process sample", no table).

@@ -237,6 +237,14 @@ type Result struct {
 	// but its delivery of the first one fails, which ends perf report and
 	// perf script there; Run skips them and attributes every sample.
 	UnknownRecords uint64
+	// UnknownUserRecords counts the records of user types past perf 6.1's
+	// last (PERF_RECORD_FINISHED_INIT, 82, and 83, COMPRESSED2, which
+	// kbench reads), other than KMOD_SEC_MAP records, such as simpleperf's
+	// own; UnknownUserTypes lists their types in order. perf 6.1 fails at
+	// the first ("failed to process type") and reports nothing; Run skips
+	// them.
+	UnknownUserRecords uint64
+	UnknownUserTypes   []perfdata.RecordType
 	// UnknownIDs counts the PERF_SAMPLE_READ counters whose id no event
 	// of the recording has (events_stats.nr_unknown_id): perf delivers
 	// no sample for them.
@@ -508,10 +516,16 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	a.res.LostChunks, a.res.LostEvents, a.res.LostSamples = lost.chunks, lost.events, lost.samples
 	for t, n := range a.res.Stats.ByType {
-		if (t == 0 || t > perfdata.RecordAuxOutputHWID && t < perfdata.RecordUserTypeStart) && uint32(t) != kmodsecType {
+		switch {
+		case uint32(t) == kmodsecType:
+		case t == 0 || t > perfdata.RecordAuxOutputHWID && t < perfdata.RecordUserTypeStart:
 			a.res.UnknownRecords += n
+		case t > perfdata.RecordCompressed2:
+			a.res.UnknownUserRecords += n
+			a.res.UnknownUserTypes = append(a.res.UnknownUserTypes, t)
 		}
 	}
+	slices.Sort(a.res.UnknownUserTypes)
 	switch {
 	case a.sym.kcoreTable != nil:
 		a.res.KernelSymbols = "kcore " + a.sym.kcoreUsed + " with kallsyms " + opts.KallsymsFile
