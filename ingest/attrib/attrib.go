@@ -492,8 +492,16 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.res.Children = a.acc.result(a.res)
 		a.res.childSelf = a.acc.selfColumn(a.res.BySym)
 		a.res.noMapRanks = a.acc.ranks
-		if children, self, ranks, ok := a.acc.replay(); ok {
+		if children, self, ranks, objects, ok := a.acc.replay(); ok {
 			a.res.Children, a.res.childSelf, a.res.noMapRanks = children, self, ranks
+			for k, off := range objects {
+				if _, named := a.res.objects[k]; !named { // a key's first row keeps its name
+					if a.res.objects == nil {
+						a.res.objects = make(map[Key]uint64)
+					}
+					a.res.objects[k] = off
+				}
+			}
 		}
 	}
 	if a.stacks != nil {

@@ -20,10 +20,12 @@ import "github.com/kmapindex/kmapindex/ingest/symbols"
 // map as the trees' in-order walks do (accumulator.finishTrees). Without
 // inlined entries the comparison is an order on the keys (but for the
 // addresses noMapOrder sees to), the map-keyed counts are perf's, and ok
-// is false.
-func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKey]int32, ok bool) {
+// is false. objects holds the offsets naming the rows in object symbols
+// (Result.objects): each row's, a second row of a key's too, is the
+// offset of the accumulator entry that made it.
+func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKey]int32, objects map[Key]uint64, ok bool) {
 	if ac.log == nil || !ac.anyInlined {
-		return nil, nil, nil, false
+		return nil, nil, nil, nil, false
 	}
 	type perfEntry struct {
 		origin    int32 // the accumulator entry that made it
@@ -107,6 +109,12 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 			if p.self.Samples > 0 {
 				self[k] = p.self
 			}
+			if off, ok := ac.objects[p.origin]; ok {
+				if objects == nil {
+					objects = make(map[Key]uint64)
+				}
+				objects[noLevel(k)] = off
+			}
 			keys[i] = k
 		}
 		r := int32(0)
@@ -117,7 +125,7 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 			r++
 		}
 	}
-	return children, self, ranks, true
+	return children, self, ranks, objects, true
 }
 
 // countedAlready reports whether an entry counted for the sample already

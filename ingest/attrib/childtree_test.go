@@ -59,7 +59,7 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 			n.add(c)
 			self[k] = n
 		}
-		children, replayedSelf, _, ok := ac.replay()
+		children, replayedSelf, _, _, ok := ac.replay()
 		if !ok {
 			t.Fatalf("case %d: no replay", i)
 		}
@@ -89,11 +89,11 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 func TestReplayOnlyWithInlinedEntries(t *testing.T) {
 	ac := newAccumulator()
 	ac.log = &entryLog{}
-	if _, _, _, ok := ac.replay(); ok {
+	if _, _, _, _, ok := ac.replay(); ok {
 		t.Error("replayed without an inlined entry")
 	}
 	ac.log, ac.anyInlined = nil, true
-	if _, _, _, ok := ac.replay(); ok {
+	if _, _, _, _, ok := ac.replay(); ok {
 		t.Error("replayed without a log")
 	}
 }
@@ -164,7 +164,24 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 		}
 		ac.finishTrees()
 		ac.anyInlined = true // replay though nothing is inlined
-		wantChildren, wantSelf, wantRanks, _ := ac.replay()
+		// Offsets naming rows as in object symbols: every row the replay
+		// makes of an entry, a second row of its key too, gets its own.
+		ac.objects = make(map[int32]uint64)
+		byKey := map[Key][]int32{}
+		for id, k := range ac.keys {
+			ac.objects[int32(id)] = uint64(id) + 1
+			byKey[noLevel(k)] = append(byKey[noLevel(k)], int32(id))
+		}
+		wantChildren, wantSelf, wantRanks, objects, _ := ac.replay()
+		for k := range wantChildren {
+			first := k
+			first.dup = 0
+			if ids := byKey[noLevel(first)]; len(ids) == 1 {
+				if off, ok := objects[noLevel(k)]; !ok || off != uint64(ids[0])+1 {
+					t.Fatalf("case %d: row %+v named with offset %#x (%v), want its entry's %#x", i, k, off, ok, ids[0]+1)
+				}
+			}
+		}
 		children := ac.result(&Result{})
 		maps.DeleteFunc(children, func(_ Key, c Counts) bool { return c == Counts{} })
 		if !maps.Equal(children, wantChildren) {
@@ -244,7 +261,7 @@ func TestReplayInlineFoundFromAnotherMap(t *testing.T) {
 			}
 			ac.log.add(ids, Counts{Samples: 1, Period: 1}, s.owner)
 		}
-		children, _, _, ok := ac.replay()
+		children, _, _, _, ok := ac.replay()
 		if !ok {
 			t.Fatalf("%s: no replay", tc.name)
 		}
@@ -276,7 +293,7 @@ func TestOwnerPerExec(t *testing.T) {
 		t.Fatalf("owners %d, %d after an exec, %d of another process", before, x.owner(7), x.owner(8))
 	}
 	ac.log.add([]int32{in}, c, x.owner(7))
-	children, _, _, _ := ac.replay()
+	children, _, _, _, _ := ac.replay()
 	want := map[Key]Counts{{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 0x100}: {2, 2}}
 	if !maps.Equal(children, want) {
 		t.Errorf("Children %v, want %v", children, want)
