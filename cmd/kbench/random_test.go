@@ -98,7 +98,7 @@ func TestRandomRecordingsAgainstPerf(t *testing.T) {
 			data := filepath.Join(dir, "perf.data")
 			rng := rand.New(rand.NewPCG(uint64(seed), 17))
 			opts := randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0, rounds: seed%4 >= 2, modules: seed%5 >= 2, bpf: seed%7 >= 3, otherModes: seed%6 >= 3,
-				lbr: seed%8 == 7, far: seed%4 == 3}
+				lbr: seed%8 == 7, far: seed%4 == 3, read: seed%9 == 4}
 			ksFile, ks := ksFile, ks
 			if opts.modules {
 				ksFile, ks = withModules(t, dir, ksFile, ks, rng)
@@ -225,6 +225,9 @@ type randomRecording struct {
 	// record --call-graph lbr does (chains only): perf resolves the user
 	// frames from it. Tables are compared without branch mode then.
 	lbr bool
+	// read makes the samples read a counter (PERF_SAMPLE_READ): perf
+	// delivers each with the counter's growth as its period.
+	read bool
 	// far puts addresses from all over the address space in callchains
 	// (what frame-pointer walks through code without frame pointers
 	// read): outside every map, many 2^63 or more apart, which perf's
@@ -251,10 +254,11 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 	}
 	defer out.Close()
 	w, err := perfdata.NewWriter(out, perfdata.WriterOptions{Hostname: "test", OSRelease: "6.1.0", Arch: "x86_64", Version: "6.1", Cmdline: []string{"test"},
-		Callchains: opts.chains, CPU: opts.cpus, NrCPUs: 2, BranchSampleType: lbrBranchType(opts.lbr)})
+		Callchains: opts.chains, CPU: opts.cpus, NrCPUs: 2, BranchSampleType: lbrBranchType(opts.lbr), SampleRead: opts.read})
 	if err != nil {
 		t.Fatal(err)
 	}
+	counters := map[uint64]uint64{} // by sample id, with opts.read
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -520,6 +524,17 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 				sample.Branches = append(sample.Branches, perfdata.BranchEntry{From: p[rng.IntN(len(p))], To: q[rng.IntN(len(q))]})
 			}
 			sample.BranchHWIndex = uint64(len(sample.Branches) - 1)
+		}
+		if opts.read {
+			// A counter per CPU's id (1, 2), growing by 0 to 2: perf
+			// delivers the growth as the period, nothing for 0; now and
+			// then an id no event has, which perf counts and drops.
+			id := uint64(1 + cpu)
+			if rng.IntN(20) == 0 {
+				id = 99
+			}
+			counters[id] += uint64(rng.IntN(3))
+			sample.Read.Values = []perfdata.ReadValue{{Value: counters[id], ID: id}}
 		}
 		emit(cpu, func() error { return w.WriteSample(sample) })
 		time++

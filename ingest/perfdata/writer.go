@@ -32,6 +32,9 @@ type WriterOptions struct {
 	// opened its event with other bits (system-wide or -p: no
 	// enable_on_exec) writes the ones it used.
 	AttrFlags AttrFlags
+	// SampleRead adds PERF_SAMPLE_READ to the sample type (read_format
+	// ID|LOST, one counter): every Sample's one Read value is written.
+	SampleRead bool
 
 	// Feature sections. Empty strings are written as they are.
 	Hostname, OSRelease, Version, Arch string
@@ -114,6 +117,9 @@ func NewWriter(w io.WriteSeeker, opts WriterOptions) (*Writer, error) {
 	}
 	if opts.BranchSampleType != 0 {
 		st |= SampleFormatBranchStack
+	}
+	if opts.SampleRead {
+		st |= SampleFormatRead
 	}
 	flags := AttrFlags(writerFlags)
 	if opts.AttrFlags != 0 {
@@ -392,6 +398,17 @@ func (w *Writer) WriteSample(s *Sample) error {
 		b = wle.AppendUint32(b, s.Res)
 	}
 	b = wle.AppendUint64(b, s.Period)
+	if w.opts.SampleRead {
+		if len(s.Read.Values) != 1 {
+			return errors.New("perfdata: writer: a sample must read one counter")
+		}
+		v := s.Read.Values[0]
+		b = wle.AppendUint64(b, v.Value)
+		b = wle.AppendUint64(b, v.ID)
+		b = wle.AppendUint64(b, v.Lost)
+	} else if len(s.Read.Values) > 0 {
+		return errors.New("perfdata: writer: sample with read values, but the writer has no SampleRead")
+	}
 	if w.opts.Callchains {
 		b = wle.AppendUint64(b, uint64(len(s.Callchain)))
 		for _, ip := range s.Callchain {

@@ -247,6 +247,12 @@ func TestWriterErrors(t *testing.T) {
 		{"callchain without option", perfdata.WriterOptions{}, func(w *perfdata.Writer) error {
 			return w.WriteSample(&perfdata.Sample{Callchain: []uint64{1}})
 		}},
+		{"read values without option", perfdata.WriterOptions{}, func(w *perfdata.Writer) error {
+			return w.WriteSample(&perfdata.Sample{Read: perfdata.ReadValues{Values: []perfdata.ReadValue{{Value: 1}}}})
+		}},
+		{"two read values", perfdata.WriterOptions{SampleRead: true}, func(w *perfdata.Writer) error {
+			return w.WriteSample(&perfdata.Sample{Read: perfdata.ReadValues{Values: make([]perfdata.ReadValue, 2)}})
+		}},
 		{"long mmap build id", perfdata.WriterOptions{}, func(w *perfdata.Writer) error {
 			return w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: perfdata.MiscMmapBuildID}, BuildID: make([]byte, 21)})
 		}},
@@ -394,5 +400,46 @@ func TestWriterBranchStacks(t *testing.T) {
 	w, _ := perfdata.NewWriter(&sb, perfdata.WriterOptions{Arch: "x86_64"})
 	if err := w.WriteSample(&perfdata.Sample{Branches: []perfdata.BranchEntry{{From: 1}}}); err == nil {
 		t.Error("a branch stack without BranchSampleType was written")
+	}
+}
+
+// A writer with SampleRead writes each sample's counter (value, id, lost)
+// after its period, as the reader reads it back.
+func TestWriterSampleRead(t *testing.T) {
+	var sb seekBuffer
+	w, err := perfdata.NewWriter(&sb, perfdata.WriterOptions{Arch: "x86_64", Callchains: true, SampleRead: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []perfdata.ReadValue{{Value: 5, ID: 1}, {Value: 9, ID: 2, Lost: 3}, {Value: 9, ID: 1}}
+	for i, v := range want {
+		if err := w.WriteSample(&perfdata.Sample{Pid: 1, Tid: 1, Time: uint64(i + 1), IP: 0x1000, Period: 7, Callchain: []uint64{0x1000},
+			Read: perfdata.ReadValues{Values: []perfdata.ReadValue{v}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := perfdata.NewFileReader(bytes.NewReader(sb.b), int64(len(sb.b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for r.Next() {
+		s, ok := r.Record().(*perfdata.Sample)
+		if !ok {
+			continue
+		}
+		if len(s.Read.Values) != 1 || s.Read.Values[0] != want[i] || s.Period != 7 || len(s.Callchain) != 1 {
+			t.Errorf("sample %d: read %+v, period %d, chain %v; want %+v, 7, one frame", i, s.Read.Values, s.Period, s.Callchain, want[i])
+		}
+		i++
+	}
+	if err := r.Err(); err != nil || i != len(want) {
+		t.Fatalf("%d samples read, err %v", i, err)
+	}
+	if a := r.Attrs(); len(a) != 1 || a[0].SampleType&perfdata.SampleFormatRead == 0 || a[0].ReadFormat != perfdata.ReadID|perfdata.ReadLost {
+		t.Errorf("attrs %+v", a)
 	}
 }
