@@ -51,6 +51,22 @@ func withUnknownRecords(t *testing.T, types ...uint32) string {
 	return file
 }
 
+// reportWithUnknownRecords reports pipe.data with records of types
+// added (withUnknownRecords), checks that its table is want, pipe.data's,
+// and returns the file and kbench's stderr.
+func reportWithUnknownRecords(t *testing.T, want string, types []uint32) (file, stderr string) {
+	t.Helper()
+	file = withUnknownRecords(t, types...)
+	out, stderr, err := report(t, nil, "-kallsyms", kallsymsSubset, file)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if out != want {
+		t.Errorf("table differs from pipe.data's:\n%s\nwant\n%s", out, want)
+	}
+	return file, stderr
+}
+
 // perfUnknownWarning is perf 6.1's text (perf_session__warn_about_errors)
 // on one line.
 const perfUnknownWarning = "Found %d unknown events! Is this an older tool processing a perf.data " +
@@ -71,14 +87,7 @@ func TestReportUnknownRecordTypes(t *testing.T) {
 		{[]uint32{21, 40, 40}, 2},
 	} {
 		t.Run(fmt.Sprint(tc.types), func(t *testing.T) {
-			file := withUnknownRecords(t, tc.types...)
-			out, stderr, err := report(t, nil, "-kallsyms", kallsymsSubset, file)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, stderr)
-			}
-			if out != want {
-				t.Errorf("table differs from pipe.data's:\n%s\nwant\n%s", out, want)
-			}
+			file, stderr := reportWithUnknownRecords(t, want, tc.types)
 			has := strings.Contains(stderr, "unknown events")
 			if tc.n == 0 {
 				if has {
@@ -108,14 +117,7 @@ func TestReportUnknownUserRecordTypes(t *testing.T) {
 		{[]uint32{82, 79}, ""}, // FINISHED_INIT, TIME_CONV: known to perf 6.1
 	} {
 		t.Run(fmt.Sprint(tc.types), func(t *testing.T) {
-			file := withUnknownRecords(t, tc.types...)
-			out, stderr, err := report(t, nil, "-kallsyms", kallsymsSubset, file)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, stderr)
-			}
-			if out != want {
-				t.Errorf("table differs from pipe.data's:\n%s\nwant\n%s", out, want)
-			}
+			file, stderr := reportWithUnknownRecords(t, want, tc.types)
 			has := strings.Contains(stderr, "types perf 6.1 does not know")
 			if tc.warn == "" {
 				if has {

@@ -353,24 +353,12 @@ func TestWriterPerfScript(t *testing.T) {
 // branch_sample_type and the BRANCH_STACK feature, and they read back.
 func TestWriterBranchStacks(t *testing.T) {
 	for _, bst := range []uint64{perfdata.BranchUser | perfdata.BranchCallStack, perfdata.BranchUser | perfdata.BranchCallStack | perfdata.BranchHWIndex} {
-		var sb seekBuffer
-		w, err := perfdata.NewWriter(&sb, perfdata.WriterOptions{Arch: "x86_64", Callchains: true, BranchSampleType: bst})
-		if err != nil {
-			t.Fatal(err)
-		}
 		stacks := [][]perfdata.BranchEntry{nil, {{From: 1, To: 2, Flags: 3}}, {{From: 4, To: 5}, {From: 6, To: 7, Flags: 1 << 63}}}
+		var samples []*perfdata.Sample
 		for i, b := range stacks {
-			if err := w.WriteSample(&perfdata.Sample{Pid: 1, Tid: 1, Time: uint64(i + 1), IP: 0x1000, Callchain: []uint64{0x1000}, Branches: b, BranchHWIndex: uint64(i)}); err != nil {
-				t.Fatal(err)
-			}
+			samples = append(samples, &perfdata.Sample{Pid: 1, Tid: 1, Time: uint64(i + 1), IP: 0x1000, Callchain: []uint64{0x1000}, Branches: b, BranchHWIndex: uint64(i)})
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		r, err := perfdata.NewFileReader(bytes.NewReader(sb.b), int64(len(sb.b)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := writeSamples(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true, BranchSampleType: bst}, samples)
 		i := 0
 		for r.Next() {
 			s, ok := r.Record().(*perfdata.Sample)
@@ -406,25 +394,13 @@ func TestWriterBranchStacks(t *testing.T) {
 // A writer with SampleRead writes each sample's counter (value, id, lost)
 // after its period, as the reader reads it back.
 func TestWriterSampleRead(t *testing.T) {
-	var sb seekBuffer
-	w, err := perfdata.NewWriter(&sb, perfdata.WriterOptions{Arch: "x86_64", Callchains: true, SampleRead: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []perfdata.ReadValue{{Value: 5, ID: 1}, {Value: 9, ID: 2, Lost: 3}, {Value: 9, ID: 1}}
+	var samples []*perfdata.Sample
 	for i, v := range want {
-		if err := w.WriteSample(&perfdata.Sample{Pid: 1, Tid: 1, Time: uint64(i + 1), IP: 0x1000, Period: 7, Callchain: []uint64{0x1000},
-			Read: perfdata.ReadValues{Values: []perfdata.ReadValue{v}}}); err != nil {
-			t.Fatal(err)
-		}
+		samples = append(samples, &perfdata.Sample{Pid: 1, Tid: 1, Time: uint64(i + 1), IP: 0x1000, Period: 7, Callchain: []uint64{0x1000},
+			Read: perfdata.ReadValues{Values: []perfdata.ReadValue{v}}})
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := perfdata.NewFileReader(bytes.NewReader(sb.b), int64(len(sb.b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := writeSamples(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true, SampleRead: true}, samples)
 	i := 0
 	for r.Next() {
 		s, ok := r.Record().(*perfdata.Sample)
@@ -442,4 +418,28 @@ func TestWriterSampleRead(t *testing.T) {
 	if a := r.Attrs(); len(a) != 1 || a[0].SampleType&perfdata.SampleFormatRead == 0 || a[0].ReadFormat != perfdata.ReadID|perfdata.ReadLost {
 		t.Errorf("attrs %+v", a)
 	}
+}
+
+// writeSamples writes samples with a Writer of opts and returns a reader
+// of the recording.
+func writeSamples(t *testing.T, opts perfdata.WriterOptions, samples []*perfdata.Sample) *perfdata.Reader {
+	t.Helper()
+	var sb seekBuffer
+	w, err := perfdata.NewWriter(&sb, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range samples {
+		if err := w.WriteSample(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := perfdata.NewFileReader(bytes.NewReader(sb.b), int64(len(sb.b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
