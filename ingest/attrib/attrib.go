@@ -374,6 +374,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		for _, at := range r.Attrs() {
 			if needsUnwind(at) { // inlined frames can come (see replay)
 				a.acc.log = &entryLog{}
+				a.acc.startReplay()
 				break
 			}
 		}

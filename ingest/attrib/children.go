@@ -25,6 +25,10 @@ type accumulator struct {
 	meta       []entryMeta
 	anyInlined bool
 	log        *entryLog // each sample's entries, when set (see replay)
+	// rep replays the log as it grows (replayrun.go); noRep says it was
+	// stopped for good.
+	rep   *concurrentReplay
+	noRep bool
 	// objects are the offsets of the entries of object symbols at the
 	// addresses they were made for (symEntry).
 	objects map[int32]uint64
@@ -72,6 +76,10 @@ type entryMeta struct {
 type entryLog struct {
 	blocks  [][]int32
 	samples []loggedSample
+	// sealed, when set, is given each block once the next one starts,
+	// with the samples logged in it; from is the first of those.
+	sealed func(block []int32, samples []loggedSample)
+	from   int
 }
 
 var logBlock = 1 << 16 // lowered by tests
@@ -80,6 +88,10 @@ var logBlock = 1 << 16 // lowered by tests
 func (l *entryLog) add(ids []int32, c Counts, owner int32) {
 	n := len(l.blocks)
 	if n == 0 || len(l.blocks[n-1])+len(ids) > cap(l.blocks[n-1]) {
+		if n > 0 && l.sealed != nil {
+			l.sealed(l.blocks[n-1], l.samples[l.from:len(l.samples):len(l.samples)])
+		}
+		l.from = len(l.samples)
 		l.blocks = append(l.blocks, make([]int32, 0, max(logBlock, len(ids))))
 		n++
 	}
@@ -253,7 +265,9 @@ func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int, at
 	sym := t.Symbol(i)
 	n := len(ac.keys)
 	id := ac.entry(Key{DSO: st.key.m.DSO, Sym: sym.Name, Kernel: st.key.kernel, Addr: sym.Start, Event: event})
-	ac.meta[id].end = sym.End
+	m := ac.meta[id]
+	m.end = sym.End
+	ac.setMeta(id, m)
 	if sym.Object && len(ac.keys) > n {
 		if ac.objects == nil {
 			ac.objects = make(map[int32]uint64)
@@ -390,7 +404,7 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 	}, func(k Key, end uint64, base string) {
 		kernel, hyper = false, false
 		id := ac.entry(k)
-		ac.meta[id] = entryMeta{end: end, inlined: true, base: base}
+		ac.setMeta(id, entryMeta{end: end, inlined: true, base: base})
 		ac.anyInlined = true
 		ids = append(ids, id)
 	})

@@ -25,78 +25,121 @@ import "github.com/kmapindex/kmapindex/ingest/symbols"
 // offset of the accumulator entry that made it.
 func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKey]int32, objects map[Key]uint64, ok bool) {
 	if ac.log == nil || !ac.anyInlined {
+		ac.stopReplay()
 		return nil, nil, nil, nil, false
 	}
-	type perfEntry struct {
-		origin    int32 // the accumulator entry that made it
-		self, acc Counts
+	r := ac.finishReplay()
+	if r == nil { // none ran alongside, or its entries changed under it
+		r = newReplayer()
+		blocks := ac.log.blocks
+		samples := ac.log.samples
+		for _, b := range blocks {
+			n := samplesIn(samples, len(b))
+			r.feed(samples[:n], b, ac.keys, ac.meta)
+			samples = samples[n:]
+		}
 	}
-	trees := map[int]*histTree{}
-	entries := map[int][]perfEntry{}
-	var counted []int32 // the sample's perf entries so far
+	children, self, ranks, objects = r.result(ac)
+	return children, self, ranks, objects, true
+}
+
+// samplesIn returns how many of samples, the first ones logged in a
+// block, that block's n entries hold.
+func samplesIn(samples []loggedSample, n int) int {
+	i := 0
+	for ; i < len(samples) && n > 0; i++ {
+		n -= int(samples[i].n)
+	}
+	return i
+}
+
+// replayer is replay's state: perf's trees by event and their entries,
+// fed the logged samples in order.
+type replayer struct {
+	trees   map[int]*histTree
+	entries map[int][]perfEntry
+	counted []int32 // the sample's perf entries so far
 	// Each accumulator entry's histEntry, made once, and the perf entry
 	// its last search found, valid while its tree has as many entries
 	// and no entry took another symbol (a search depends on the tree
 	// alone, which only those change).
-	hes := make([]histEntry, len(ac.keys))
-	made := make([]bool, len(ac.keys))
-	type found struct{ n, changes, pe int32 }
-	last := make([]found, len(ac.keys))
-	for i := range last {
-		last[i].n = -1
+	hes  []histEntry
+	made []bool
+	last []found
+}
+
+type perfEntry struct {
+	origin    int32 // the accumulator entry that made it
+	self, acc Counts
+}
+
+type found struct{ n, changes, pe int32 }
+
+func newReplayer() *replayer {
+	return &replayer{trees: map[int]*histTree{}, entries: map[int][]perfEntry{}}
+}
+
+// feed replays samples, whose entries are ids in order, with the
+// accumulator's entries' keys and meta (at least those ids name).
+func (r *replayer) feed(samples []loggedSample, ids []int32, keys []Key, meta []entryMeta) {
+	for len(r.hes) < len(keys) {
+		r.hes = append(r.hes, histEntry{})
+		r.made = append(r.made, false)
+		r.last = append(r.last, found{n: -1})
 	}
-	blocks := ac.log.blocks
-	var ids []int32
-	for _, s := range ac.log.samples {
-		if len(ids) == 0 {
-			ids, blocks = blocks[0], blocks[1:]
-		}
+	for _, s := range samples {
 		sample := ids[:s.n]
 		ids = ids[s.n:]
-		event := ac.keys[sample[0]].Event
-		t := trees[event]
+		event := keys[sample[0]].Event
+		t := r.trees[event]
 		if t == nil {
 			t = newHistTree([]string{SortDSO, SortSym})
-			trees[event] = t
+			r.trees[event] = t
 		}
-		counted = counted[:0]
+		r.counted = r.counted[:0]
 		for i, id := range sample {
-			if !made[id] {
-				hes[id], made[id] = ac.histEntry(id), true
+			if !r.made[id] {
+				r.hes[id], r.made[id] = histEntryOf(keys[id], meta[id]), true
 			}
-			e := &hes[id]
-			if i > 0 && countedAlready(t, counted, e) {
+			e := &r.hes[id]
+			if i > 0 && countedAlready(t, r.counted, e) {
 				continue
 			}
 			// The entry's map: the kernel's is one for all, a process's
 			// user maps its own.
-			e.owner = ownerOf(ac.keys[id].Kernel, s.owner)
+			e.owner = ownerOf(keys[id].Kernel, s.owner)
 			n := int32(len(t.entries))
-			pe := last[id].pe
-			if last[id].n != n || last[id].changes != t.changes {
+			pe := r.last[id].pe
+			if r.last[id].n != n || r.last[id].changes != t.changes {
 				changes := t.changes // before the search: one that changes pe ends elsewhere next time
 				pe = t.find(*e)
 				if pe == n {
-					entries[event] = append(entries[event], perfEntry{origin: id})
+					r.entries[event] = append(r.entries[event], perfEntry{origin: id})
 				}
-				last[id] = found{int32(len(t.entries)), changes, pe}
+				r.last[id] = found{int32(len(t.entries)), changes, pe}
 			} else {
 				t.foundFrom(pe, e.owner) // as find does
 			}
-			p := &entries[event][pe]
+			p := &r.entries[event][pe]
 			if i == 0 {
 				p.self.add(s.c)
 			}
 			p.acc.add(s.c)
-			counted = append(counted, pe)
+			r.counted = append(r.counted, pe)
 		}
 	}
+}
+
+// result returns the Children and Self columns, the ranks of the rows
+// without a map and the offsets naming rows in object symbols (see
+// replay).
+func (r *replayer) result(ac *accumulator) (children, self map[Key]Counts, ranks map[rankKey]int32, objects map[Key]uint64) {
 	children, self, ranks = make(map[Key]Counts), make(map[Key]Counts), make(map[rankKey]int32)
-	for event, es := range entries {
+	for event, es := range r.entries {
 		keys := make([]Key, len(es))
 		for i, p := range es {
 			k := ac.keys[p.origin]
-			if he := &trees[event].entries[i]; he.based {
+			if he := &r.trees[event].entries[i]; he.based {
 				k.Sym = he.name // the symbol it is inlined into, found from another map
 			}
 			for {
@@ -117,15 +160,15 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 			}
 			keys[i] = k
 		}
-		r := int32(0)
-		for n := trees[event].tree.First(); n != nil; n = n.Next() {
-			if k := keys[n.Value]; k.DSO == symbols.Unknown {
-				ranks[rankKeyOf(k)] = r
+		n := int32(0)
+		for node := r.trees[event].tree.First(); node != nil; node = node.Next() {
+			if k := keys[node.Value]; k.DSO == symbols.Unknown {
+				ranks[rankKeyOf(k)] = n
 			}
-			r++
+			n++
 		}
 	}
-	return children, self, ranks, objects, true
+	return children, self, ranks, objects
 }
 
 // countedAlready reports whether an entry counted for the sample already
@@ -139,10 +182,9 @@ func countedAlready(t *histTree, counted []int32, e *histEntry) bool {
 	return false
 }
 
-// histEntry returns what perf's comparison by dso,sym looks at of
-// accumulator entry id.
-func (ac *accumulator) histEntry(id int32) histEntry {
-	k, m := ac.keys[id], ac.meta[id]
+// histEntryOf returns what perf's comparison by dso,sym looks at of an
+// accumulator entry of key k and meta m.
+func histEntryOf(k Key, m entryMeta) histEntry {
 	e := keyEntry(k, ShortName(k.DSO, k.Kernel), m.end, m.inlined)
 	e.base = m.base
 	return e

@@ -205,6 +205,7 @@ func (ac *accumulator) stopTrees() {
 	if ac.trees != nil {
 		ac.trees.close()
 	}
+	ac.stopReplay()
 }
 
 // treeWorker keeps the trees on a goroutine of its own: ops come in
