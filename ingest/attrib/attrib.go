@@ -391,9 +391,14 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		for i, b := range f.BuildIDs {
 			names[i] = b.Filename
 		}
-		inlines := slices.ContainsFunc(r.Attrs(), needsUnwind)
+		// Inline records only for the unwound frames, which only views
+		// with callchains look at (withUserPayload).
+		inlines := wantChains && slices.ContainsFunc(r.Attrs(), needsUnwind)
 		pre = startPrefetch(names, buildIDMap(f), opts.DebugDir, opts.Symfs, inlines)
 		defer pre.stop()
+		if prefetchStarted != nil {
+			prefetchStarted(pre)
+		}
 	}
 	var lost lostCounts // written by decode, read after errc
 	go decode(r, a.mapped, deliveries, pools, flow, errc, opts.Progress, wantChains, branches, kmodsecType, &lost, kernelSeen)

@@ -46,6 +46,10 @@ const (
 	jobClaimed // the attributor reads it itself: no worker started it
 )
 
+// prefetchStarted, when set (by tests), is given each prefetch Run
+// starts.
+var prefetchStarted func(*prefetch)
+
 // prefetchWorkers is how many goroutines read: the cores the decoder and
 // the attributor leave, one at least.
 func prefetchWorkers() int { return min(max(runtime.GOMAXPROCS(0)-2, 1), 4) }

@@ -1,12 +1,16 @@
 package attrib
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // A job is read once: by a worker, whose result take waits for, or by
@@ -102,6 +106,52 @@ func TestStartPrefetch(t *testing.T) {
 		}
 		if _, ok := p.inlines(names[5], nil, exe); ok {
 			t.Fatalf("inlines %v: inline records of another symbol source taken", inlines)
+		}
+	}
+}
+
+// Run reads ahead the symbol tables of the DSOs the build-id header
+// lists, and their inline records only for a view that unwinds user
+// stacks (a script with callchains, a children table): a flat table of a
+// --call-graph dwarf recording inflated libc's debug information for
+// nothing.
+func TestRunPrefetchesInlinesOnlyToUnwind(t *testing.T) {
+	const file = "../../cmd/kbench/testdata/dwarf/dwarf.data"
+	defer func() { prefetchStarted = nil }()
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		inlines bool
+	}{
+		{"table", Options{}, false},
+		{"script -G", Options{Script: io.Discard, HideCallchain: true}, false},
+		{"script", Options{Script: io.Discard}, true},
+		{"children", Options{Children: true}, true},
+	} {
+		var tables, inlines int
+		prefetchStarted = func(p *prefetch) {
+			for k := range p.jobs {
+				switch {
+				case strings.HasPrefix(k, "table\x00"):
+					tables++
+				case strings.HasPrefix(k, "inlines\x00"):
+					inlines++
+				}
+			}
+		}
+		r, err := perfdata.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.opts.Kallsyms = nil
+		tc.opts.DebugDir = "-"
+		_, err = Run(r, tc.opts)
+		r.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tables != 2 || (inlines == 2) != tc.inlines || (inlines != 0 && inlines != 2) {
+			t.Errorf("%s: %d table and %d inline jobs, want 2 and inlines %v", tc.name, tables, inlines, tc.inlines)
 		}
 	}
 }
