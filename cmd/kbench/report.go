@@ -176,27 +176,23 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		cacheDir = ""
 	}
 
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	for _, p := range []struct {
+		file  string
+		start func(io.Writer) error
+		stop  func()
+	}{{*cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile}, {*traceFile, trace.Start, trace.Stop}} {
+		if p.file == "" {
+			continue
+		}
+		f, err := os.Create(p.file)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
+		if err := p.start(f); err != nil {
 			return err
 		}
-		defer pprof.StopCPUProfile()
-	}
-	if *traceFile != "" {
-		f, err := os.Create(*traceFile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := trace.Start(f); err != nil {
-			return err
-		}
-		defer trace.Stop()
+		defer p.stop()
 	}
 	if *memProfile != "" {
 		defer writeMemProfile(*memProfile, stderr)

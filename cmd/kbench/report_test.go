@@ -920,3 +920,24 @@ func TestReportVDSOFlagUsed(t *testing.T) {
 		}
 	}
 }
+
+// -cpuprofile and -trace write a CPU profile (gzipped protobuf) and a
+// runtime execution trace of the run, and name a file they cannot make.
+func TestReportProfileFlags(t *testing.T) {
+	dir := t.TempDir()
+	prof, tr := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "run.trace")
+	rec := filepath.Join(foreignDir, "perf.data.remmap-3.2")
+	if _, _, err := report(t, nil, "-progress", "never", "-kallsyms", "none", "-cpuprofile", prof, "-trace", tr, rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ file, magic string }{{prof, "\x1f\x8b"}, {tr, "go 1."}} {
+		b, err := os.ReadFile(f.file)
+		if err != nil || !bytes.HasPrefix(b, []byte(f.magic)) {
+			t.Errorf("%s: %d bytes starting %q, err %v; want a file starting %q", f.file, len(b), b[:min(len(b), 8)], err, f.magic)
+		}
+	}
+	bad := filepath.Join(dir, "none", "run.trace")
+	if _, _, err := report(t, nil, "-progress", "never", "-kallsyms", "none", "-trace", bad, rec); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("-trace into a missing directory: error %v, want one naming %s", err, bad)
+	}
+}

@@ -700,7 +700,6 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 	var e event         // one for all records: the orderer copies it
 	copyChain := false  // e.addrs is the reader's: the orderer copies it too
 	var slab addrSlab
-	var ids attrIDs
 	firstTo := fileFirstTo(r)
 	for r.Next() {
 		if records++; progress != nil && records%(1<<16) == 0 {
@@ -724,7 +723,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				e.ppid = ^uint32(0) // perf's sample->cpu: (u32)-1
 			}
 			if rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatRead != 0 {
-				e.side = &sideband{off: rec.Offset, reads: ids.readValues(r, rec.Read.Values)}
+				e.side = &sideband{off: rec.Offset, reads: readValuesOf(r, rec.Read.Values)}
 			}
 			if wantChains && rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatCallchain != 0 {
 				// Sampled, even empty (a DWARF-mode user sample's kernel

@@ -16,10 +16,11 @@ import (
 // with user stacks the inline records addr2line would read. perf record
 // lists there the DSOs its samples hit, so these are files the
 // attributor is about to need; it used to read each at the DSO's first
-// sample, and wait (a tenth of a system-wide table's time when a
-// compiler and an interpreter ran, a fifth of a --call-graph dwarf
-// script's). What is read depends only on the files, so reading early
-// gives what the attributor would have read itself.
+// sample, and wait (the tables of a 2.3 M-sample system-wide recording
+// where a Go compiler and python ran took 0.14 s of CPU a run; a
+// --call-graph dwarf script waited 0.13 s for libc's inline records in
+// a traced run). What is read depends only on the files, so reading
+// early gives what the attributor would have read itself.
 type prefetch struct {
 	mu    sync.Mutex
 	queue []*prefetchJob // in header order

@@ -15,28 +15,14 @@ type readValue struct {
 	known     bool   // some attr has the id (evlist__id2sid)
 }
 
-// attrIDs maps sample ids to their attrs' indexes, for the decoder: a
-// pipe-mode recording adds attrs as it is read.
-type attrIDs struct {
-	attrs int // how many of the reader's attrs the map holds
-	index map[uint64]uint16
-}
-
-// readValues returns a sample's counters with their events.
-func (m *attrIDs) readValues(r *perfdata.Reader, vs []perfdata.ReadValue) []readValue {
-	if as := r.Attrs(); len(as) != m.attrs {
-		m.index = make(map[uint64]uint16)
-		for i, a := range as {
-			for _, id := range a.IDs {
-				m.index[id] = uint16(i) // perf's id hash finds the last added (hlist_add_head)
-			}
-		}
-		m.attrs = len(as)
-	}
+// readValuesOf returns a sample's counters with their events, found by
+// id as the reader found the sample's own (perf's id hash,
+// evlist__id2sid).
+func readValuesOf(r *perfdata.Reader, vs []perfdata.ReadValue) []readValue {
 	out := make([]readValue, len(vs))
 	for i, v := range vs {
-		at, ok := m.index[v.ID]
-		out[i] = readValue{value: v.Value, id: v.ID, attr: at, known: ok}
+		a, ok := r.AttrByID(v.ID)
+		out[i] = readValue{value: v.Value, id: v.ID, attr: attrIndex(r, a), known: ok}
 	}
 	return out
 }
