@@ -147,9 +147,9 @@ func openELF(path string) (*elf.File, error) {
 // loadSym is dso__load_sym for a user-space DSO. complete is false when
 // perf would stop early (goto out_elf_end) after inserting nr symbols.
 func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complete bool, err error) {
-	syms, err := symFile.Symbols()
+	n, syms, err := elfSymbols(symFile, elf.SHT_SYMTAB)
 	if errors.Is(err, elf.ErrNoSymbols) {
-		syms, err = symFile.DynamicSymbols()
+		n, syms, err = elfSymbols(symFile, elf.SHT_DYNSYM)
 		if errors.Is(err, elf.ErrNoSymbols) {
 			return 0, false, nil // perf: no symbol table at all
 		}
@@ -157,7 +157,8 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 	if err != nil {
 		return 0, false, &FileError{File: symPath, Err: err}
 	}
-	for _, s := range syms {
+	b.grow(n)
+	for s := range syms {
 		typ := elf.ST_TYPE(s.Info)
 		isLabel := typ == elf.STT_NOTYPE && s.Name != "" && s.Section != elf.SHN_UNDEF &&
 			s.Section != elf.SHN_ABS && elf.ST_VISIBILITY(s.Other) != elf.STV_HIDDEN &&
