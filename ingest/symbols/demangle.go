@@ -50,6 +50,13 @@ func Demangle(name string) string {
 	return name
 }
 
+// mayDemangle reports whether Demangle might change name: it returns
+// every other name unchanged (cplusDemangle takes only names beginning
+// with '_', ocamlDemangle "caml" ones, javaDemangle those with a ')').
+func mayDemangle(name string) bool {
+	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, "caml") || strings.IndexByte(name, ')') >= 0
+}
+
 // cplusDemangle is libiberty's cplus_demangle(name, DMGL_NO_OPTS) in
 // auto_demangling style (cplus-dem.c): rust_demangle, then
 // cplus_demangle_v3; the Java, GNAT and D demanglers are not tried in

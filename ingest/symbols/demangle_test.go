@@ -1,6 +1,9 @@
 package symbols
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // TestDemangle checks Demangle against names perf 6.1 printed on this
 // machine (libstdc++ and g++ -O2 programs; see the live tests in
@@ -78,5 +81,45 @@ func TestRustDemangleSym(t *testing.T) {
 				t.Errorf("rustDemangleSym(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		}
+	}
+}
+
+// TestMayDemangle: Demangle returns every name mayDemangle rejects
+// unchanged, so that tables may keep such names as they are. Names are
+// the demangler's test inputs with their first bytes changed, and random
+// strings over the bytes mangled names use.
+func TestMayDemangle(t *testing.T) {
+	const alphabet = "_ZNRSEIvcmlCDabhgsx0123456789$.:()[]<>,@ caml"
+	rng := rand.New(rand.NewPCG(1, 2))
+	var names []string
+	for range 20000 {
+		b := make([]byte, 1+rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		names = append(names, string(b))
+	}
+	for _, s := range []string{"_ZSt15future_categoryv", "_ZN4core3fmt5write17h0123456789abcdefE", "_RNvCs1234_7mycrate3foo",
+		"camlStdlib__list_map_123", "Ljava/lang/Object;toString()Ljava/lang/String;", "_GLOBAL__sub_I_main"} {
+		for i := range 3 {
+			names = append(names, s, s[i:], "x"+s, "Z"+s[1:], "cam"+s)
+		}
+	}
+	rejected, changed := 0, 0
+	for _, n := range names {
+		d := Demangle(n)
+		if d != n {
+			changed++
+		}
+		if mayDemangle(n) {
+			continue
+		}
+		rejected++
+		if d != n {
+			t.Errorf("Demangle(%q) = %q, but mayDemangle rejects it", n, d)
+		}
+	}
+	if rejected < 1000 || changed < 10 {
+		t.Fatalf("%d names rejected, %d changed by Demangle: the inputs test nothing", rejected, changed)
 	}
 }

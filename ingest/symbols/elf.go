@@ -199,12 +199,11 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 		} else {
 			value -= sec.Addr - sec.Offset
 		}
-		name := Demangle(s.Name)
 		end := value
 		if s.Size != 0 {
 			end = value + s.Size
 		}
-		b.insert(entry{start: value, end: end, name: name, binding: uint8(elf.ST_BIND(s.Info)), object: typ == elf.STT_OBJECT})
+		b.insert(entry{start: value, end: end, name: s.Name, mangled: mayDemangle(s.Name), binding: uint8(elf.ST_BIND(s.Info)), object: typ == elf.STT_OBJECT})
 		nr++
 	}
 	return nr, true, nil
@@ -231,6 +230,16 @@ func loadSegment(f *elf.File, vaddr uint64) *elf.Prog {
 		}
 	}
 	return nil
+}
+
+// pltName is the name perf gives the PLT entry of a function it prints
+// as name: "name@plt", cut to 1,023 bytes (snprintf into char[1024]).
+func pltName(name string) string {
+	name += "@plt"
+	if len(name) > 1023 {
+		name = name[:1023]
+	}
+	return name
 }
 
 // ocamlDemangle is perf's ocaml_demangle_sym.
@@ -336,15 +345,15 @@ func synthesizePLT(b *builder, f *elf.File) error {
 			name = cstring(strs, uint64(bo.Uint32(symData[q:])))
 			lastName = name
 		}
-		name = Demangle(name) + "@plt"
-		if len(name) > 1023 { // snprintf into char[1024]
-			name = name[:1023]
-		}
 		end := off
 		if entSize != 0 {
 			end = off + entSize
 		}
-		b.insert(entry{start: off, end: end, name: name, binding: bindGlobal})
+		if mayDemangle(name) {
+			b.insert(entry{start: off, end: end, name: name, mangled: true, plt: true, binding: bindGlobal})
+		} else {
+			b.insert(entry{start: off, end: end, name: pltName(name), binding: bindGlobal})
+		}
 		off += entSize
 	}
 	return nil

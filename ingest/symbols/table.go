@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/rbtree"
@@ -62,12 +63,24 @@ func (s Symbol) String() string { return fmt.Sprintf("%s [%#x,%#x)", s.Name, s.S
 // sym is a Symbol with its name in the table's arena.
 type sym struct {
 	start, end uint64
-	off, n     uint32 // the name: names[off:off+n&^objectBit], or in pages (see Table.pages)
+	off, n     uint32 // the name: names[off:off+n&^nameBits], or in pages (see Table.pages)
 }
 
 // objectBit marks a sym.n of an object (Symbol.Object): names are
 // shorter.
 const objectBit = 1 << 31
+
+// mangledBit marks a sym.n whose name is kept as the ELF file has it and
+// printed as Demangle makes it, which the Table does at the name's first
+// use: demangling every name of a DSO as it loads (as perf does) was two
+// thirds of reading libstdc++'s table, and a report prints few of them.
+const mangledBit = 1 << 30
+
+// pltBit marks, with mangledBit, the name of a PLT entry (pltName).
+const pltBit = 1 << 29
+
+// nameBits are the bits of a sym.n that are not the name's length.
+const nameBits = objectBit | mangledBit | pltBit
 
 // nameLen returns n, a name's length, with objectBit set for an object.
 func nameLen(name string, object bool) uint32 {
@@ -99,6 +112,9 @@ type Table struct {
 	lo, hi  uint64
 	shift   uint
 	buckets []uint32
+	// demangled holds the printed names of the symbols whose sym.n has
+	// mangledBit, by index, once made; nil when there are none.
+	demangled []atomic.Pointer[string]
 }
 
 // setBounds sets the lookup segments and builds the bucket index.
@@ -137,12 +153,27 @@ func (t *Table) Len() int {
 
 func (t *Table) symbol(i int) Symbol {
 	s := t.syms[i]
-	n, object := s.n&^objectBit, s.n&objectBit != 0
+	n, object := s.n&^nameBits, s.n&objectBit != 0
 	if t.pages != nil {
 		p, o := t.pages[s.off>>kallsyms.PageBits], s.off&(1<<kallsyms.PageBits-1)
 		return Symbol{Start: s.start, End: s.end, Name: p[o : o+n], Object: object}
 	}
-	return Symbol{Start: s.start, End: s.end, Name: t.names[s.off : s.off+n], Object: object}
+	name := t.names[s.off : s.off+n]
+	if s.n&mangledBit != 0 {
+		name = t.demangledName(i, name, s.n&pltBit != 0)
+	}
+	return Symbol{Start: s.start, End: s.end, Name: name, Object: object}
+}
+
+// demangledName returns the printed name of symbol i, whose ELF name is
+// raw (printedName), made at its first use.
+func (t *Table) demangledName(i int, raw string, plt bool) string {
+	if p := t.demangled[i].Load(); p != nil {
+		return *p
+	}
+	d := printedName(raw, plt)
+	t.demangled[i].Store(&d) // a racing goroutine stores the same name
+	return d
 }
 
 // Symbols returns the symbols perf keeps for the DSO, in address order
@@ -214,8 +245,11 @@ type entry struct {
 	start, end uint64
 	name       string // for kallsyms: with the "\t[module]" tag, as perf keeps it until the split
 	binding    uint8
-	object     bool   // STT_OBJECT (Symbol.Object)
-	ref        uint32 // for kallsyms: the name's List.NameRef
+	object     bool // STT_OBJECT (Symbol.Object)
+	// mangled says name is the ELF file's, printed as printedName makes
+	// it (see mangledBit); plt that it names a PLT entry.
+	mangled, plt bool
+	ref          uint32 // for kallsyms: the name's List.NameRef
 }
 
 // ELF symbol bindings, as perf stores them in struct symbol.
@@ -352,6 +386,8 @@ func chooseBest(a, b *entry) bool {
 	if gb && !ga {
 		return false
 	}
+	a.demangle()
+	b.demangle()
 	ua, ub := underscores(a.name), underscores(b.name)
 	if ub > ua {
 		return true
@@ -368,6 +404,22 @@ func chooseBest(a, b *entry) bool {
 		return false
 	}
 	return true
+}
+
+// demangle gives e its printed name, which choose_best_symbol compares.
+func (e *entry) demangle() {
+	if e.mangled {
+		e.name, e.mangled, e.plt = printedName(e.name, e.plt), false, false
+	}
+}
+
+// printedName is the name perf prints for the ELF symbol name raw, or for
+// the PLT entry of that function.
+func printedName(raw string, plt bool) string {
+	if plt {
+		return pltName(Demangle(raw))
+	}
+	return Demangle(raw)
 }
 
 func underscores(s string) int {
@@ -407,7 +459,7 @@ func (b *builder) find(ip uint64) int32 {
 // symbols stored (a filtered-out symbol still shadows addresses the tree
 // search would resolve to it).
 func (b *builder) table(keep func(*entry) bool) *Table {
-	t := &Table{}
+	t := &Table{syms: make([]sym, 0, len(b.syms))}
 	var arena strings.Builder
 	size := 0
 	for i := range b.syms {
@@ -423,8 +475,18 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 		if keep != nil && !keep(e) {
 			continue
 		}
+		n := nameLen(e.name, e.object)
+		if e.mangled {
+			n |= mangledBit
+			if e.plt {
+				n |= pltBit
+			}
+			if t.demangled == nil {
+				t.demangled = make([]atomic.Pointer[string], len(b.syms))
+			}
+		}
 		index[nd.Value] = int32(len(t.syms))
-		t.syms = append(t.syms, sym{start: e.start, end: e.end, off: uint32(arena.Len()), n: nameLen(e.name, e.object)})
+		t.syms = append(t.syms, sym{start: e.start, end: e.end, off: uint32(arena.Len()), n: n})
 		arena.WriteString(e.name)
 	}
 	t.names = arena.String()
@@ -444,6 +506,8 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 	}
 	slices.Sort(pts)
 	pts = slices.Compact(pts)
+	t.bounds = make([]uint64, 0, len(pts))
+	t.which = make([]int32, 0, len(pts))
 	last := int32(-2)
 	for _, p := range pts {
 		w := int32(-1)
@@ -456,6 +520,9 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 		t.bounds = append(t.bounds, p)
 		t.which = append(t.which, w)
 		last = w
+	}
+	if cap(t.bounds) > 2*len(t.bounds) { // sized for every point: keep no more than growing would
+		t.bounds, t.which = slices.Clone(t.bounds), slices.Clone(t.which)
 	}
 	t.setBounds(slices.Clip(t.bounds), slices.Clip(t.which))
 	return t
