@@ -139,10 +139,7 @@ func TestELFSymbolsDamaged(t *testing.T) {
 // FuzzELFSymbols: on any file debug/elf opens, the in-place symbol reader
 // agrees with it, and never panics.
 func FuzzELFSymbols(f *testing.F) {
-	if b, err := os.ReadFile("/proc/self/exe"); err == nil && len(b) > 0 {
-		f.Add(b[:min(len(b), 1<<16)])
-	}
-	f.Add([]byte("\x7fELF\x02\x01\x01"))
+	addELFSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ef, err := elf.NewFile(bytes.NewReader(data))
 		if err != nil {
