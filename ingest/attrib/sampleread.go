@@ -1,6 +1,10 @@
 package attrib
 
-import "github.com/kmapindex/kmapindex/ingest/perfdata"
+import (
+	"fmt"
+
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
 
 // readValue is one PERF_SAMPLE_READ counter of a sample, with the event
 // its id belongs to. perf 6.1 delivers a sample whose event reads
@@ -33,8 +37,13 @@ func (a *attributor) sampleReads(e *event) error { return a.eachRead(e, a.sample
 // eachRead calls deliver once per counter of e whose id is known and
 // whose value grew since the id's last sample, with e as a sample of the
 // counter's event and the growth as its period. Unknown ids are counted
-// (Result.UnknownIDs).
+// (Result.UnknownIDs). A group of no counters is an error, as in perf
+// 6.1, whose deliver_sample_group returns -EINVAL for it (and perf
+// report stops: "failed to process sample").
 func (a *attributor) eachRead(e *event, deliver func(*event) error) error {
+	if len(e.side.reads) == 0 {
+		return fmt.Errorf("attrib: the sample at file offset %#x reads a group of no counters (perf 6.1 stops there: deliver_sample_group's -EINVAL)", e.side.off)
+	}
 	if a.readPeriods == nil {
 		a.readPeriods = make(map[uint64]uint64)
 	}

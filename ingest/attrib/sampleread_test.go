@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index/mapset"
@@ -122,5 +123,11 @@ func TestSampleReadsDelivery(t *testing.T) {
 	}
 	if a.res.UnknownIDs != 1 {
 		t.Fatalf("UnknownIDs %d, want 1", a.res.UnknownIDs)
+	}
+	// A group of no counters: perf 6.1's deliver_sample_group fails.
+	e := &event{kind: evSample, side: &sideband{off: 0x1234, reads: []readValue{}}, period: 1}
+	err := a.eachRead(e, func(e *event) error { deliver(e); return nil })
+	if err == nil || !strings.Contains(err.Error(), "0x1234") {
+		t.Fatalf("a group of no counters: error %v, want one naming offset 0x1234", err)
 	}
 }
