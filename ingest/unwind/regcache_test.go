@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"testing"
 )
@@ -67,5 +68,49 @@ func TestRegCache(t *testing.T) {
 				t.Errorf("got %#x, want %#x", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRegCacheTable: the cache's own table of places answers as a map
+// from ip to the last row inserted for it, with libunwind's round-robin
+// eviction, over random inserts and lookups of ips drawn from a few
+// hundred (evictions, collisions and wrap-around at the table's end all
+// happen).
+func TestRegCacheTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 20 {
+		var c RegCache
+		model := map[uint64]*rowInfo{}
+		var order []uint64 // the model's slots, round-robin
+		for step := range 20000 {
+			ip := uint64(rng.IntN(300 + round*20))
+			if round%2 == 1 {
+				ip = ip<<12 | 0xabc // high bits vary, low bits alike
+			}
+			got, want := c.lookup(ip), model[ip]
+			if got != want {
+				t.Fatalf("round %d step %d: lookup(%#x) = %p, want %p", round, step, ip, got, want)
+			}
+			if want != nil {
+				continue // rows are inserted on a miss only
+			}
+			r := &rowInfo{}
+			if len(order) == RegCacheSize {
+				delete(model, order[0])
+				order = order[1:]
+			}
+			order = append(order, ip)
+			model[ip] = r
+			c.insert(ip, r)
+		}
+		n := 0
+		for _, s := range c.at {
+			if s != 0 {
+				n++
+			}
+		}
+		if n != len(model) {
+			t.Fatalf("round %d: %d places for %d cached rows", round, n, len(model))
+		}
 	}
 }
