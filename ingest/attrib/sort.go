@@ -131,8 +131,25 @@ func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []table
 	// One event without acc and DSOs of one short name has nothing to
 	// merge: each key is a row.
 	var byKey map[Key]int
-	if n > 1 || acc != nil || len(same) > 0 {
+	merges := func(Key) bool { return true } // whether a key may share a row
+	switch {
+	case n > 1 || acc != nil:
 		byKey = make(map[Key]int, cap(rows))
+	case len(same) > 0:
+		// One event's keys are distinct: two meet only where a DSO
+		// takes the least name of its short name (normal), so only
+		// keys of such DSOs are looked up (a 17 k-row table built its
+		// map for all of them, 7 ms).
+		least := make(map[dsoMode]bool, len(same))
+		for d, l := range same {
+			least[dsoMode{l, d.kernel}] = true
+		}
+		merges = func(k Key) bool {
+			d := dsoMode{k.DSO, k.Kernel}
+			_, renamed := same[d]
+			return renamed || least[d]
+		}
+		byKey = make(map[Key]int)
 	}
 	// The rows' columns, carved out of arrays of a block's rows.
 	cols := 1
@@ -149,7 +166,7 @@ func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, first, n int) []table
 	}
 	row := func(kc keyCounts, late bool) *tableRow {
 		nk := normal(kc.k)
-		if byKey != nil {
+		if byKey != nil && merges(kc.k) {
 			if i, ok := byKey[nk]; ok {
 				r := &rows[i]
 				if r.late == late && compareKeyCounts(kc, r.first) < 0 {
