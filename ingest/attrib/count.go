@@ -195,9 +195,16 @@ func (st *mapState) add(t *symbols.Table, i int, addr uint64, event int, c Count
 	counts.add(i, c)
 }
 
-// result fills res.ByMap and res.ByMapSym.
-func (c *counter) result(res *Result) {
-	// Sized first: growing a map of such keys rehashes two strings a key.
+// mapSymCount is a count of counter.entries.
+type mapSymCount struct {
+	ms MapSym
+	c  Counts
+}
+
+// entries lists the counts by map, symbol and event, as Result.ByMapSym
+// holds them (a MapSym may come more than once: they add up), sets
+// res.ByMap and hides the rows of hidden unknown samples.
+func (c *counter) entries(res *Result) []mapSymCount {
 	n := len(c.unknown)
 	for _, st := range c.order {
 		for _, tc := range st.tables {
@@ -211,9 +218,7 @@ func (c *counter) result(res *Result) {
 			n += len(m)
 		}
 	}
-	if len(res.ByMapSym) == 0 {
-		res.ByMapSym = make(map[MapSym]Counts, n)
-	}
+	out := make([]mapSymCount, 0, n)
 	for _, st := range c.order {
 		if !st.bm.IsEmpty() {
 			res.ByMap[st.key.m] = st.bm
@@ -227,28 +232,23 @@ func (c *counter) result(res *Result) {
 				counts.each(func(i int, n Counts) {
 					sym := tc.t.Symbol(i)
 					ms.Sym, ms.Addr, ms.Event = sym.Name, sym.Start, ev
-					x := res.ByMapSym[ms]
-					x.add(n)
-					res.ByMapSym[ms] = x
+					out = append(out, mapSymCount{ms, n})
 				})
 			}
 		}
 		for ev, m := range st.unsym {
 			for addr, n := range m {
 				ms.Sym, ms.Addr, ms.Event = symbols.Unknown, addr, ev
-				x := res.ByMapSym[ms]
-				x.add(n)
-				res.ByMapSym[ms] = x
+				out = append(out, mapSymCount{ms, n})
 			}
 		}
 	}
 	for k, u := range c.unknown {
 		ms := MapSym{Sym: symbols.Unknown, Kernel: u.first.Kernel, Hyper: u.first.Hyper, Addr: k.Addr, Event: k.Event}
-		x := res.ByMapSym[ms]
-		x.add(u.n)
-		res.ByMapSym[ms] = x
+		out = append(out, mapSymCount{ms, u.n})
 		if u.hidden {
 			res.hide(ms.Key())
 		}
 	}
+	return out
 }
