@@ -27,7 +27,9 @@ func (r *Reader) decode(rec []byte, info Info) (Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		body = rec[8 : len(rec)-r.IDHdrSize()]
+		if sid.Attr != nil {
+			body = rec[8 : len(rec)-sid.Attr.IDHdrSize()] // its attr's own trailer (parseSampleID)
+		}
 	}
 	c := cursor{b: body, bo: r.bo, base: off + 8, what: what}
 	switch info.Type {
@@ -134,9 +136,6 @@ func (r *Reader) decode(rec []byte, info Info) (Record, error) {
 		}
 		for p := n; p+8 <= len(body); p += 8 {
 			a.IDs = append(a.IDs, r.bo.Uint64(body[p:]))
-		}
-		if len(r.attrs) > 0 && r.attrs[0].IDHdrSize() != a.IDHdrSize() {
-			return nil, formatError(off, "HEADER_ATTR at file offset %#x: sample_id layout differs from the first attr's", off)
 		}
 		r.addAttr(a)
 		r.headerAttr = HeaderAttr{Info: info, Attr: a}

@@ -97,9 +97,11 @@ type RawRecord struct {
 	Data []byte
 	// ByteOrder is the byte order of the recording.
 	ByteOrder binary.ByteOrder
-	// IDHdrSize is the sample_id trailer size of the first attr (perf
-	// requires all attrs to agree); records of kernel types other than
-	// SAMPLE end with that many trailer bytes.
+	// IDHdrSize is the sample_id trailer size of the first attr, which
+	// the records of user types this package does not know are taken to
+	// end with. A record of a kernel type other than SAMPLE ends with the
+	// trailer of its own attr (the one its id names: Record's SampleID),
+	// whose size attrs may differ in.
 	IDHdrSize int
 }
 
@@ -694,8 +696,9 @@ func (r *Reader) AttrByID(id uint64) (*Attr, bool) {
 	return a, ok
 }
 
-// IDHdrSize returns the sample_id trailer size of non-SAMPLE kernel records
-// (that of the first attr; 0 before any attr is known).
+// IDHdrSize returns the sample_id trailer size of the first attr (0
+// before any attr is known): that of every non-SAMPLE kernel record when
+// the attrs agree on it; otherwise each record's is its own attr's.
 func (r *Reader) IDHdrSize() int { return r.idHdrSize }
 
 // Stats returns the counts so far.

@@ -292,17 +292,20 @@ func (r *Reader) parseSampleID(rec []byte, off int64, what string) (SampleID, er
 		return id, nil
 	}
 	first := r.attrs[0]
-	n := first.IDHdrSize()
-	if n == 0 {
+	if first.IDHdrSize() == 0 {
 		id.Attr = first
 		return id, nil
 	}
-	if len(rec)-8 < n {
-		return id, formatError(off, "%s at file offset %#x: %d-byte record has no room for the %d-byte sample_id trailer", what, off, len(rec), n)
-	}
+	// The record's attr is the one its id names (evlist__event2evsel),
+	// and its own sample_type lays out the trailer, from the record's
+	// end (perf_evsel__parse_id_sample): attrs may differ in it, as long
+	// as the id sits at the same place from the end.
 	a := first
 	if len(r.attrs) > 1 {
 		if p := isPos(first.SampleType); p > 0 {
+			if len(rec)-8 < 8*p {
+				return id, formatError(off, "%s at file offset %#x: %d-byte record has no room for its sample id", what, off, len(rec))
+			}
 			var err error
 			a, err = r.attrByID(r.bo.Uint64(rec[len(rec)-8*p:]), what, off)
 			if err != nil {
@@ -311,6 +314,13 @@ func (r *Reader) parseSampleID(rec []byte, off int64, what string) (SampleID, er
 		}
 	}
 	id.Attr = a
+	n := a.IDHdrSize()
+	if n == 0 {
+		return id, nil // an attr without sample_id_all: no trailer is read
+	}
+	if len(rec)-8 < n {
+		return id, formatError(off, "%s at file offset %#x: %d-byte record has no room for the %d-byte sample_id trailer", what, off, len(rec), n)
+	}
 	start := len(rec) - n
 	c := cursor{b: rec[start:], bo: r.bo, base: off + int64(start), what: what + " sample_id"}
 	t := a.SampleType

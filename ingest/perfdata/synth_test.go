@@ -572,3 +572,47 @@ func TestFormatErrorNamesFile(t *testing.T) {
 		t.Errorf("Open: %v", err)
 	}
 }
+
+// TestTrailerOfItsOwnAttr: attrs may differ in their sample_id trailer
+// (a tracepoint samples CPU, the dummy event perf adds does not) as long
+// as the id sits at one place from the end: each record's trailer is
+// laid out by the attr its id names, from the record's end, as perf's
+// perf_evsel__parse_id_sample reads it, and its body ends there.
+func TestTrailerOfItsOwnAttr(t *testing.T) {
+	tp := attrSpec{sampleType: SampleFormatIdentifier | SampleFormatTID | SampleFormatTime | SampleFormatCPU,
+		flags: AttrSampleIDAll, ids: []uint64{5}}
+	dummy := attrSpec{sampleType: SampleFormatIdentifier | SampleFormatTID | SampleFormatTime,
+		flags: AttrSampleIDAll, ids: []uint64{6}}
+	var data []byte
+	// EXIT of the dummy: pid, ppid, tid, ptid, time, then a 24-byte trailer.
+	data = append(data, rec(RecordExit, 0, append(u64s{pair(7, 1), pair(7, 1), 100}.bytes(), u64s{pair(7, 7), 200, 6}.bytes()...))...)
+	// COMM of the tracepoint: its 32-byte trailer holds the CPU.
+	data = append(data, rec(RecordComm, 0, bytes.Join([][]byte{u64s{pair(8, 8)}.bytes(), []byte("worker\x00\x00"), u64s{pair(8, 8), 300, pair(3, 0), 5}.bytes()}, nil))...)
+	// COMM of the dummy, whose name fills what the other's trailer would.
+	data = append(data, rec(RecordComm, 0, bytes.Join([][]byte{u64s{pair(9, 9)}.bytes(), []byte("a-long-name-xx\x00\x00"), u64s{pair(9, 9), 400, 6}.bytes()}, nil))...)
+	file := buildFile([]attrSpec{tp, dummy}, data)
+	r, err := NewFileReader(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for r.Next() {
+		switch x := r.Record().(type) {
+		case *Exit:
+			got = append(got, fmt.Sprintf("EXIT pid %d time %d attr %d sid time %d", x.Pid, x.Time, x.SampleID.Attr.Index, x.SampleID.Time))
+		case *Comm:
+			got = append(got, fmt.Sprintf("COMM %q attr %d sid time %d cpu %d", x.Comm, x.SampleID.Attr.Index, x.SampleID.Time, x.SampleID.CPU))
+		}
+	}
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	want := []string{
+		"EXIT pid 7 time 100 attr 1 sid time 200",
+		`COMM "worker" attr 0 sid time 300 cpu 3`,
+		`COMM "a-long-name-xx" attr 1 sid time 400 cpu 0`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
