@@ -249,3 +249,52 @@ func compareDwarfRecording(t *testing.T, name, bin string) {
 		t.Logf("%s %q: %d rows", name, tc.perf, len(w))
 	}
 }
+
+// TestReportDwarfOtherBuildLive reads a --call-graph dwarf recording as
+// another machine would: its program is rebuilt at the same path (other
+// optimization, so other code, CFI and build id) after the recording,
+// and neither tool has a build-id cache. perf unwinds through the file at
+// the recorded path all the same (dso__data_fd's SYSTEM_PATH_DSO: no
+// build-id check) though its symbols refuse it, so its frames come out
+// unnamed, some of them wrong: kbench must print the same, in the script
+// and in the children table.
+func TestReportDwarfOtherBuildLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a program for seconds")
+	}
+	dir := t.TempDir()
+	src := testbuild.Source(t, dir, "math.c", dwarfMathC)
+	bin := filepath.Join(dir, "math")
+	if err := testbuild.Compile(t, "gcc", "-O2", "-fomit-frame-pointer", "-o", bin, src, "-lm"); err != nil {
+		t.Fatal(err)
+	}
+	file := bin + ".data"
+	if err := perftest.Record(file, []string{"--call-graph", "dwarf", "-F", "999", "--no-buildid-cache"}, bin); err != nil {
+		if errors.Is(err, perftest.ErrNotInstalled) {
+			t.Skip(err)
+		}
+		t.Skipf("perf record (perf_event_open not allowed?): %v", err)
+	}
+	if err := testbuild.Compile(t, "gcc", "-O1", "-fomit-frame-pointer", "-o", bin, src, "-lm"); err != nil {
+		t.Fatal(err)
+	}
+	noCache := perftest.Options{NoBuildIDCache: true}
+	for _, tc := range []struct{ kbench, perf []string }{
+		{[]string{"-format", "script"}, []string{"script", "-F", "ip,sym,dso"}},
+		{[]string{"-children"}, []string{"report", "--stdio", "--sort", "dso,sym", "--children", "-n", "-g", "none"}},
+	} {
+		want, _, err := perftest.Run(noCache, append(tc.perf, "-i", file, "--kallsyms", "/proc/kallsyms")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-kallsyms", "/proc/kallsyms"}, tc.kbench...), file)...)
+		if tc.perf[0] == "report" {
+			got, want = strings.Join(linediff.ReportRows(got), "\n"), strings.Join(linediff.ReportRows(want), "\n")
+		} else if !strings.Contains(want, "\n\t") {
+			t.Fatal("perf script printed no callchain: the test tests nothing")
+		}
+		if d := linediff.First(got, want); d != "" {
+			t.Errorf("kbench %q differs from perf %q: %s", tc.kbench, tc.perf[0], d)
+		}
+	}
+}

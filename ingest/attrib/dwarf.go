@@ -709,6 +709,18 @@ func (a *attributor) unwindFile(mp index.Map) *unwind.File {
 			break
 		}
 	}
+	if f == nil && len(id) > 0 && strings.HasPrefix(mp.DSO, "/") {
+		// No file of the recorded build id (a recording from another
+		// machine): perf's dso__data_fd opens the build-id cache's copy,
+		// else the file at the recorded path whatever its build id
+		// (try_to_open_dso: BUILD_ID_CACHE, then SYSTEM_PATH_DSO), and
+		// libunwind unwinds through its CFI and contents; only the
+		// symbols refuse it (symsrc__init's build-id check), so its
+		// frames have none, and no symbol source for inlined frames.
+		if cand := a.sym.symfs + mp.DSO; isRegularFile(cand) {
+			f = d.cache.Get(cand, symbols.FindDebug(cand))
+		}
+	}
 	if f == nil && mp.DSO == machine.VDSOName && len(id) == 0 && a.sym.symfs == "" {
 		// perf reads [vdso] from a copy of its own (machine__findnew_vdso)
 		// unless the recording names it by build id: its DSO is then

@@ -319,8 +319,7 @@ func dsoCandidates(debugDir, symfs, dso string, id []byte) []string {
 // matchesBuildID reports whether the ELF file at path has build id id
 // (any file matches when id is empty).
 func matchesBuildID(path string, id []byte) bool {
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() {
+	if !isRegularFile(path) {
 		return false
 	}
 	if len(id) == 0 {
@@ -333,6 +332,12 @@ func matchesBuildID(path string, id []byte) bool {
 	defer f.Close()
 	got := symbols.BuildID(f)
 	return bytes.Equal(got, id)
+}
+
+// isRegularFile reports whether path names a regular file.
+func isRegularFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // section returns the symbols of a module section map ("[mod].sec"), read
