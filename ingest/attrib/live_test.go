@@ -65,12 +65,21 @@ func TestAgainstPerfScriptLive(t *testing.T) {
 		t.Skip("no readable /proc/kallsyms")
 	}
 	files, _ := filepath.Glob("../perfdata/testdata/*.data")
-	fresh := filepath.Join(t.TempDir(), "fresh.data")
-	if err := perftest.Record(fresh, []string{"-g", "-e", "cpu-clock", "-F", "2000"},
-		"sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; ls -R /usr/lib >/dev/null"); err != nil {
-		t.Logf("fresh recording skipped: %v", err)
-	} else {
-		files = append(files, fresh)
+	dir := t.TempDir()
+	for name, args := range map[string][]string{
+		"fresh.data": {"-g", "-e", "cpu-clock", "-F", "2000"},
+		// A delayed start makes perf track with a dummy event whose
+		// sample_id trailer lacks the CPU the tracepoint's has: each
+		// record's trailer is its own attr's.
+		"delayed.data": {"-D", "1", "-e", "sched:sched_switch", "-e", "cpu-clock", "-F", "2000"},
+	} {
+		f := filepath.Join(dir, name)
+		if err := perftest.Record(f, args,
+			"sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; ls -R /usr/lib >/dev/null"); err != nil {
+			t.Logf("%s skipped: %v", name, err)
+		} else {
+			files = append(files, f)
+		}
 	}
 	for _, f := range files {
 		name := filepath.Base(f)
