@@ -76,6 +76,17 @@ func buildFile(attrs []attrSpec, data []byte) []byte {
 	return append(b, data...)
 }
 
+// builtReader opens the recording buildFile lays out.
+func builtReader(t *testing.T, attrs []attrSpec, data []byte) *Reader {
+	t.Helper()
+	file := buildFile(attrs, data)
+	r, err := NewFileReader(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // rec builds a record of type typ with body (padded to 8 unless raw).
 func rec(typ RecordType, misc uint16, body []byte) []byte {
 	b := le.AppendUint32(nil, uint32(typ))
@@ -218,11 +229,7 @@ func TestRecordTypes(t *testing.T) {
 	data = append(data, rec(RecordAuxtrace, 0, u64s{16, 0, 0, 0, 0}.bytes())...)
 	data = append(data, make([]byte, 16)...) // AUXTRACE payload outside the record
 	data = append(data, rec(200, 0, []byte("user rec"))...)
-	file := buildFile([]attrSpec{attr, attr2}, data)
-	r, err := NewFileReader(bytes.NewReader(file), int64(len(file)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := builtReader(t, []attrSpec{attr, attr2}, data)
 	var got []string
 	for r.Next() {
 		switch x := r.Record().(type) {
@@ -590,11 +597,7 @@ func TestTrailerOfItsOwnAttr(t *testing.T) {
 	data = append(data, rec(RecordComm, 0, bytes.Join([][]byte{u64s{pair(8, 8)}.bytes(), []byte("worker\x00\x00"), u64s{pair(8, 8), 300, pair(3, 0), 5}.bytes()}, nil))...)
 	// COMM of the dummy, whose name fills what the other's trailer would.
 	data = append(data, rec(RecordComm, 0, bytes.Join([][]byte{u64s{pair(9, 9)}.bytes(), []byte("a-long-name-xx\x00\x00"), u64s{pair(9, 9), 400, 6}.bytes()}, nil))...)
-	file := buildFile([]attrSpec{tp, dummy}, data)
-	r, err := NewFileReader(bytes.NewReader(file), int64(len(file)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := builtReader(t, []attrSpec{tp, dummy}, data)
 	var got []string
 	for r.Next() {
 		switch x := r.Record().(type) {
