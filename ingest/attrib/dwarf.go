@@ -12,6 +12,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 	"github.com/kmapindex/kmapindex/ingest/unwind"
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // DWARF callchains (perf record --call-graph dwarf): the sample carries
@@ -683,9 +684,14 @@ func (a *attributor) unwindReady(e *event) bool {
 }
 
 // unwindFile returns the unwind tables and contents of a map's DSO, the
-// file perf reads them from (dso__data_get_fd): the one its symbols
-// come from, found by build id or path; this process's vdso for [vdso].
-// nil for anonymous memory and absent files.
+// file perf reads them from (dso__data_fd): the build-id cache's copy,
+// else the file at the recorded path (try_to_open_dso: BUILD_ID_CACHE,
+// then SYSTEM_PATH_DSO), with no build-id check; this process's vdso
+// for [vdso]. nil for anonymous memory and absent files. Only a file of
+// the recorded build id gives the DSO a symbol source for inlined
+// frames: perf's symbols refuse another build (symsrc__init), as on a
+// recording from another machine, whose frames libunwind still unwinds
+// through this one's files.
 func (a *attributor) unwindFile(mp index.Map) *unwind.File {
 	if mp.Kind != index.KindUser || a.sym == nil || a.sym.noFiles {
 		return nil
@@ -696,29 +702,15 @@ func (a *attributor) unwindFile(mp index.Map) *unwind.File {
 	}
 	var f *unwind.File
 	id := a.sym.buildIDs[mp.DSO]
-	for _, cand := range a.sym.candidates(mp.DSO, id) {
-		if !matchesBuildID(cand, id) {
+	for _, cand := range dsoCandidates(a.sym.debugDir, a.sym.symfs, mp.DSO, id) {
+		if !regular.Is(cand) {
 			continue
 		}
-		symsrc := symbols.FindDebug(cand)
-		if f = d.cache.Get(cand, symsrc); f != nil {
-			if symsrc == "" {
-				symsrc = cand // perf's dso__name: the symbol source, else the file
+		if f = d.cache.Get(cand, symbols.FindDebug(cand)); f != nil {
+			if matchesBuildID(cand, id) {
+				d.symsrc[mp.DSO] = symbolSource(cand)
 			}
-			d.symsrc[mp.DSO] = symsrc
 			break
-		}
-	}
-	if f == nil && len(id) > 0 && strings.HasPrefix(mp.DSO, "/") {
-		// No file of the recorded build id (a recording from another
-		// machine): perf's dso__data_fd opens the build-id cache's copy,
-		// else the file at the recorded path whatever its build id
-		// (try_to_open_dso: BUILD_ID_CACHE, then SYSTEM_PATH_DSO), and
-		// libunwind unwinds through its CFI and contents; only the
-		// symbols refuse it (symsrc__init's build-id check), so its
-		// frames have none, and no symbol source for inlined frames.
-		if cand := a.sym.symfs + mp.DSO; isRegularFile(cand) {
-			f = d.cache.Get(cand, symbols.FindDebug(cand))
 		}
 	}
 	if f == nil && mp.DSO == machine.VDSOName && len(id) == 0 && a.sym.symfs == "" {

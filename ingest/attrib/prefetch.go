@@ -91,14 +91,8 @@ func inlinesKey(dso string, id []byte) string { return "inlines\x00" + dso + "\x
 // candidate file with build id id; the attributor uses them only if its
 // unwind found the same symbol source.
 func readInlines(debugDir, symfs, dso string, id []byte) prefetchedInlines {
-	for _, cand := range dsoCandidates(debugDir, symfs, dso, id) {
-		if !matchesBuildID(cand, id) {
-			continue
-		}
-		symsrc := symbols.FindDebug(cand)
-		if symsrc == "" {
-			symsrc = cand
-		}
+	for cand := range matchingCandidates(debugDir, symfs, dso, id) {
+		symsrc := symbolSource(cand)
 		in, _ := unwind.OpenInlines(symsrc)
 		return prefetchedInlines{symsrc, in}
 	}

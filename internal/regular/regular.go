@@ -20,6 +20,10 @@ func Open(path string) (*os.File, error) {
 	return os.Open(path)
 }
 
+// Is reports whether path names a regular file (symbolic links
+// followed).
+func Is(path string) bool { return check(os.Stat(path)) == nil }
+
 // OpenFS is Open for name in fsys.
 func OpenFS(fsys fs.FS, name string) (fs.File, error) {
 	if err := check(fs.Stat(fsys, name)); err != nil {
