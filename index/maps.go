@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"math"
 
 	"github.com/google/btree"
 )
@@ -13,29 +12,32 @@ import (
 // the degree the library's own benchmarks use.
 const btreeDegree = 32
 
-// entry is a stored map: its key (end, start and insertion sequence, the
-// last tie-break so that equal ranges never overwrite each other) inline,
-// the map behind a pointer. Small items keep the B-tree's in-node
-// searches, which copy items into the less function, cheap.
+// entry is a stored map: its range inline, the map behind a pointer.
+// Small items keep the B-tree's in-node searches, which copy items into
+// the less function, cheap.
 type entry struct {
-	end, start, seq uint64
-	m               *Map
+	end, start uint64
+	m          *Map
 }
 
-// lessEntry orders entries by end, then start, then insertion sequence.
-func lessEntry(a, b entry) bool {
-	if a.end != b.end {
-		return a.end < b.end
+// lessEntry orders stored entries by end, which orders them by start too,
+// since stored maps are disjoint and non-empty. A key (at) with no map
+// stands for one address a: it sorts after every entry ending at or
+// before a and before every entry starting after a, so the B-tree's Get
+// finds the map holding a and AscendGreaterOrEqual starts at the first
+// map ending after a.
+func lessEntry(x, y entry) bool {
+	if x.m == nil {
+		return x.start < y.start
 	}
-	if a.start != b.start {
-		return a.start < b.start
+	if y.m == nil {
+		return x.end <= y.start
 	}
-	return a.seq < b.seq
+	return x.end < y.end
 }
 
-// pivot returns a search key that sorts before every entry with this end
-// and start.
-func pivot(end, start uint64) entry { return entry{end: end, start: start} }
+// at returns the search key for address a.
+func at(a uint64) entry { return entry{start: a} }
 
 // ErrOverlap is returned by Insert when the new map overlaps a stored one.
 var ErrOverlap = errors.New("overlaps a stored map")
@@ -47,7 +49,6 @@ var ErrOverlap = errors.New("overlaps a stored map")
 // when nothing mutates. For a lock-free hot path take a Snapshot.
 type Maps struct {
 	tree *btree.BTreeG[entry]
-	seq  uint64
 }
 
 // New returns an empty Maps.
@@ -59,24 +60,14 @@ func New() *Maps {
 func (ms *Maps) Len() int { return ms.tree.Len() }
 
 func (ms *Maps) put(m Map) {
-	ms.seq++
-	ms.tree.ReplaceOrInsert(entry{end: m.End, start: m.Start, seq: ms.seq, m: &m})
+	ms.tree.ReplaceOrInsert(entry{end: m.End, start: m.Start, m: &m})
 }
 
-// Find returns the map with Start <= a < End. It is one successor query:
-// the first map ending after a is the only candidate.
+// Find returns the map with Start <= a < End: one descent of the B-tree
+// (Get), which stops at the node holding the map.
 func (ms *Maps) Find(a uint64) (Map, bool) {
-	if a == math.MaxUint64 { // no end can exceed it
-		return Map{}, false
-	}
-	var hit entry
-	found := false
-	ms.tree.AscendGreaterOrEqual(pivot(a+1, 0), func(e entry) bool {
-		hit, found = e, true
-		return false
-	})
-	if found && hit.start <= a {
-		return *hit.m, true
+	if e, ok := ms.tree.Get(at(a)); ok {
+		return *e.m, true
 	}
 	return Map{}, false
 }
@@ -85,7 +76,7 @@ func (ms *Maps) Find(a uint64) (Map, bool) {
 // [start, end), in address order.
 func (ms *Maps) overlapping(start, end uint64) []entry {
 	var out []entry
-	ms.tree.AscendGreaterOrEqual(pivot(start+1, 0), func(e entry) bool {
+	ms.tree.AscendGreaterOrEqual(at(start), func(e entry) bool {
 		if e.start >= end {
 			return false
 		}
@@ -153,13 +144,8 @@ func (ms *Maps) MergeIn(m Map) error {
 // Remove deletes the stored map with m's range and reports whether there
 // was one.
 func (ms *Maps) Remove(m Map) bool {
-	var hit entry
-	found := false
-	ms.tree.AscendGreaterOrEqual(pivot(m.End, m.Start), func(e entry) bool {
-		hit, found = e, true
-		return false
-	})
-	if !found || hit.start != m.Start || hit.end != m.End {
+	hit, ok := ms.tree.Get(at(m.Start))
+	if !ok || hit.start != m.Start || hit.end != m.End {
 		return false
 	}
 	ms.tree.Delete(hit)
@@ -206,7 +192,7 @@ func (ms *Maps) Digest() string { return Digest(ms.Canonical()) }
 
 // Clone returns an independent copy that shares nodes copy-on-write.
 func (ms *Maps) Clone() *Maps {
-	return &Maps{tree: ms.tree.Clone(), seq: ms.seq}
+	return &Maps{tree: ms.tree.Clone()}
 }
 
 // Check verifies the invariants: address order, no overlap, no empty map.

@@ -216,3 +216,51 @@ func TestVectorK8(t *testing.T) {
 		}
 	}
 }
+
+// TestFindAndRemoveAtEdges looks up and removes at the ends of maps that
+// touch address 0 and the top of the address space, on both
+// implementations: a search key must fall on the right side of each end.
+func TestFindAndRemoveAtEdges(t *testing.T) {
+	const top = ^uint64(0)
+	low, mid, high := m(0, 0x1000, 0, "low"), m(0x2000, 0x3000, 0, "mid"), m(top-0x1000, top, 0, "high")
+	finds := []struct {
+		a    uint64
+		want string // DSO, "" for none
+	}{
+		{0, "low"}, {0xfff, "low"}, {0x1000, ""}, {0x1fff, ""}, {0x2000, "mid"}, {0x2fff, "mid"},
+		{0x3000, ""}, {top - 0x1001, ""}, {top - 0x1000, "high"}, {top - 1, "high"}, {top, ""},
+	}
+	removes := []struct {
+		m    index.Map
+		want bool
+	}{
+		{m(0x2000, 0x2fff, 0, "mid"), false}, {m(0x2001, 0x3000, 0, "mid"), false},
+		{m(0x1000, 0x2000, 0, "gap"), false}, {m(0, 0, 0, "empty"), false},
+		{m(top-0x1000, top, 0, "high"), true}, {m(0x2000, 0x3000, 0, "mid"), true},
+		{m(0, 0x1000, 0, "low"), true}, {m(0, 0x1000, 0, "low"), false},
+	}
+	for _, ic := range impls {
+		t.Run(ic.name, func(t *testing.T) {
+			ms := ic.new()
+			for _, x := range []index.Map{high, low, mid} {
+				if err := ms.Insert(x); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range finds {
+				got, ok := ms.Find(f.a)
+				if ok != (f.want != "") || got.DSO != f.want {
+					t.Errorf("Find(%#x) = %v %v, want %q", f.a, got, ok, f.want)
+				}
+			}
+			for i, r := range removes {
+				if got := ms.Remove(r.m); got != r.want {
+					t.Errorf("remove %d %v = %v, want %v", i, r.m, got, r.want)
+				}
+			}
+			if ms.Len() != 0 {
+				t.Errorf("%d maps left: %v", ms.Len(), ms.Slice())
+			}
+		})
+	}
+}
