@@ -208,7 +208,15 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	defer in.r.Close()
 	warn := func(format string, a ...any) { fmt.Fprintf(stderr, "kbench report: warning: "+format+"\n", a...) }
-	loadKs, ksFrom := chooseKallsyms(*ksFile, in.r.Features(), cacheDir, warn)
+	ks := *ksFile
+	if ks == "" && in.r.Dir() != "" {
+		// perf_data__kallsyms_name: a directory's kcore_dir/kallsyms, as
+		// if given with --kallsyms.
+		if kc := filepath.Join(in.r.Dir(), perfdata.KcoreDirKallsyms); statOK(kc) {
+			ks = kc
+		}
+	}
+	loadKs, ksFrom := chooseKallsyms(ks, in.r.Features(), cacheDir, warn)
 
 	var out io.Writer = stdout
 	var file *os.File
@@ -283,7 +291,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if n := res.UnknownUserRecords; n != 0 {
 		warn("%s: %s", display, unknownUserTypesWarning(n, res.UnknownUserTypes))
 	}
-	if !in.r.PipeMode() && in.r.Header().Data.Size == 0 {
+	if !in.r.PipeMode() && in.r.Header().Data.Size == 0 && len(in.r.Files()) <= 1 {
 		// perf_header__read's warning; perf 6.1 then reads no record
 		// (__perf_session__process_events fails), nor does kbench.
 		warn("%s: the data size field is 0, which is unexpected: was perf record properly terminated? No record is read, as perf 6.1 reads none", display)
@@ -384,6 +392,13 @@ func openRecording(name string) (*recording, error) {
 		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
 			rec.size = fi.Size()
 			rec.knewFeatures = true
+		} else if r.Dir() != "" {
+			rec.size, rec.knewFeatures = 0, true
+			for _, f := range r.Files() {
+				if fi, err := os.Stat(f); err == nil {
+					rec.size += fi.Size()
+				}
+			}
 		}
 		return rec, nil
 	}
@@ -620,4 +635,11 @@ func readVDSO(path string) ([]byte, error) {
 		return nil, fmt.Errorf("-vdso: %s: not an ELF image: %w", path, err)
 	}
 	return b, nil
+}
+
+// statOK reports whether path can be stat'ed, perf's test for a
+// directory's kcore_dir/kallsyms.
+func statOK(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

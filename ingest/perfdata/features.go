@@ -25,6 +25,9 @@ type Features struct {
 	// shows as one table.
 	Groups      []GroupDesc
 	Compression *Compression
+	// DirVersion is DIR_FORMAT's version of a perf.data directory's
+	// layout: 1 for data.N files beside the header file.
+	DirVersion uint64
 	// Sections are the file-mode section locations of every feature set.
 	Sections map[Feature]Section
 }
@@ -144,7 +147,7 @@ func (r *Reader) readFeatureSections() error {
 func knownFeature(f Feature) bool {
 	switch f {
 	case FeatBuildID, FeatHostname, FeatOSRelease, FeatVersion, FeatArch, FeatNrCPUs,
-		FeatCPUDesc, FeatCPUID, FeatTotalMem, FeatCmdline, FeatCompressed, FeatEventDesc, FeatGroupDesc:
+		FeatCPUDesc, FeatCPUID, FeatTotalMem, FeatCmdline, FeatCompressed, FeatEventDesc, FeatGroupDesc, FeatDirFormat:
 		return true
 	}
 	return false
@@ -216,6 +219,8 @@ func (f *Features) parse(x Feature, b []byte, bo binary.ByteOrder, off int64) er
 			g.Leader, g.Members = c.u32("group leader"), c.u32("group members")
 			f.Groups = append(f.Groups, g)
 		}
+	case FeatDirFormat:
+		f.DirVersion = c.u64("version")
 	case FeatCompressed:
 		f.Compression = &Compression{
 			Version: c.u32("version"), Type: c.u32("type"), Level: c.u32("level"),

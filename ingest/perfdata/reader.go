@@ -210,9 +210,17 @@ type Reader struct {
 	feature       FeatureRecord
 	idIndex       IDIndex
 	unknown       Unknown
+
+	// A perf.data directory (dir.go): its path, and when it has data
+	// files, every file that holds records, streams[cur] being read.
+	dir     string
+	streams []stream
+	cur     int
 }
 
-// Open opens the named perf.data file (file or pipe mode).
+// Open opens the named perf.data file (file or pipe mode), or perf.data
+// directory (perf record --threads or --kcore), whose files it reads as
+// perf 6.1 does.
 func Open(name string, opts ...Option) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -223,6 +231,10 @@ func Open(name string, opts ...Option) (*Reader, error) {
 		f.Close()
 		return nil, fmt.Errorf("perfdata: %w", err)
 	}
+	if fi.IsDir() {
+		f.Close()
+		return openDir(name, opts)
+	}
 	var r *Reader
 	if fi.Mode().IsRegular() {
 		r, err = newFileReader(f, fi.Size(), f, opts)
@@ -231,14 +243,15 @@ func Open(name string, opts ...Option) (*Reader, error) {
 	}
 	if err != nil {
 		f.Close()
-		var fe *FormatError
-		if errors.As(err, &fe) && fe.File == "" {
-			fe.File = name
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w (file %s)", err, name)
+		return nil, namedError(err, name)
 	}
 	r.closer = f
+	if r.features.Has(FeatDirFormat) {
+		// perf 6.1 asserts that a recording with DIR_FORMAT is a
+		// directory (process_dir_format) and reads nothing.
+		r.Close()
+		return nil, &FormatError{File: name, Off: -1, Msg: "the header file of a perf.data directory: open the directory (perf 6.1 reads nothing from the file alone)"}
+	}
 	return r, nil
 }
 
@@ -247,6 +260,9 @@ func Open(name string, opts ...Option) (*Reader, error) {
 // after Close.
 func (r *Reader) Close() error {
 	var err error
+	if r.streams != nil {
+		err = r.closeDir()
+	}
 	if r.m != nil {
 		err = unmapFile(r.m)
 		r.m = nil
@@ -536,19 +552,22 @@ func (r *Reader) startData(off, end int64) {
 	if r.file != nil && r.mapped && r.mapData() {
 		return
 	}
-	var src io.Reader
 	if end >= 0 {
-		src = io.NewSectionReader(r.ra, off, end-off)
+		r.in = dataBuffer(io.NewSectionReader(r.ra, off, end-off), end-off)
 	} else {
-		src = &offsetReader{ra: r.ra, off: off}
+		r.in = dataBuffer(&offsetReader{ra: r.ra, off: off}, -1)
 	}
-	// Records are peeked whole (up to 64 KiB); a large recording reads in
-	// 1 MiB chunks, a small one needs no more than its size.
+}
+
+// dataBuffer returns the buffer records of n bytes (-1: unknown) are read
+// through. Records are peeked whole (up to 64 KiB); a large recording
+// reads in 1 MiB chunks, a small one needs no more than its size.
+func dataBuffer(src io.Reader, n int64) *bufio.Reader {
 	size := 1 << 20
-	if end >= 0 {
-		size = int(min(max(end-off, 64<<10), 1<<20))
+	if n >= 0 {
+		size = int(min(max(n, 64<<10), 1<<20))
 	}
-	r.in = bufio.NewReaderSize(src, size)
+	return bufio.NewReaderSize(src, size)
 }
 
 // Page release behind the reading of a mapping (see Reader.m): every
@@ -623,8 +642,8 @@ func (r *Reader) MappedData() []byte { return r.m }
 // reads into buffers, and when the file cannot be read there. A mapped
 // file's bytes fault as RecordsStable's do if the file shrank.
 func (r *Reader) FileBytes(off int64, n int) (b []byte, ok bool) {
-	if r.hdr.Pipe || off < 0 || n < 0 {
-		return nil, false
+	if r.hdr.Pipe || off < 0 || n < 0 || r.streams != nil {
+		return nil, false // a directory's offsets do not say which file
 	}
 	b = make([]byte, n)
 	if r.m != nil && off >= r.mbase && off+int64(n) <= r.mbase+int64(len(r.m)) {
@@ -752,6 +771,9 @@ func (r *Reader) ParseSampleID(raw RawRecord) (SampleID, error) {
 func (r *Reader) fail(err error) bool {
 	if r.err == nil {
 		r.err = err
+		if r.streams != nil {
+			r.err = namedError(err, r.streams[r.cur].path)
+		}
 	}
 	r.rec = nil
 	return false
@@ -974,10 +996,19 @@ func (r *Reader) next() bool {
 				return r.deliver(rec, off, true)
 			}
 		}
+		if r.streams != nil && !r.nextStream() {
+			r.eof = true
+			r.rec = nil
+			return false
+		}
 		rec, off, err := r.readRaw()
 		if err == errEnd {
 			if r.z != nil && r.z.pending() > 0 {
 				return r.fail(formatError(r.z.off, "compressed record at file offset %#x: %d bytes of a partial record left at the end of the compressed stream", r.z.off, r.z.pending()))
+			}
+			if r.streams != nil {
+				r.streams[r.cur].done = true
+				continue
 			}
 			r.eof = true
 			r.rec = nil
@@ -991,6 +1022,9 @@ func (r *Reader) next() bool {
 		}
 		if err != nil {
 			return r.fail(err)
+		}
+		if r.streams != nil {
+			r.streams[r.cur].read += r.pos - off
 		}
 		if payload, ok := r.compressedPayload(rec); ok {
 			r.stats.Compressed++
