@@ -432,6 +432,9 @@ func (r *Reader) init() error {
 	if err := r.readAttrs(); err != nil {
 		return err
 	}
+	if err := r.checkAttrsAgree(); err != nil {
+		return err
+	}
 	if r.fwd != nil {
 		r.fwd.keep, r.fwd.prefix = 0, nil
 	}
