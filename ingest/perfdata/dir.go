@@ -56,14 +56,9 @@ type stream struct {
 // file in turn, a file leaving the turn when it ends.
 func openDir(dir string, opts []Option) (*Reader, error) {
 	path := filepath.Join(dir, DirHeaderFile)
-	f, err := os.Open(path)
+	f, fi, err := openStat(path)
 	if err != nil {
-		return nil, fmt.Errorf("perfdata: %w", err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("perfdata: %w", err)
+		return nil, err
 	}
 	// The header file is read through a buffer, like every data file:
 	// a mapping would hold one file's records only.

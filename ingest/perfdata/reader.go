@@ -222,14 +222,9 @@ type Reader struct {
 // directory (perf record --threads or --kcore), whose files it reads as
 // perf 6.1 does.
 func Open(name string, opts ...Option) (*Reader, error) {
-	f, err := os.Open(name)
+	f, fi, err := openStat(name)
 	if err != nil {
-		return nil, fmt.Errorf("perfdata: %w", err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("perfdata: %w", err)
+		return nil, err
 	}
 	if fi.IsDir() {
 		f.Close()
@@ -253,6 +248,20 @@ func Open(name string, opts ...Option) (*Reader, error) {
 		return nil, &FormatError{File: name, Off: -1, Msg: "the header file of a perf.data directory: open the directory (perf 6.1 reads nothing from the file alone)"}
 	}
 	return r, nil
+}
+
+// openStat opens the named file and stats it.
+func openStat(name string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("perfdata: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("perfdata: %w", err)
+	}
+	return f, fi, nil
 }
 
 // Close closes the file opened by Open and unmaps its data (see
