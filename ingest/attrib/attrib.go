@@ -203,11 +203,9 @@ type Result struct {
 	// hidden are the table rows perf hides: those a filtered sample
 	// made (a guest one, see attributor.sample); counted in the totals.
 	hidden map[Key]bool
-	// objects gives the flat table's rows of object symbols
-	// (symbols.Symbol.Object) the offset perf report names them with:
-	// the first sample's address less the symbol's start mapped back
-	// (he->ip - map->unmap_ip(map, sym->start)).
-	objects map[Key]uint64
+	// objects gives the rows of object symbols (symbols.Symbol.Object)
+	// the offset perf report names them with (objectName).
+	objects map[Key]objectName
 
 	Samples uint64
 	Unknown uint64 // samples with no map
@@ -513,15 +511,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.res.childSelf = a.acc.selfColumn(a.res.BySym)
 		a.res.noMapRanks = a.acc.ranks
 		if children, self, ranks, objects, ok := a.acc.replay(); ok {
-			a.res.Children, a.res.childSelf, a.res.noMapRanks = children, self, ranks
-			for k, off := range objects {
-				if _, named := a.res.objects[k]; !named { // a key's first row keeps its name
-					if a.res.objects == nil {
-						a.res.objects = make(map[Key]uint64)
-					}
-					a.res.objects[k] = off
-				}
-			}
+			// The replay's rows are perf's entries, and their names
+			// the entries merged into each.
+			a.res.Children, a.res.childSelf, a.res.noMapRanks, a.res.objects = children, self, ranks, objects
 		}
 	}
 	if a.stacks != nil {
@@ -1126,8 +1118,9 @@ func (a *attributor) sample(e *event) error {
 	var key Key
 	var sym symbols.Symbol
 	hasSym := false
-	var obj firstObject // the offset perf names the sample's object symbol with, if it is in one
-	var self int32      // the Children entry of the sample itself
+	var obj objectName     // the sample's entry, if in an object symbol
+	var self int32         // the Children entry of the sample itself
+	var selfObj objectName // self's, in an object symbol
 	if ok {
 		if !a.opts.NoCounts && !a.opts.NoSampleSets {
 			st.bm.Add(ord)
@@ -1141,14 +1134,17 @@ func (a *attributor) sample(e *event) error {
 		// note theirs in symEntry).
 		if i >= 0 && (a.rows != nil || a.flatTable()) && t.IsObject(i) {
 			s := t.Symbol(i)
-			obj.note(objectOff(mp, s.Start, addr))
+			obj = objectHit(mp, s.Start, addr)
 			if a.rows == nil {
-				a.res.noteObject(MapSym{Map: mp, Kernel: kernel, Sym: s.Name, Addr: s.Start, Event: event}.Key(), obj.off)
+				a.res.noteObject(MapSym{Map: mp, Kernel: kernel, Sym: s.Name, Addr: s.Start, Event: event}.Key(), obj)
 			}
 		}
 		if a.acc != nil {
 			if i >= 0 {
 				self = a.acc.symEntry(st, t, i, event, addr)
+				if t.IsObject(i) {
+					selfObj = objectHit(mp, t.Symbol(i).Start, addr)
+				}
 			} else {
 				self = a.acc.addrEntry(st, addr, event)
 			}
@@ -1180,14 +1176,12 @@ func (a *attributor) sample(e *event) error {
 		a.branches(e, kernel, event, filtered)
 	}
 	if a.acc != nil {
-		a.cumulate(e, self, kernel, hyper, event, c)
+		a.cumulate(e, self, selfObj, kernel, hyper, event, c)
 	}
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
 			self := a.rows.add(key, sym.End, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, c)
-			if obj.set {
-				a.rows.noteObject(self, obj.off)
-			}
+			a.rows.noteObject(self, obj)
 			if a.rows.acc != nil {
 				a.cumulateRows(e, t, self, key.Kernel, key.Hyper, filtered, c)
 			}
@@ -1216,36 +1210,49 @@ func (a *attributor) flatTable() bool {
 	return !a.opts.NoCounts && a.opts.Script == nil && a.acc == nil && a.rows == nil && a.stacks == nil && a.res.Branches == nil
 }
 
-// objectOff is the offset perf report names an object symbol's row with
-// (_hist_entry__sym_snprintf): the address its hist entry was made for,
-// at (a sample's map-relative address, a callchain frame's raw one),
-// less the symbol's start mapped back (he->ip - map->unmap_ip(map,
-// sym->start)).
-func objectOff(mp index.Map, symStart, at uint64) uint64 { return at - mp.UnmapIP(symStart) }
-
-// firstObject is the objectOff of the first entry of a row in an object
-// symbol, which names the row.
-type firstObject struct {
-	set bool
-	off uint64
+// objectName is what perf report names the row of an object symbol
+// with (_hist_entry__sym_snprintf): he->ip - map->unmap_ip(map,
+// sym->start). A hist entry keeps the address of the entry that made it
+// (he->ip: a sample's map-relative address, a callchain frame's raw one)
+// and takes the map of every entry merged into it (hists__findnew_entry
+// updates he->ms.map), so the offset is the first entry's address less
+// the symbol's start mapped back through the last entry's map: large
+// when processes map the DSO at different addresses.
+type objectName struct {
+	set      bool
+	at, base uint64
 }
 
-// note keeps off unless an offset came first.
-func (f *firstObject) note(off uint64) {
-	if !f.set {
-		*f = firstObject{true, off}
+// objectHit is the objectName of one entry made at address at in map mp,
+// in the object symbol starting at symStart.
+func objectHit(mp index.Map, symStart, at uint64) objectName {
+	return objectName{true, at, mp.UnmapIP(symStart)}
+}
+
+// note merges entry h into the row o names: the first entry keeps its
+// address, the last one's map counts.
+func (o *objectName) note(h objectName) {
+	switch {
+	case !h.set:
+	case !o.set:
+		*o = h
+	default:
+		o.base = h.base
 	}
 }
 
-// noteObject notes the offset of a sample in the object symbol of the
-// flat table's row k: the first one's names the row.
-func (r *Result) noteObject(k Key, off uint64) {
-	if _, ok := r.objects[k]; !ok {
-		if r.objects == nil {
-			r.objects = make(map[Key]uint64)
-		}
-		r.objects[k] = off
+// off is the offset perf prints.
+func (o objectName) off() uint64 { return o.at - o.base }
+
+// noteObject notes a sample in the object symbol of the flat table's row
+// k (objectName.note).
+func (r *Result) noteObject(k Key, h objectName) {
+	if r.objects == nil {
+		r.objects = make(map[Key]objectName)
 	}
+	o := r.objects[k]
+	o.note(h)
+	r.objects[k] = o
 }
 
 // resolveSample finds the map of e's address (Machine.Resolve), its

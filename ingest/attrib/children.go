@@ -29,9 +29,10 @@ type accumulator struct {
 	// stopped for good.
 	rep   *concurrentReplay
 	noRep bool
-	// objects are the offsets of the entries of object symbols at the
-	// addresses they were made for (symEntry).
-	objects map[int32]uint64
+	// objects name the entries of object symbols (objectName): made in
+	// symEntry, merged into as count counts them.
+	objects map[int32]objectName
+	objHits []entryHit // cumulate's, reused
 	symIDs  map[symIDsKey]*symIDs
 	// hiding says the current sample is filtered (a guest one): the
 	// entries it makes are hidden, as perf hides a filtered sample's hist
@@ -76,24 +77,45 @@ type entryMeta struct {
 type entryLog struct {
 	blocks  [][]int32
 	samples []loggedSample
+	// hits are, per block, its entries in object symbols (few).
+	hits [][]loggedHit
 	// sealed, when set, is given each block once the next one starts,
-	// with the samples logged in it; from is the first of those.
-	sealed func(block []int32, samples []loggedSample)
+	// with the samples logged in it and its hits; from is the first of
+	// those samples.
+	sealed func(block []int32, samples []loggedSample, hits []loggedHit)
 	from   int
+}
+
+// entryHit is entry i of a sample's (count's ids) in an object symbol.
+type entryHit struct {
+	i int
+	h objectName
+}
+
+// loggedHit is the entry at position pos of a log block in an object
+// symbol.
+type loggedHit struct {
+	pos int32
+	h   objectName
 }
 
 var logBlock = 1 << 16 // lowered by tests
 
-// add logs a sample of period c and entries ids.
-func (l *entryLog) add(ids []int32, c Counts, owner int32) {
+// add logs a sample of period c and entries ids, hits of them in object
+// symbols.
+func (l *entryLog) add(ids []int32, hits []entryHit, c Counts, owner int32) {
 	n := len(l.blocks)
 	if n == 0 || len(l.blocks[n-1])+len(ids) > cap(l.blocks[n-1]) {
 		if n > 0 && l.sealed != nil {
-			l.sealed(l.blocks[n-1], l.samples[l.from:len(l.samples):len(l.samples)])
+			l.sealed(l.blocks[n-1], l.samples[l.from:len(l.samples):len(l.samples)], l.hits[n-1])
 		}
 		l.from = len(l.samples)
 		l.blocks = append(l.blocks, make([]int32, 0, max(logBlock, len(ids))))
+		l.hits = append(l.hits, nil)
 		n++
+	}
+	for _, h := range hits {
+		l.hits[n-1] = append(l.hits[n-1], loggedHit{int32(len(l.blocks[n-1]) + h.i), h.h})
 	}
 	l.blocks[n-1] = append(l.blocks[n-1], ids...)
 	l.samples = append(l.samples, loggedSample{int32(len(ids)), owner, c})
@@ -270,9 +292,9 @@ func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int, at
 	ac.setMeta(id, m)
 	if sym.Object && len(ac.keys) > n {
 		if ac.objects == nil {
-			ac.objects = make(map[int32]uint64)
+			ac.objects = make(map[int32]objectName)
 		}
-		ac.objects[id] = objectOff(st.key.m, sym.Start, at)
+		ac.objects[id] = objectHit(st.key.m, sym.Start, at)
 	}
 	s.ids[i] = id + 1
 	return id
@@ -323,12 +345,12 @@ func (ac *accumulator) result(res *Result) map[Key]Counts {
 		}
 	}
 	// The entries name the rows.
-	for id, off := range ac.objects {
+	for id, o := range ac.objects {
 		if ac.counts[id].c != (Counts{}) {
 			if res.objects == nil {
-				res.objects = make(map[Key]uint64)
+				res.objects = make(map[Key]objectName)
 			}
-			res.objects[noLevel(ac.keys[id])] = off
+			res.objects[noLevel(ac.keys[id])] = o
 		}
 	}
 	return m
@@ -345,10 +367,14 @@ func (ac *accumulator) result(res *Result) map[Key]Counts {
 // address, the level of the maps its map came from, else the level left
 // by the frame before, starting from the sample's), counted once per
 // sample (iter_add_next_cumulative_entry's duplicate check).
-func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event int, c Counts) {
+func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, hyper bool, event int, c Counts) {
 	ac := a.acc
 	ac.stamp = uint32(a.res.Samples) // the sample's ordinal + 1
 	ids := append(a.cumIDs[:0], self)
+	hits := ac.objHits[:0]
+	if selfObj.set {
+		hits = append(hits, entryHit{0, selfObj})
+	}
 	// The levels of the entries without a map, in ids's order: perf
 	// makes a second entry of such an address with the level it has
 	// then (countNoMap).
@@ -393,6 +419,12 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 		var id int32
 		if i := t.FindIndex(mp.MapIP(ip)); i >= 0 {
 			id = ac.symEntry(st, t, i, event, ip)
+			if t.IsObject(i) {
+				// Its map names the entry's row: not cached, so that
+				// every frame in it is resolved.
+				hits = append(hits, entryHit{len(ids), objectHit(mp, t.Symbol(i).Start, ip)})
+				cache = false
+			}
 		} else {
 			id = ac.addrEntry(st, ip, event)
 		}
@@ -410,22 +442,36 @@ func (a *attributor) cumulate(e *event, self int32, kernel, hyper bool, event in
 	})
 	if !ok {
 		ids = ids[:1] // perf resets the cursor
+		if len(hits) > 0 && hits[0].i > 0 {
+			hits = hits[:0]
+		} else if len(hits) > 1 {
+			hits = hits[:1]
+		}
 	}
 	var owner int32
 	if ac.log != nil { // only the replay tells maps apart: no lookup per sample else
 		owner = a.execs.owner(e.pid)
 	}
-	ac.count(ids, nm, event, c, owner)
-	a.cumIDs, ac.noMapLevels = ids, nm[:0]
+	ac.count(ids, hits, nm, event, c, owner)
+	a.cumIDs, ac.noMapLevels, ac.objHits = ids, nm[:0], hits
 }
 
 // count counts a sample of period c in its entries ids (its own, then
 // its callchain's in caller order), each once; nm are the levels of
 // those without a map, in order; owner, its user maps' (execs.owner).
-func (ac *accumulator) count(ids []int32, nm []uint8, event int, c Counts, owner int32) {
+func (ac *accumulator) count(ids []int32, hits []entryHit, nm []uint8, event int, c Counts, owner int32) {
 	tree := ac.treeStarted(event)
+	next := hits
 	for i, id := range ids {
 		e := &ac.counts[id]
+		if len(next) > 0 && next[0].i == i {
+			if e.stamp != ac.stamp { // perf merges it into the entry
+				o := ac.objects[id]
+				o.note(next[0].h)
+				ac.objects[id] = o
+			}
+			next = next[1:]
+		}
 		switch {
 		case e.stamp == ac.stamp: // counted for the sample (i > 0)
 		case e.noMap && (tree || e.stamp == 0):
@@ -443,7 +489,7 @@ func (ac *accumulator) count(ids []int32, nm []uint8, event int, c Counts, owner
 		}
 	}
 	if ac.log != nil {
-		ac.log.add(ids, c, owner)
+		ac.log.add(ids, hits, c, owner)
 	}
 }
 

@@ -23,7 +23,7 @@ import "github.com/kmapindex/kmapindex/ingest/symbols"
 // is false. objects holds the offsets naming the rows in object symbols
 // (Result.objects): each row's, a second row of a key's too, is the
 // offset of the accumulator entry that made it.
-func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKey]int32, objects map[Key]uint64, ok bool) {
+func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKey]int32, objects map[Key]objectName, ok bool) {
 	if ac.log == nil || !ac.anyInlined {
 		ac.stopReplay()
 		return nil, nil, nil, nil, false
@@ -33,9 +33,9 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 		r = newReplayer()
 		blocks := ac.log.blocks
 		samples := ac.log.samples
-		for _, b := range blocks {
+		for i, b := range blocks {
 			n := samplesIn(samples, len(b))
-			r.feed(samples[:n], b, ac.keys, ac.meta)
+			r.feed(samples[:n], b, ac.log.hits[i], ac.keys, ac.meta)
 			samples = samples[n:]
 		}
 	}
@@ -71,6 +71,7 @@ type replayer struct {
 type perfEntry struct {
 	origin    int32 // the accumulator entry that made it
 	self, acc Counts
+	obj       objectName // in an object symbol: the entries merged into it
 }
 
 type found struct{ n, changes, pe int32 }
@@ -79,9 +80,11 @@ func newReplayer() *replayer {
 	return &replayer{trees: map[int]*histTree{}, entries: map[int][]perfEntry{}}
 }
 
-// feed replays samples, whose entries are ids in order, with the
-// accumulator's entries' keys and meta (at least those ids name).
-func (r *replayer) feed(samples []loggedSample, ids []int32, keys []Key, meta []entryMeta) {
+// feed replays samples, whose entries are ids in order (those in object
+// symbols hits, by position in ids), with the accumulator's entries'
+// keys and meta (at least those ids name).
+func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, keys []Key, meta []entryMeta) {
+	pos := int32(0)
 	for len(r.hes) < len(keys) {
 		r.hes = append(r.hes, histEntry{})
 		r.made = append(r.made, false)
@@ -98,6 +101,12 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, keys []Key, meta []
 		}
 		r.counted = r.counted[:0]
 		for i, id := range sample {
+			var hit objectName
+			if len(hits) > 0 && hits[0].pos == pos {
+				hit = hits[0].h
+				hits = hits[1:]
+			}
+			pos++
 			if !r.made[id] {
 				r.hes[id], r.made[id] = histEntryOf(keys[id], meta[id]), true
 			}
@@ -121,6 +130,7 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, keys []Key, meta []
 				t.foundFrom(pe, e.owner) // as find does
 			}
 			p := &r.entries[event][pe]
+			p.obj.note(hit)
 			if i == 0 {
 				p.self.add(s.c)
 			}
@@ -133,7 +143,7 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, keys []Key, meta []
 // result returns the Children and Self columns, the ranks of the rows
 // without a map and the offsets naming rows in object symbols (see
 // replay).
-func (r *replayer) result(ac *accumulator) (children, self map[Key]Counts, ranks map[rankKey]int32, objects map[Key]uint64) {
+func (r *replayer) result(ac *accumulator) (children, self map[Key]Counts, ranks map[rankKey]int32, objects map[Key]objectName) {
 	children, self, ranks = make(map[Key]Counts), make(map[Key]Counts), make(map[rankKey]int32)
 	for event, es := range r.entries {
 		keys := make([]Key, len(es))
@@ -152,11 +162,11 @@ func (r *replayer) result(ac *accumulator) (children, self map[Key]Counts, ranks
 			if p.self.Samples > 0 {
 				self[k] = p.self
 			}
-			if off, ok := ac.objects[p.origin]; ok {
+			if p.obj.set {
 				if objects == nil {
-					objects = make(map[Key]uint64)
+					objects = make(map[Key]objectName)
 				}
-				objects[noLevel(k)] = off
+				objects[noLevel(k)] = p.obj
 			}
 			keys[i] = k
 		}

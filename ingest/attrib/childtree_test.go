@@ -53,7 +53,7 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 			for _, id := range sample {
 				ac.add(id, c)
 			}
-			ac.log.add(sample, c, 1)
+			ac.log.add(sample, nil, c, 1)
 			k := ac.keys[first]
 			n := self[k]
 			n.add(c)
@@ -160,16 +160,15 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 					bySym[k] = c
 				}
 			}
-			ac.count(ids, nm, 0, Counts{Samples: 1, Period: 2}, 1)
+			ac.count(ids, objectHits(ac, ids), nm, 0, Counts{Samples: 1, Period: 2}, 1)
 		}
 		ac.finishTrees()
 		ac.anyInlined = true // replay though nothing is inlined
-		// Offsets naming rows as in object symbols: every row the replay
-		// makes of an entry, a second row of its key too, gets its own.
-		ac.objects = make(map[int32]uint64)
+		// Offsets naming rows as in object symbols (objectHits): every
+		// row the replay makes of an entry, a second row of its key too,
+		// gets its own.
 		byKey := map[Key][]int32{}
 		for id, k := range ac.keys {
-			ac.objects[int32(id)] = uint64(id) + 1
 			byKey[noLevel(k)] = append(byKey[noLevel(k)], int32(id))
 		}
 		wantChildren, wantSelf, wantRanks, objects, _ := ac.replay()
@@ -177,8 +176,8 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 			first := k
 			first.dup = 0
 			if ids := byKey[noLevel(first)]; len(ids) == 1 {
-				if off, ok := objects[noLevel(k)]; !ok || off != uint64(ids[0])+1 {
-					t.Fatalf("case %d: row %+v named with offset %#x (%v), want its entry's %#x", i, k, off, ok, ids[0]+1)
+				if o, ok := objects[noLevel(k)]; !ok || o.off() != uint64(ids[0])+1 {
+					t.Fatalf("case %d: row %+v named with offset %#x (%v), want its entry's %#x", i, k, o.off(), ok, ids[0]+1)
 				}
 			}
 		}
@@ -259,7 +258,7 @@ func TestReplayInlineFoundFromAnotherMap(t *testing.T) {
 			for _, k := range s.keys {
 				ids = append(ids, ac.entry(k))
 			}
-			ac.log.add(ids, Counts{Samples: 1, Period: 1}, s.owner)
+			ac.log.add(ids, nil, Counts{Samples: 1, Period: 1}, s.owner)
 		}
 		children, _, _, _, ok := ac.replay()
 		if !ok {
@@ -284,7 +283,7 @@ func TestOwnerPerExec(t *testing.T) {
 	c := Counts{Samples: 1, Period: 1}
 	x := execs{}
 	before := x.owner(7)
-	ac.log.add([]int32{in}, c, before)
+	ac.log.add([]int32{in}, nil, c, before)
 	if x.owner(7) != before {
 		t.Fatal("the owner changed without an exec")
 	}
@@ -292,10 +291,27 @@ func TestOwnerPerExec(t *testing.T) {
 	if x.owner(7) == before || x.owner(8) == x.owner(7) {
 		t.Fatalf("owners %d, %d after an exec, %d of another process", before, x.owner(7), x.owner(8))
 	}
-	ac.log.add([]int32{in}, c, x.owner(7))
+	ac.log.add([]int32{in}, nil, c, x.owner(7))
 	children, _, _, _, _ := ac.replay()
 	want := map[Key]Counts{{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 0x100}: {2, 2}}
 	if !maps.Equal(children, want) {
 		t.Errorf("Children %v, want %v", children, want)
 	}
+}
+
+// objectHits marks every entry of ids as in an object symbol, made at
+// the entry's id + 1 in a map that maps the symbol's start to 0: its
+// row's offset is the id + 1 of the entry that made it.
+func objectHits(ac *accumulator, ids []int32) []entryHit {
+	hits := make([]entryHit, len(ids))
+	for i, id := range ids {
+		hits[i] = entryHit{i, objectName{true, uint64(id) + 1, 0}}
+		if ac.objects == nil {
+			ac.objects = make(map[int32]objectName)
+		}
+		if _, ok := ac.objects[id]; !ok {
+			ac.objects[id] = hits[i].h
+		}
+	}
+	return hits
 }

@@ -181,9 +181,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 			b.WriteString(level(row.key))
 			b.WriteByte(' ')
 			b.WriteString(row.key.SymbolName())
-			if off, ok := r.objects[row.key]; ok && r.Branches == nil {
+			if o, ok := r.objects[row.key]; ok && r.Branches == nil {
 				b.WriteString("+0x")
-				b.Write(strconv.AppendUint(nil, off, 16))
+				b.Write(strconv.AppendUint(nil, o.off(), 16))
 			}
 			b.WriteByte('\n')
 			if b.Len() >= 64<<10 {

@@ -21,6 +21,7 @@ type concurrentReplay struct {
 type replayWork struct {
 	samples []loggedSample
 	ids     []int32
+	hits    []loggedHit
 	keys    []Key
 	meta    []entryMeta
 }
@@ -32,7 +33,7 @@ func (ac *accumulator) startReplay() {
 
 // handOver hands a sealed block of the log to the replay, starting it at
 // the first.
-func (ac *accumulator) handOver(block []int32, samples []loggedSample) {
+func (ac *accumulator) handOver(block []int32, samples []loggedSample, hits []loggedHit) {
 	if ac.noRep {
 		return
 	}
@@ -43,13 +44,13 @@ func (ac *accumulator) handOver(block []int32, samples []loggedSample) {
 		go func() {
 			defer close(c.done)
 			for w := range c.work {
-				c.r.feed(w.samples, w.ids, w.keys, w.meta)
+				c.r.feed(w.samples, w.ids, w.hits, w.keys, w.meta)
 			}
 		}()
 	}
 	n := len(ac.keys)
 	c.handedKeys = n
-	c.work <- replayWork{samples, block, ac.keys[:n:n], ac.meta[:n:n]}
+	c.work <- replayWork{samples, block, hits, ac.keys[:n:n], ac.meta[:n:n]}
 }
 
 // setMeta sets entry id's meta. One the replay may have read already is
@@ -83,7 +84,7 @@ func (ac *accumulator) finishReplay() *replayer {
 		return nil
 	}
 	if l := ac.log; len(l.blocks) > 0 {
-		ac.handOver(l.blocks[len(l.blocks)-1], l.samples[l.from:])
+		ac.handOver(l.blocks[len(l.blocks)-1], l.samples[l.from:], l.hits[len(l.hits)-1])
 		l.sealed = nil
 	}
 	ac.stopReplay()

@@ -57,7 +57,7 @@ func TestConcurrentReplayMatchesSequential(t *testing.T) {
 					ids = append(ids, id)
 				}
 				ac.anyInlined = true
-				ac.log.add(ids, c, owner)
+				ac.log.add(ids, nil, c, owner)
 				if change && s == samples/2 {
 					m := ac.meta[0]
 					m.end += 100

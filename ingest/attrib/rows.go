@@ -155,9 +155,9 @@ type made struct {
 // then counts every later sample of its keys, filtered or not.
 type row struct {
 	c     Counts
-	obj   firstObject // an object symbol's row: the offset perf names it with
-	acc   Counts      // with a tree of hist entries, in a children table: the Children column
-	level rowLevel    // the level shown, the first entry's (rowCounter.firstLevel)
+	obj   objectName // an object symbol's row: what perf names it with
+	acc   Counts     // with a tree of hist entries, in a children table: the Children column
+	level rowLevel   // the level shown, the first entry's (rowCounter.firstLevel)
 	made
 }
 
@@ -227,11 +227,11 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 	return rk
 }
 
-// noteObject notes a sample at offset off in the object symbol of row rk
-// (add's): the first one's names the row.
-func (rc *rowCounter) noteObject(rk RowKey, off uint64) {
+// noteObject notes a sample's entry h in the object symbol of row rk
+// (add's; objectName.note).
+func (rc *rowCounter) noteObject(rk RowKey, h objectName) {
 	if r := rc.rows[rk]; r != nil {
-		r.obj.note(off)
+		r.obj.note(h)
 	}
 }
 
@@ -297,9 +297,7 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu, o
 		id := rc.histRow(h, h.find(e), f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
 		r := h.rows[id].r
 		r.acc.add(c)
-		if f.obj.set {
-			r.obj.note(f.obj.off)
-		}
+		r.obj.note(f.obj)
 		rc.counted = append(rc.counted, id)
 	}
 }
@@ -309,8 +307,8 @@ type treeFrame struct {
 	k       Key
 	end     uint64
 	inlined bool
-	base    string      // an inlined function's: the symbol it is inlined into
-	obj     firstObject // in an object symbol: the entry's offset in it
+	base    string     // an inlined function's: the symbol it is inlined into
+	obj     objectName // in an object symbol: the entry's (objectName)
 }
 
 // rowLevel is the level a row shows: kernel, hyper ("H") or neither
@@ -421,7 +419,7 @@ type Rows struct {
 	Elided map[string]string
 	// objects are the offsets perf names the rows of object symbols with
 	// (Result.objects), in tables without the Children column.
-	objects map[RowKey]uint64
+	objects map[RowKey]objectName
 	// ranks are, per event with a histTree, its entries' positions in
 	// perf's in-order walk (histTree.ranks).
 	ranks map[int][]int32
@@ -456,9 +454,9 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 			r.Counts[k] = c
 			if keep.obj.set && rc.sym && !seen {
 				if r.objects == nil {
-					r.objects = make(map[RowKey]uint64)
+					r.objects = make(map[RowKey]objectName)
 				}
-				r.objects[k] = keep.obj.off
+				r.objects[k] = keep.obj
 			}
 			if rc.acc != nil {
 				acc := r.Acc[k]
@@ -791,8 +789,8 @@ func (r *Rows) columns() []column {
 		case SortSym:
 			cols = append(cols, column{k, "Symbol", func(rk RowKey) string {
 				name := level(Key{Kernel: rk.Kernel, Hyper: rk.Hyper}) + " " + Key{Sym: rk.Sym, Addr: rk.Addr}.SymbolName()
-				if off, ok := r.objects[rk]; ok {
-					name += "+0x" + strconv.FormatUint(off, 16)
+				if o, ok := r.objects[rk]; ok {
+					name += "+0x" + strconv.FormatUint(o.off(), 16)
 				}
 				return name
 			}})
@@ -907,7 +905,7 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	rc := a.rows
 	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], rowLevel{kernel, hyper})
 	frames := rc.frames[:0]
-	var obj firstObject // the frame's, for add
+	var obj objectName // the frame's, for add
 	add := func(k Key, end uint64, inlined bool, base string) {
 		if rc.hist != nil {
 			frames = append(frames, treeFrame{k, end, inlined, base, obj})
@@ -920,20 +918,20 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	ok := !chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: ip, Event: int(e.attr)}
 		var end uint64
-		obj = firstObject{}
+		obj = objectName{}
 		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
 			kernel, hyper = cpumode == machine.CPUModeKernel, false
 			k.DSO, k.Kernel, k.Hyper = mp.DSO, kernel, false
 			if sym, ok := a.sym.symbol(mp, ip); ok {
 				k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 				if sym.Object { // its entry made at the raw address
-					obj.note(objectOff(mp, sym.Start, ip))
+					obj = objectHit(mp, sym.Start, ip)
 				}
 			}
 		}
 		add(k, end, false, "")
 	}, func(k Key, end uint64, base string) {
-		kernel, hyper, obj = false, false, firstObject{}
+		kernel, hyper, obj = false, false, objectName{}
 		add(k, end, true, base)
 	})
 	if rc.hist != nil {
