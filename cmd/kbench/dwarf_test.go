@@ -298,3 +298,39 @@ func TestReportDwarfOtherBuildLive(t *testing.T) {
 		}
 	}
 }
+
+// TestReportDwarfManyProcessesLive unwinds the stacks of many short
+// processes (a shell loop of ls), where frames land in libraries' data
+// (object symbols, named by the entries merged into a row) and perf's
+// tree of entries keeps rows of one key apart (ordered as its tree has
+// them): script, flat and children tables must equal perf's.
+func TestReportDwarfManyProcessesLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records for seconds")
+	}
+	file := filepath.Join(t.TempDir(), "many.data")
+	args := []string{"--call-graph", "dwarf", "-F", "2999", "--user-regs=ip,sp,bp", "--no-buildid-cache"}
+	if err := perftest.Record(file, args, "sh", "-c", "for i in $(seq 150); do ls / >/dev/null; cat /proc/self/maps >/dev/null; done"); err != nil {
+		if errors.Is(err, perftest.ErrNotInstalled) {
+			t.Skip(err)
+		}
+		t.Skipf("perf record (perf_event_open not allowed?): %v", err)
+	}
+	for _, tc := range []struct{ kbench, perf []string }{
+		{[]string{"-format", "script"}, []string{"script", "-F", "ip,sym,dso"}},
+		{[]string{"-no-children"}, []string{"report", "--stdio", "--sort", "dso,sym", "--no-children", "-n", "-g", "none"}},
+		{[]string{"-children"}, []string{"report", "--stdio", "--sort", "dso,sym", "--children", "-n", "-g", "none"}},
+	} {
+		want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(tc.perf, "-i", file, "--kallsyms", "/proc/kallsyms")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-kallsyms", "/proc/kallsyms"}, tc.kbench...), file)...)
+		if tc.perf[0] == "report" {
+			got, want = strings.Join(linediff.ReportRows(got), "\n"), strings.Join(linediff.ReportRows(want), "\n")
+		}
+		if d := linediff.First(got, want); d != "" {
+			t.Errorf("kbench %q differs from perf %q: %s", tc.kbench, tc.perf[0], d)
+		}
+	}
+}

@@ -267,8 +267,10 @@ type Result struct {
 	// as Children (accumulator.replay, or selfColumn when a tree of
 	// far-apart addresses moved some to rows of their own); else BySym is.
 	childSelf map[Key]Counts
-	// noMapRanks, when set, orders the rows of addresses outside every
-	// map that perf's output sort finds equal (accumulator.finishTrees).
+	// noMapRanks, when set, orders the rows perf's output sort finds
+	// equal as its tree of entries has them: those of addresses outside
+	// every map (accumulator.finishTrees) and the rows of one key its
+	// tree kept apart (replayer.result).
 	noMapRanks map[rankKey]int32
 	// Rows is the table by Options.SortKeys (or with Options.Filter);
 	// nil without either.

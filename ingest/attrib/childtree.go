@@ -170,9 +170,22 @@ func (r *replayer) result(ac *accumulator) (children, self map[Key]Counts, ranks
 			}
 			keys[i] = k
 		}
+		// The rows of one key perf kept apart are as alike to its sort
+		// as those without a map: its tree's order, in which it makes
+		// its output, orders them too.
+		split := map[Key]bool{}
+		for _, k := range keys {
+			if k.dup > 0 {
+				k.dup = 0
+				split[k] = true
+			}
+		}
 		n := int32(0)
 		for node := r.trees[event].tree.First(); node != nil; node = node.Next() {
-			if k := keys[node.Value]; k.DSO == symbols.Unknown {
+			k := keys[node.Value]
+			first := k
+			first.dup = 0
+			if k.DSO == symbols.Unknown || split[first] {
 				ranks[rankKeyOf(k)] = n
 			}
 			n++

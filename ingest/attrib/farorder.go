@@ -361,13 +361,16 @@ func (wt *workerTree) newOwner(ow treeOwner) {
 	wt.self = append(wt.self, Counts{})
 }
 
-// rankKey is what tells apart the rows of addresses outside every map.
+// rankKey tells apart the rows Result.noMapRanks orders: those of
+// addresses outside every map, and the rows of one key perf's tree kept
+// apart (Key.dup).
 type rankKey struct {
+	dso, sym   string
 	addr       uint64
 	event, dup int32
 }
 
-func rankKeyOf(k Key) rankKey { return rankKey{k.Addr, int32(k.Event), k.dup} }
+func rankKeyOf(k Key) rankKey { return rankKey{k.DSO, k.Sym, k.Addr, int32(k.Event), k.dup} }
 
 // selfColumn returns the children table's Self column when entries made
 // for samples' own addresses took some of bySym's counts (movedSelf):

@@ -139,9 +139,6 @@ func (r *Result) WriteTable(w io.Writer) error {
 		grouped := groupRows(counts, r.Children, r.hidden, g.first, g.n)
 		if r.noMapRanks != nil && r.Branches == nil {
 			for i := range grouped {
-				if grouped[i].key.DSO != symbols.Unknown {
-					continue
-				}
 				if rank, ok := r.noMapRanks[rankKeyOf(grouped[i].key)]; ok {
 					grouped[i].rank = rank + 1
 				}
