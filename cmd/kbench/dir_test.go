@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/corpus/gen"
@@ -65,34 +64,16 @@ func TestReportThreadsDirLive(t *testing.T) {
 		t.Skip("records the system for a second")
 	}
 	dir := filepath.Join(t.TempDir(), "threads.data")
-	args := []string{"--threads", "-a", "-g", "-F", "4999"}
+	args := []string{"--threads", "-a", "-g", "-F", "4999", "--no-buildid-cache"}
 	perfRecordOrSkip(t, dir, args, "sh", "-c", "for i in $(seq 400); do ls / >/dev/null; done")
 	files, err := filepath.Glob(filepath.Join(dir, "data.*"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("perf record --threads wrote no data.N file: %v", err)
 	}
-	// Both with the build-id cache: without it perf 6.1 leaves the
-	// [vdso] frames of a process run from a deleted memfd unnamed, and
-	// kbench names them (BENCHMARKS.md, the tenth stop).
-	for _, tc := range []perfComparison{
+	compareWithPerf(t, dir, "/proc/kallsyms", []perfComparison{
 		{[]string{"-format", "script"}, []string{"script", "-F", "ip,sym,dso"}},
 		{[]string{"-format", "script", "-G"}, []string{"script", "-F", "ip,sym,dso", "-G"}},
-		{nil, []string{"report", "--stdio", "--sort", "dso,sym", "--no-children", "-n", "-g", "none"}},
+		{[]string{"-no-children"}, []string{"report", "--stdio", "--sort", "dso,sym", "--no-children", "-n", "-g", "none"}},
 		{[]string{"-children"}, []string{"report", "--stdio", "--sort", "dso,sym", "--children", "-n", "-g", "none"}},
-	} {
-		want, _, err := perftest.Run(perftest.Options{}, append(tc.perf, "-i", dir, "--kallsyms", "/proc/kallsyms")...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := mustReport(t, nil, append(append([]string{"-kallsyms", "/proc/kallsyms"}, tc.kbench...), dir)...)
-		if tc.perf[0] == "report" {
-			got, want = strings.Join(linediff.ReportRows(got), "\n"), strings.Join(linediff.ReportRows(want), "\n")
-		}
-		if strings.Count(want, "\n") < 100 {
-			t.Fatalf("perf %q printed %d lines: the test tests little", tc.perf, strings.Count(want, "\n"))
-		}
-		if d := linediff.First(got, want); d != "" {
-			t.Errorf("kbench %q differs from perf %q on %d data files: %s", tc.kbench, tc.perf[0], len(files), d)
-		}
-	}
+	})
 }

@@ -72,8 +72,9 @@ type Options struct {
 	// either. "" reads them where the recording names them.
 	Symfs string
 	// VDSO is the vdso image a recording's [vdso] map is symbolized and
-	// unwound with, when the recording names none by build id; nil: this
-	// process's own, as perf uses its own (see OwnVDSO).
+	// unwound with: when the recording names no vdso by build id, or
+	// (symbols only) names this image's; nil: this process's own, as perf
+	// uses its own, when the recording names none (see OwnVDSO).
 	VDSO []byte
 	// Script, if set, receives one entry per sample as perf script
 	// -F ip,sym,dso prints it (with callchains unless HideCallchain).

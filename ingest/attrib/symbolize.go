@@ -254,7 +254,13 @@ func (s *symbolizer) file(dso string) *symbols.Table {
 	if !ok {
 		t = loadFileTable(s.debugDir, s.symfs, dso, id)
 	}
-	if t == nil && dso == machine.VDSOName && s.symfs == "" {
+	if t == nil && dso == machine.VDSOName && s.symfs == "" && (len(id) == 0 || s.vdso != nil) {
+		// perf reads its own vdso only when the recording names none by
+		// build id: a build-id entry for [vdso] makes a DSO of that name
+		// first (__event_process_build_id), which machine__findnew_vdso
+		// then finds, and no file but the build-id cache's holds it.
+		// An image given with Options.VDSO is read if its build id
+		// matches.
 		t = vdsoTable(s.vdsoImage(), id)
 	}
 	s.files[dso] = t
