@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# recordsweep.sh KBENCH [DIR] records a shell loop of short processes
-# with each perf record option set below (one per line of standard input
-# instead, when it is not a terminal) and compares KBENCH's output with
+# recordsweep.sh KBENCH [DIR [SETS]] records a shell loop of short
+# processes with each perf record option set below (or each line of the
+# file SETS) and compares KBENCH's output with
 # perf's five ways: script, script -G, the flat table, the children table
 # and --sort sym. It prints one line per option set, "ok(N)" for N equal
 # lines or rows and "DIFF(n/N)" for n differing, and keeps both outputs
@@ -10,14 +10,15 @@
 # does not use -a or tracepoints).
 set -uo pipefail
 if [ $# -lt 1 ]; then
-	echo "usage: $0 KBENCH [DIR] [< OPTION-SETS]" >&2
+	echo "usage: $0 KBENCH [DIR [SETS]]" >&2
 	exit 2
 fi
 kb=$(realpath "$1")
 dir=${2:-$(mktemp -d)}
+setsfile=${3:+$(realpath "$3")}
 mkdir -p "$dir" && cd "$dir" || exit 1
 sets=$(
-	if [ -t 0 ]; then
+	if [ -z "$setsfile" ]; then
 		cat <<'EOF'
 -e cpu-clock -F 4999 -g
 -e task-clock -c 100000 --call-graph dwarf,1024
@@ -35,7 +36,7 @@ sets=$(
 -e cpu-clock/period=50000/ -g --sample-identifier
 EOF
 	else
-		cat
+		cat "$setsfile"
 	fi
 )
 work='for i in $(seq 150); do ls / >/dev/null; cat /proc/self/maps >/dev/null; done'
