@@ -1121,9 +1121,8 @@ func (a *attributor) sample(e *event) error {
 	var key Key
 	var sym symbols.Symbol
 	hasSym := false
-	var obj objectName     // the sample's entry, if in an object symbol
-	var self int32         // the Children entry of the sample itself
-	var selfObj objectName // self's, in an object symbol
+	var obj objectName // the sample's entry, if in an object symbol
+	var self int32     // the Children entry of the sample itself
 	if ok {
 		if !a.opts.NoCounts && !a.opts.NoSampleSets {
 			st.bm.Add(ord)
@@ -1133,21 +1132,18 @@ func (a *attributor) sample(e *event) error {
 		if !a.opts.NoCounts {
 			st.add(t, i, addr, event, c)
 		}
-		// The tables that name rows need it (a children table's entries
-		// note theirs in symEntry).
-		if i >= 0 && (a.rows != nil || a.flatTable()) && t.IsObject(i) {
+		// The tables that name rows need it: the flat table's, the rows
+		// by sort keys and the children table's entries.
+		if i >= 0 && (a.rows != nil || a.acc != nil || a.flatTable()) && t.IsObject(i) {
 			s := t.Symbol(i)
 			obj = objectHit(mp, s.Start, addr)
-			if a.rows == nil {
+			if a.flatTable() {
 				a.res.noteObject(MapSym{Map: mp, Kernel: kernel, Sym: s.Name, Addr: s.Start, Event: event}.Key(), obj)
 			}
 		}
 		if a.acc != nil {
 			if i >= 0 {
 				self = a.acc.symEntry(st, t, i, event, addr)
-				if t.IsObject(i) {
-					selfObj = objectHit(mp, t.Symbol(i).Start, addr)
-				}
 			} else {
 				self = a.acc.addrEntry(st, addr, event)
 			}
@@ -1179,7 +1175,7 @@ func (a *attributor) sample(e *event) error {
 		a.branches(e, kernel, event, filtered)
 	}
 	if a.acc != nil {
-		a.cumulate(e, self, selfObj, kernel, hyper, event, c)
+		a.cumulate(e, self, obj, kernel, hyper, event, c)
 	}
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {

@@ -442,10 +442,8 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 	})
 	if !ok {
 		ids = ids[:1] // perf resets the cursor
-		if len(hits) > 0 && hits[0].i > 0 {
-			hits = hits[:0]
-		} else if len(hits) > 1 {
-			hits = hits[:1]
+		for len(hits) > 0 && hits[len(hits)-1].i >= len(ids) {
+			hits = hits[:len(hits)-1]
 		}
 	}
 	var owner int32

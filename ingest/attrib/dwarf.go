@@ -706,9 +706,10 @@ func (a *attributor) unwindFile(mp index.Map) *unwind.File {
 		if !regular.Is(cand) {
 			continue
 		}
-		if f = d.cache.Get(cand, symbols.FindDebug(cand)); f != nil {
+		debug := symbols.FindDebug(cand)
+		if f = d.cache.Get(cand, debug); f != nil {
 			if matchesBuildID(cand, id) {
-				d.symsrc[mp.DSO] = symbolSource(cand)
+				d.symsrc[mp.DSO] = symbolSource(cand, debug)
 			}
 			break
 		}

@@ -92,7 +92,7 @@ func inlinesKey(dso string, id []byte) string { return "inlines\x00" + dso + "\x
 // unwind found the same symbol source.
 func readInlines(debugDir, symfs, dso string, id []byte) prefetchedInlines {
 	for cand := range matchingCandidates(debugDir, symfs, dso, id) {
-		symsrc := symbolSource(cand)
+		symsrc := symbolSource(cand, symbols.FindDebug(cand))
 		in, _ := unwind.OpenInlines(symsrc)
 		return prefetchedInlines{symsrc, in}
 	}

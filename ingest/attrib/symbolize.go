@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/hex"
 	"iter"
@@ -310,13 +311,9 @@ func matchingCandidates(debugDir, symfs, dso string, id []byte) iter.Seq[string]
 
 // symbolSource is the file perf names a DSO's symbol source
 // (dso->symsrc_filename, which addr2line reads) when its symbols come
-// from cand: cand's separate debug file, else cand itself.
-func symbolSource(cand string) string {
-	if d := symbols.FindDebug(cand); d != "" {
-		return d
-	}
-	return cand
-}
+// from cand: its separate debug file debug (symbols.FindDebug), else
+// cand itself.
+func symbolSource(cand, debug string) string { return cmp.Or(debug, cand) }
 
 // dsoCandidates lists the files perf looks for a DSO's symbols in, with
 // perf's build-id cache at debugDir and its --symfs at symfs.

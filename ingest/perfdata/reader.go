@@ -241,12 +241,6 @@ func Open(name string, opts ...Option) (*Reader, error) {
 		return nil, namedError(err, name)
 	}
 	r.closer = f
-	if r.features.Has(FeatDirFormat) {
-		// perf 6.1 asserts that a recording with DIR_FORMAT is a
-		// directory (process_dir_format) and reads nothing.
-		r.Close()
-		return nil, &FormatError{File: name, Off: -1, Msg: "the header file of a perf.data directory: open the directory (perf 6.1 reads nothing from the file alone)"}
-	}
 	return r, nil
 }
 
@@ -443,6 +437,11 @@ func (r *Reader) init() error {
 	}
 	if err := r.checkAttrsAgree(); err != nil {
 		return err
+	}
+	if r.hdr.HasFeature(FeatDirFormat) && r.dir == "" {
+		// perf 6.1 asserts that a recording with DIR_FORMAT is a
+		// directory (process_dir_format) and reads nothing.
+		return formatError(-1, "the header file of a perf.data directory: open the directory (perf 6.1 reads nothing from the file alone)")
 	}
 	if r.fwd != nil {
 		r.fwd.keep, r.fwd.prefix = 0, nil
@@ -1009,9 +1008,7 @@ func (r *Reader) next() bool {
 			}
 		}
 		if r.streams != nil && !r.nextStream() {
-			r.eof = true
-			r.rec = nil
-			return false
+			return r.atEnd()
 		}
 		rec, off, err := r.readRaw()
 		if err == errEnd {
@@ -1022,15 +1019,7 @@ func (r *Reader) next() bool {
 				r.streams[r.cur].done = true
 				continue
 			}
-			r.eof = true
-			r.rec = nil
-			if r.m != nil {
-				dropPages(r.m) // what consumers still read faults in again
-			}
-			if r.fwd != nil && !r.hdr.Pipe {
-				r.readFeatures()
-			}
-			return false
+			return r.atEnd()
 		}
 		if err != nil {
 			return r.fail(err)
@@ -1047,6 +1036,20 @@ func (r *Reader) next() bool {
 		}
 		return r.deliver(rec, off, false)
 	}
+}
+
+// atEnd ends the records at a clean end of the data; Next returns
+// false from then on.
+func (r *Reader) atEnd() bool {
+	r.eof = true
+	r.rec = nil
+	if r.m != nil {
+		dropPages(r.m) // what consumers still read faults in again
+	}
+	if r.fwd != nil && !r.hdr.Pipe {
+		r.readFeatures()
+	}
+	return false
 }
 
 // noCompressionFeature reports that the recording is known to have
