@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"cmp"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -175,32 +176,93 @@ func TestDifferentialRandom(t *testing.T) {
 	}
 }
 
-// The snapshot and the cached finder answer like the tree, including on
-// the edges of every map.
-func TestSnapshotMatchesTree(t *testing.T) {
+// Every lookup path — the tree's descent, its flat copy, a Snapshot and a
+// cached Finder — answers like the list reference, on the edges of every
+// map, in sets from empty to four search-tree levels, with maps at both
+// ends of the address space; Index gives the map's address-order place.
+func TestSnapshotMatchesList(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for range 300 {
-		ms := index.New()
-		for range rng.IntN(60) {
-			start := rng.Uint64N(1 << 20)
-			ms.FixupOverlapAndInsert(index.Map{Start: start, End: start + 1 + rng.Uint64N(1<<14), Pgoff: rng.Uint64()})
-		}
-		snap := ms.Snapshot()
-		f := index.NewFinder(snap)
-		var probes []uint64
-		for m := range ms.All() {
-			probes = append(probes, m.Start-1, m.Start, m.End-1, m.End)
-		}
-		for range 50 {
-			probes = append(probes, rng.Uint64N(1<<21))
-		}
-		probes = append(probes, 0, ^uint64(0))
-		for _, a := range probes {
-			want, wok := ms.Find(a)
-			got, ok := snap.Find(a)
-			fgot, fok := f.Find(a)
-			if got != want || ok != wok || fgot != want || fok != wok {
-				t.Fatalf("Find(%#x): tree %v %v, snapshot %v %v, finder %v %v", a, want, wok, got, ok, fgot, fok)
+	sizes := []int{0, 1, 2, 7, 8, 9, 63, 64, 65, 80, 81, 100, 728, 729, 730, 1000, 3000}
+	for _, n := range sizes {
+		for round := range 8 {
+			ms, l := index.New(), &listref.Maps{}
+			var a uint64
+			var built []index.Map
+			if round%2 == 1 {
+				a = rng.Uint64N(3) // a map may start at 0
+			}
+			for i := range n {
+				size := 1 + rng.Uint64N(1<<12)
+				m := index.Map{Start: a, End: a + size, Pgoff: rng.Uint64(), DSO: "x"}
+				if round%4 >= 2 && i == n-1 {
+					m.End = ^uint64(0) // the last map may end at the top
+				}
+				ms.Insert(m)
+				built = append(built, m)
+				a = m.End + rng.Uint64N(3)*rng.Uint64N(1<<10) // gaps or none
+			}
+			for i := len(built) - 1; i >= 0; i-- { // in reverse: each insert is at the head
+				l.FixupOverlapAndInsert(built[i])
+			}
+			maps := l.Slice()
+			probes := []uint64{0, 1, ^uint64(0), ^uint64(0) - 1}
+			for _, m := range maps {
+				probes = append(probes, m.Start-1, m.Start, m.Start+1, m.End-1, m.End)
+			}
+			for range 200 {
+				probes = append(probes, rng.Uint64N(a+2))
+			}
+			// place is the list's answer, by binary search of its maps (its
+			// own Find walks the list: quadratic over these probes).
+			place := func(p uint64) int {
+				i, _ := slices.BinarySearchFunc(maps, p, func(m index.Map, p uint64) int {
+					return cmp.Compare(m.End, p+1) // the first map ending after p
+				})
+				if i == len(maps) || !maps[i].Contains(p) {
+					return -1
+				}
+				return i
+			}
+			check := func(what string, find func(uint64) (index.Map, bool)) {
+				t.Helper()
+				for _, p := range probes {
+					var want index.Map
+					i := place(p)
+					if i >= 0 {
+						want = maps[i]
+					}
+					if got, ok := find(p); got != want || ok != (i >= 0) {
+						t.Fatalf("n=%d round %d: %s Find(%#x) = %v %v, list %v %v", n, round, what, p, got, ok, want, i >= 0)
+					}
+				}
+			}
+			// The first lookups after a change descend the tree; a run
+			// longer than the threshold builds the flat copy.
+			check("tree", ms.Find)
+			check("tree, flat copy", ms.Find)
+			snap := ms.Snapshot()
+			check("snapshot", snap.Find)
+			check("finder", index.NewFinder(snap).Find)
+			if snap.Len() != len(maps) {
+				t.Fatalf("n=%d: snapshot Len %d, list %d", n, snap.Len(), len(maps))
+			}
+			for _, p := range probes {
+				want := place(p)
+				if got := snap.Index(p); got != want {
+					t.Fatalf("n=%d round %d: Index(%#x) = %d, want %d", n, round, p, got, want)
+				}
+				if want >= 0 && snap.Map(want) != maps[want] {
+					t.Fatalf("n=%d: Map(%d) = %v, want %v", n, want, snap.Map(want), maps[want])
+				}
+			}
+			// A change drops the flat copy: the next lookups see it.
+			if n > 0 {
+				gone := maps[n/2]
+				ms.Remove(gone)
+				l.Remove(gone)
+				maps = l.Slice()
+				check("tree after Remove", ms.Find)
+				check("tree after Remove, flat copy", ms.Find)
 			}
 		}
 	}

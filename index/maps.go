@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"sync/atomic"
 
 	"github.com/google/btree"
 )
@@ -45,10 +46,19 @@ var ErrOverlap = errors.New("overlaps a stored map")
 // Maps is an ordered set of non-overlapping, non-empty maps on a B-tree
 // keyed on end address. The zero value is not usable; call New.
 //
+// Find descends the tree until enough lookups have followed the last
+// change to pay for a flat copy (a Snapshot, O(n) to build); from then
+// until the next change it answers from that copy. So interleaved changes
+// and lookups (a KSYMBOL checks for a map, then inserts one) cost O(log n)
+// each, and long runs of lookups (samples between MMAPs) run on a search
+// tree of cache lines.
+//
 // Maps is not safe for concurrent mutation; concurrent Find calls are safe
-// when nothing mutates. For a lock-free hot path take a Snapshot.
+// when nothing mutates.
 type Maps struct {
-	tree *btree.BTreeG[entry]
+	tree  *btree.BTreeG[entry]
+	flat  atomic.Pointer[Snapshot] // nil after a change
+	finds atomic.Int64             // lookups since the last change, while flat is nil
 }
 
 // New returns an empty Maps.
@@ -60,12 +70,41 @@ func New() *Maps {
 func (ms *Maps) Len() int { return ms.tree.Len() }
 
 func (ms *Maps) put(m Map) {
+	ms.changed()
 	ms.tree.ReplaceOrInsert(entry{end: m.End, start: m.Start, m: &m})
 }
 
-// Find returns the map with Start <= a < End: one descent of the B-tree
-// (Get), which stops at the node holding the map.
+func (ms *Maps) delete(e entry) {
+	ms.changed()
+	ms.tree.Delete(e)
+}
+
+// changed drops the flat copy and restarts the count of lookups.
+func (ms *Maps) changed() {
+	if ms.flat.Load() != nil {
+		ms.flat.Store(nil)
+	}
+	if ms.finds.Load() != 0 {
+		ms.finds.Store(0)
+	}
+}
+
+// flatAfter is how many lookups after a change make Find build the flat
+// copy: the O(n) build is then paid for by O(1) lookups each.
+func flatAfter(n int) int64 { return int64(max(32, n/8)) }
+
+// Find returns the map with Start <= a < End: from the flat copy when
+// there is one, else one descent of the B-tree (Get), which stops at the
+// node holding the map.
 func (ms *Maps) Find(a uint64) (Map, bool) {
+	if s := ms.flat.Load(); s != nil {
+		return s.Find(a)
+	}
+	if ms.finds.Add(1) > flatAfter(ms.tree.Len()) {
+		s := ms.Snapshot()
+		ms.flat.Store(s) // concurrent finders may each build one; all are equal
+		return s.Find(a)
+	}
 	if e, ok := ms.tree.Get(at(a)); ok {
 		return *e.m, true
 	}
@@ -107,7 +146,7 @@ func (ms *Maps) FixupOverlapAndInsert(m Map) error {
 		return err
 	}
 	for _, e := range ms.overlapping(m.Start, m.End) {
-		ms.tree.Delete(e)
+		ms.delete(e)
 		o := *e.m
 		if o.Start < m.Start {
 			ms.put(o.Slice(o.Start, m.Start))
@@ -148,7 +187,7 @@ func (ms *Maps) Remove(m Map) bool {
 	if !ok || hit.start != m.Start || hit.end != m.End {
 		return false
 	}
-	ms.tree.Delete(hit)
+	ms.delete(hit)
 	return true
 }
 
@@ -163,7 +202,7 @@ func (ms *Maps) RemoveFunc(remove func(Map) bool) int {
 		return true
 	})
 	for _, e := range doomed {
-		ms.tree.Delete(e)
+		ms.delete(e)
 	}
 	return len(doomed)
 }
@@ -190,9 +229,12 @@ func (ms *Maps) Canonical() string { return Canonical(ms.Slice()) }
 // Digest returns the SHA-256 of the canonical text.
 func (ms *Maps) Digest() string { return Digest(ms.Canonical()) }
 
-// Clone returns an independent copy that shares nodes copy-on-write.
+// Clone returns an independent copy that shares nodes copy-on-write, and
+// the flat copy if there is one.
 func (ms *Maps) Clone() *Maps {
-	return &Maps{tree: ms.tree.Clone()}
+	c := &Maps{tree: ms.tree.Clone()}
+	c.flat.Store(ms.flat.Load())
+	return c
 }
 
 // Check verifies the invariants: address order, no overlap, no empty map.

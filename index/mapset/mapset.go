@@ -55,12 +55,9 @@ type Impl struct {
 	LoadKcoreAt func(s Set, segs []index.Segment, repl int, text uint64) (index.Map, error)
 }
 
-// BTree is the B-tree of package index. Its sets answer Find from a flat
-// index.Snapshot with a last-hit cache (the hot-path design of
-// DESIGN.md), rebuilt only once enough lookups have followed the last
-// change to pay for it; lookups in between use the tree. So interleaved
-// changes and lookups (a KSYMBOL checks for a map, then inserts one)
-// cost O(log n) each, and long runs of lookups run on the flat array.
+// BTree is the B-tree of package index, whose Find answers from a flat
+// copy once enough lookups follow a change (index.Maps), behind a
+// last-hit cache: consecutive lookups tend to fall in one map.
 var BTree = Impl{
 	Name:   "btree",
 	New:    func() Set { return newTree(index.New()) },
@@ -115,30 +112,26 @@ func ByName(name string) (Impl, error) {
 	return Impl{}, fmt.Errorf("unknown implementation %q (want btree or list)", name)
 }
 
-// tree is an index.Maps whose lookups go through a lazily rebuilt
-// snapshot.
+// tree is an index.Maps with a last-hit cache.
 type tree struct {
 	*index.Maps
-	finder *index.Finder // nil after a change
-	finds  int           // lookups since the last change, while finder is nil
+	last    index.Map
+	hasLast bool // last is a stored map; false after a change
 }
 
 func newTree(ms *index.Maps) *tree { return &tree{Maps: ms} }
 
-func (t *tree) changed() { t.finder, t.finds = nil, 0 }
-
-// snapshotAfter is how many lookups after a change trigger a snapshot
-// rebuild: the O(n) rebuild is then paid for by O(1) lookups each.
-func (t *tree) snapshotAfter() int { return max(32, t.Maps.Len()/8) }
+func (t *tree) changed() { t.hasLast = false }
 
 func (t *tree) Find(a uint64) (index.Map, bool) {
-	if t.finder == nil {
-		if t.finds++; t.finds <= t.snapshotAfter() {
-			return t.Maps.Find(a)
-		}
-		t.finder = index.NewFinder(t.Maps.Snapshot())
+	if t.hasLast && t.last.Contains(a) {
+		return t.last, true
 	}
-	return t.finder.Find(a)
+	m, ok := t.Maps.Find(a)
+	if ok {
+		t.last, t.hasLast = m, true
+	}
+	return m, ok
 }
 
 func (t *tree) Insert(m index.Map) error { t.changed(); return t.Maps.Insert(m) }
