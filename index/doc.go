@@ -16,6 +16,10 @@
 //     with the kernel map being the segment that holds the kernel text
 //     (perf v6.10+, "replacement first").
 //
+// [Maps.Find] descends the tree until enough lookups follow a change to
+// pay for a [Snapshot], a flat copy whose ends form a search tree of
+// cache-line blocks, and answers from that until the next change.
+//
 // The package does no I/O. Package listref implements the same rules on a
 // linked list; it is the oracle the tests compare against.
 package index
