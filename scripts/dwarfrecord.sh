@@ -5,7 +5,9 @@
 # workload (gcc, cc1, as) with deep stacks in a large binary, the DWARF
 # recording BENCHMARKS.md times (92,674 samples, 391 MB with 3000 on this
 # machine; perf script takes minutes on it). scripts/perfbench.sh DIR
-# RUNS KBENCH times it. Needs root, perf and gcc.
+# RUNS KBENCH times it. DWARF_FREQ sets the sampling rate (default
+# 1999 Hz; 2600 with 1000 FUNCS gave 22 k samples here). Needs root,
+# perf and gcc.
 set -euo pipefail
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 	echo "usage: $0 DIR [FUNCS]" >&2
@@ -21,5 +23,5 @@ awk -v n="$funcs" 'BEGIN {
 	}
 	printf "int main(){return f%d(5);}\n", n - 1
 }' >"$dir/big.c"
-perf record -q --call-graph dwarf -F 1999 -o "$dir/big.data" -- gcc -O2 -c "$dir/big.c" -o /dev/null
+perf record -q --call-graph dwarf -F "${DWARF_FREQ:-1999}" -o "$dir/big.data" -- gcc -O2 -c "$dir/big.c" -o /dev/null
 ls -l "$dir/big.data"
