@@ -304,20 +304,40 @@ func tableOrder(rows []tableRow) []*tableRow {
 	for i := range rows {
 		rows[i].short = short.of(rows[i].key.DSO, rows[i].key.Kernel)
 	}
-	// Rows are large: sorting pointers moves less.
-	order := make([]*tableRow, len(rows))
-	for i := range rows {
-		order[i] = &rows[i]
+	// Rows are large and far apart: the sort moves pointers, with the
+	// leading keys (the leader's Children and Self periods) beside them,
+	// so that most comparisons read no row.
+	type ordered struct {
+		acc, self uint64
+		r         *tableRow
 	}
-	slices.SortFunc(order, func(x, y *tableRow) int {
-		if c := comparePerfRows(x, y); c != 0 {
+	keyed := make([]ordered, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		keyed[i] = ordered{self: r.c[0].Period, r: r}
+		if len(r.acc) > 0 {
+			keyed[i].acc = r.acc[0].Period
+		}
+	}
+	slices.SortFunc(keyed, func(x, y ordered) int {
+		if c := cmp.Compare(y.acc, x.acc); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.self, x.self); c != 0 {
+			return c
+		}
+		if c := comparePerfRows(x.r, y.r); c != 0 {
 			return c
 		}
 		// Equal for perf: in the order groupRows would have read the
 		// keys. (Rows only acc has never get here with others: they
 		// have no samples, every other row some.)
-		return compareKeyCounts(x.first, y.first)
+		return compareKeyCounts(x.r.first, y.r.first)
 	})
+	order := make([]*tableRow, len(rows))
+	for i, k := range keyed {
+		order[i] = k.r
+	}
 	return order
 }
 
