@@ -1537,7 +1537,7 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map,
 		if n++; n > maxStack && e.misc != sampleLBR {
 			break
 		}
-		f := a.chainFrame(ip, vers.of(cpumode), cpumode, e)
+		f := a.chainFrame(ip, cpumode, &vers)
 		a.curFrame = f
 		if f.st != nil {
 			frame(ip, f.st.key.m, true)
@@ -1551,10 +1551,11 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map,
 }
 
 // chainFrame returns the callchain frame at ip in cpumode, resolved for
-// e's thread under maps version ver: cached by address, cpumode and
-// version (a -g recording's frames repeat: resolving each from scratch
-// was half of perf script's equivalent).
-func (a *attributor) chainFrame(ip, ver uint64, cpumode uint8, e *event) *chainSlot {
+// the sample's thread under its maps version now: cached by address,
+// cpumode and version (a -g recording's frames repeat: resolving each
+// from scratch was half of perf script's equivalent).
+func (a *attributor) chainFrame(ip uint64, cpumode uint8, vers *frameVersions) *chainSlot {
+	ver := vers.of(cpumode)
 	if a.chainFrames == nil {
 		a.chainFrames = new([1 << chainCacheBits]chainSlot)
 	}
@@ -1565,29 +1566,42 @@ func (a *attributor) chainFrame(ip, ver uint64, cpumode uint8, e *event) *chainS
 	// Keyed by the version before resolving: resolving can load the
 	// kernel, which makes a new version.
 	*slot = chainSlot{ip: ip, ver: ver, mode: cpumode, filled: true}
-	if mp, ok := a.m.Resolve(cpumode, e.pid, e.tid, ip); ok {
+	if mp, ok := vers.resolve(cpumode, ip); ok {
 		slot.st = a.cnt.state(mp, cpumode == machine.CPUModeKernel)
 	}
 	return slot
 }
 
-// frameVersions gives the maps version a frame of e's callchain
-// resolves under (machine.Machine.MapsVersionOf), looking the thread up
-// once per chain; user is its version so far, 0 for none yet.
+// frameVersions resolves the frames of e's callchain and gives the maps
+// version each resolves under (machine.Machine.MapsVersionOf), looking
+// e's thread up once per chain, as perf does per sample.
 type frameVersions struct {
-	m    *machine.Machine
-	e    *event
-	user uint64
+	m *machine.Machine
+	e *event
+	t *machine.Thread // e's thread, once looked up
 }
 
+func (v *frameVersions) thread() *machine.Thread {
+	if v.t == nil {
+		v.t = v.m.SampleThread(v.e.pid, v.e.tid)
+	}
+	return v.t
+}
+
+// of is the version of the maps a frame of cpumode resolves in, now.
 func (v *frameVersions) of(cpumode uint8) uint64 {
 	if cpumode != machine.CPUModeUser {
 		return v.m.MapsVersionOf(cpumode, v.e.pid, v.e.tid)
 	}
-	if v.user == 0 {
-		v.user = v.m.MapsVersionOf(cpumode, v.e.pid, v.e.tid)
+	return v.thread().MapsVersion()
+}
+
+// resolve is machine.Machine.Resolve for a frame of cpumode at ip.
+func (v *frameVersions) resolve(cpumode uint8, ip uint64) (index.Map, bool) {
+	if cpumode == machine.CPUModeUser {
+		return v.thread().Find(ip)
 	}
-	return v.user
+	return v.m.Resolve(cpumode, v.e.pid, v.e.tid, ip)
 }
 
 // chainCacheBits sizes attributor.chainFrames (32 Ki slots).

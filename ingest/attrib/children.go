@@ -399,8 +399,7 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 			ids = append(ids, slot.id)
 			return
 		}
-		mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip)
-		vers.user = 0
+		mp, found := vers.resolve(cpumode, ip)
 		// Cached only while nothing changed the maps it was found in (a
 		// kernel load does).
 		cache = cache && vers.of(cpumode) == ver

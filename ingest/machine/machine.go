@@ -163,6 +163,12 @@ func (m *Machine) Generation() uint64 { return m.gen }
 // answers by it.
 func (t *Thread) MapsVersion() uint64 { return t.maps.ver }
 
+// Find returns the map of the thread's address space holding addr: a
+// user-mode Resolve for a thread already looked up (SampleThread), as
+// perf resolves a sample's frames in the thread it found once
+// (thread__find_map).
+func (t *Thread) Find(addr uint64) (index.Map, bool) { return t.maps.set.Find(addr) }
+
 // KernelVersion identifies the kernel maps as they are now, as
 // MapsVersion does an address space: a kernel-mode Resolve answers the
 // same for an address as long as it stays (a Resolve that loads the
