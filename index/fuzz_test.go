@@ -101,12 +101,18 @@ func runOps(t *testing.T, data []byte) {
 				model.a = slices.Delete(model.a, i, i+1)
 			}
 		case 4:
+			// A run of lookups: past 32 without a change, Find answers
+			// from its flat copy.
 			a := src.addr() + uint64(src.next())
+			n, stride := 1+int(src.next()%48), uint64(src.next())*0x40
 			what = "find"
-			gb, okb := bt.Find(a)
-			gl, okl := lr.Find(a)
-			if okb != okl || gb != gl {
-				t.Fatalf("step %d Find(%#x): btree %v %v, list %v %v", step, a, gb, okb, gl, okl)
+			for j := range n {
+				x := a + uint64(j)*stride
+				gb, okb := bt.Find(x)
+				gl, okl := lr.Find(x)
+				if okb != okl || gb != gl {
+					t.Fatalf("step %d Find(%#x), lookup %d of a run: btree %v %v, list %v %v", step, x, j, gb, okb, gl, okl)
+				}
 			}
 		case 5:
 			var segs []index.Segment
