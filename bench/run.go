@@ -231,7 +231,7 @@ func openRecording(c *corpus.Corpus) (*perfdata.Reader, int64, func(), error) {
 
 // RunSynthetic builds c's kernel maps with each implementation, looks up
 // samples in each and compares the canonical maps and per-map counts. The
-// B-tree resolves through its flat Snapshot with a last-hit Finder (the
+// B-tree resolves through its flat Snapshot behind a last-hit cache (the
 // ingest hot path, see package mapset); the list walks itself.
 func RunSynthetic(c *corpus.Corpus, samples []uint64) (RunResult, error) {
 	return runImpls(c, "synthetic", func(_ mapset.Impl, ms mapset.Set, r *ImplResult, res *RunResult) error {
