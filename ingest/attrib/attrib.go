@@ -1591,7 +1591,7 @@ func (v *frameVersions) thread() *machine.Thread {
 // of is the version of the maps a frame of cpumode resolves in, now.
 func (v *frameVersions) of(cpumode uint8) uint64 {
 	if cpumode != machine.CPUModeUser {
-		return v.m.MapsVersionOf(cpumode, v.e.pid, v.e.tid)
+		return v.m.KernelVersion()
 	}
 	return v.thread().MapsVersion()
 }

@@ -614,7 +614,7 @@ func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Ma
 		}
 		return mp, ok
 	case CPUModeUser:
-		return m.findnewThread(pid, tid).maps.set.Find(addr)
+		return m.findnewThread(pid, tid).Find(addr)
 	}
 	return index.Map{}, false
 }
