@@ -41,9 +41,11 @@ type Options struct {
 	// maps but not to symbols.
 	Kallsyms []kallsyms.Symbol
 	// LoadKallsyms, if set, supplies Kallsyms instead: Run calls it once,
-	// in the background from the recording's first kernel sample, so
-	// that reading kallsyms overlaps decoding, and never for a recording
-	// without one (see LoadKallsymsFile). Its error ends the run.
+	// in the background from the recording's first kernel sample (from
+	// its start when its header lists the kernel among the DSOs its
+	// samples hit), so that reading kallsyms overlaps decoding, and
+	// never for a recording without one (see LoadKallsymsFile). Its
+	// error ends the run.
 	LoadKallsyms func() (*kallsyms.List, error)
 	// KallsymsFile names the file Kallsyms or LoadKallsyms come from.
 	// When its base name is "kallsyms", perf also tries the "kcore" and
@@ -297,8 +299,8 @@ type Result struct {
 }
 
 // LoadKallsymsFile returns a loader for Options.LoadKallsyms that reads
-// the kallsyms file when called (Run calls it in the background at the
-// recording's first kernel sample). A file without symbols gives none (a
+// the kallsyms file when called (Run calls it in the background, see
+// Options.LoadKallsyms). A file without symbols gives none (a
 // nil list); one whose addresses are all 0 (kptr_restrict) is an error.
 func LoadKallsymsFile(file string) func() (*kallsyms.List, error) {
 	return func() (*kallsyms.List, error) {
@@ -337,7 +339,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	a.mapped, a.reader = r.MappedData(), r
-	kernelSeen, load, loaded := prepareKernel(opts.LoadKallsyms)
+	kernelSeen, load, loaded, readEarly := prepareKernel(opts.LoadKallsyms)
+	if readEarly != nil && machine.KernelEntry(kernelBuildIDs(r.Features())) >= 0 {
+		// perf record lists the DSOs its samples hit: the kernel's
+		// symbols will be needed.
+		readEarly()
+	}
 	var ks *kallsyms.List // opts.Kallsyms; nil: none
 	if opts.Kallsyms != nil {
 		ks = kallsyms.NewList(opts.Kallsyms)
@@ -586,24 +593,42 @@ type preparedKernel struct {
 // user space alone never reads kallsyms, which took 8 MB) and, when the
 // hint says there are no module maps, builds the kernel symbol tables
 // there too, relocated by the hint's reference symbol, so that both
-// overlap decoding; all nil for a nil load. take waits for them and
-// hands them over, starting the load if need be: it may be called once
-// (the symbolizer keeps them, and drops the kallsyms list once it has
-// its tables). loaded waits for the background work, if started, to
-// end; after it, start does nothing.
-func prepareKernel(load func() (*kallsyms.List, error)) (start func(kernelHint), take func() preparedKernel, loaded func()) {
+// overlap decoding; all nil for a nil load. readEarly starts the load
+// alone, before the hint: when the recording's header says its samples
+// hit the kernel, reading kallsyms (40 ms of a kernel's time here) need
+// not wait for the decoder to reach the first kernel sample, 10 ms of
+// synthesized records into a system-wide recording. take waits for the
+// load and the tables and hands them over, starting the load if need
+// be: it may be called once (the symbolizer keeps them, and drops the
+// kallsyms list once it has its tables). loaded waits for the
+// background work, if started, to end; after it, start does nothing.
+func prepareKernel(load func() (*kallsyms.List, error)) (start func(kernelHint), take func() preparedKernel, loaded func(), readEarly func()) {
 	if load == nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
+	}
+	// The load, once: its list and error are written before read closes.
+	var readOnce sync.Once
+	var syms *kallsyms.List
+	var readErr error
+	read := make(chan struct{})
+	readEarly = func() {
+		readOnce.Do(func() {
+			go func() {
+				defer close(read)
+				syms, readErr = load()
+			}()
+		})
 	}
 	c := make(chan preparedKernel, 1)
 	done := make(chan struct{})
 	var once sync.Once
 	start = func(h kernelHint) {
 		once.Do(func() {
+			readEarly()
 			go func() {
 				defer close(done)
-				var p preparedKernel
-				p.syms, p.err = load()
+				<-read
+				p := preparedKernel{syms: syms, err: readErr}
 				build := p.err == nil && p.syms != nil && !h.noTables
 				if build && h.refName != "" {
 					addr, ok := p.syms.FunctionStart(h.refName)
@@ -625,8 +650,10 @@ func prepareKernel(load func() (*kallsyms.List, error)) (start func(kernelHint),
 	loaded = func() {
 		once.Do(func() { close(done) }) // never started: never will
 		<-done
+		readOnce.Do(func() { close(read) }) // never read: never will
+		<-read
 	}
-	return start, take, loaded
+	return start, take, loaded, readEarly
 }
 
 // deliverAll delivers the events of one delivery, up to the first
@@ -1497,17 +1524,22 @@ func (a *attributor) scriptCallchain(e *event) {
 			sym, dso = name, "inlined" // prints "name (inlined)", as perf prints an inlined frame
 			addr = mp.MapIP(ip)
 		} else if ok {
-			sym, dso = a.frameName(mp, ip), mp.DSO
-			if mp.Kind == index.KindUser || mp.Kind == index.KindAnon {
-				// sample__fprintf_callchain shows the binary offset for
-				// user-space DSOs only, the address for kernel ones.
-				addr = mp.MapIP(ip)
-			}
+			sym, dso, addr = a.frameName(mp, ip), mp.DSO, scriptAddr(mp, ip)
 		}
 		out.add('\t', addr, sym, dso)
 	}) {
 		out.drop(start) // perf dropped the chain
 	}
+}
+
+// scriptAddr is the address a script line shows for ip in map mp:
+// sample__fprintf_callchain shows the binary offset for user-space DSOs
+// only, the address for kernel ones.
+func scriptAddr(mp index.Map, ip uint64) uint64 {
+	if mp.Kind == index.KindUser || mp.Kind == index.KindAnon {
+		return mp.MapIP(ip)
+	}
+	return ip
 }
 
 // walkCallchain resolves e's callchain as perf script does

@@ -3,6 +3,7 @@ package attrib
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 )
@@ -19,6 +20,7 @@ func TestPrepareKernel(t *testing.T) {
 	tests := []struct {
 		name      string
 		hint      *kernelHint // nil: not started before take
+		early     bool        // readEarly first
 		tables    bool
 		delta     uint64
 		loadCalls int
@@ -28,11 +30,17 @@ func TestPrepareKernel(t *testing.T) {
 		{name: "relocated", hint: &kernelHint{refName: "_text", refAddr: 0xffffffff80000000}, tables: true, delta: 0x1000000, loadCalls: 1},
 		{name: "reference not in kallsyms", hint: &kernelHint{refName: "_stext", refAddr: 1}, tables: false, loadCalls: 1},
 		{name: "modules", hint: &kernelHint{noTables: true}, tables: false, loadCalls: 1},
+		{name: "read early, relocated", hint: &kernelHint{refName: "_text", refAddr: 0xffffffff80000000}, early: true, tables: true, delta: 0x1000000, loadCalls: 1},
+		{name: "read early, taken unstarted", hint: nil, early: true, tables: false, loadCalls: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			start, take, loaded := prepareKernel(func() (*kallsyms.List, error) { calls++; return list, nil })
+			start, take, loaded, readEarly := prepareKernel(func() (*kallsyms.List, error) { calls++; return list, nil })
+			if tt.early {
+				readEarly()
+				readEarly() // a second read does nothing
+			}
 			if tt.hint != nil {
 				start(*tt.hint)
 				start(kernelHint{noTables: true}) // a second start does nothing
@@ -53,12 +61,26 @@ func TestPrepareKernel(t *testing.T) {
 		})
 	}
 	t.Run("never started", func(t *testing.T) {
-		_, _, loaded := prepareKernel(func() (*kallsyms.List, error) { t.Error("load called"); return nil, nil })
+		_, _, loaded, _ := prepareKernel(func() (*kallsyms.List, error) { t.Error("load called"); return nil, nil })
 		loaded()
+	})
+	t.Run("read early, never started", func(t *testing.T) {
+		// loaded waits for the read: Run returns with nothing running.
+		var read bool
+		_, _, loaded, readEarly := prepareKernel(func() (*kallsyms.List, error) {
+			time.Sleep(10 * time.Millisecond)
+			read = true
+			return list, nil
+		})
+		readEarly()
+		loaded()
+		if !read {
+			t.Error("loaded returned before the read ended")
+		}
 	})
 	t.Run("error", func(t *testing.T) {
 		bad := errors.New("bad")
-		start, take, loaded := prepareKernel(func() (*kallsyms.List, error) { return nil, bad })
+		start, take, loaded, _ := prepareKernel(func() (*kallsyms.List, error) { return nil, bad })
 		start(kernelHint{})
 		if p := take(); p.err != bad || p.kt != nil {
 			t.Errorf("got %+v", p)

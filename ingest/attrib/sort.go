@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"cmp"
+	"encoding/binary"
 	"slices"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -271,6 +272,13 @@ func comparePerfRows(x, y *tableRow) int {
 	if c := unknownLast(a.Sym, b.Sym); c != 0 {
 		return c
 	}
+	return comparePerfRowsFromSym(x, y)
+}
+
+// comparePerfRowsFromSym is comparePerfRows from the symbol's name on,
+// for rows whose periods, DSOs and unknown symbols compare equal.
+func comparePerfRowsFromSym(x, y *tableRow) int {
+	a, b := x.key, y.key
 	if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
 		return c
 	}
@@ -300,45 +308,121 @@ func comparePerfRows(x, y *tableRow) int {
 // so kernel addresses come first; rows equal even then as groupRows
 // ranks them.
 func tableOrder(rows []tableRow) []*tableRow {
-	var short shortNames
-	for i := range rows {
-		rows[i].short = short.of(rows[i].key.DSO, rows[i].key.Kernel)
-	}
-	// Rows are large and far apart: the sort moves pointers, with the
-	// leading keys (the leader's Children and Self periods) beside them,
-	// so that most comparisons read no row.
-	type ordered struct {
-		acc, self uint64
-		r         *tableRow
-	}
-	keyed := make([]ordered, len(rows))
+	// Rows are large and far apart: the sort moves their leading keys,
+	// each a number, with a pointer to the row, so that most comparisons
+	// read no row and compare no string (comparing two names took a
+	// quarter of writing a 73 k-row children table). A row's DSO is
+	// ranked among the table's DSOs, and its symbol's name stands by
+	// its first 8 bytes, until they tie.
+	keyed := make([]orderedRow, len(rows))
+	rowDSOs := make([]*dsoRank, len(rows))
+	dsos := make(map[dsoMode]*dsoRank)
+	var last *dsoRank
+	var lastMode dsoMode
 	for i := range rows {
 		r := &rows[i]
-		keyed[i] = ordered{self: r.c[0].Period, r: r}
+		if m := (dsoMode{r.key.DSO, r.key.Kernel}); last == nil || m != lastMode {
+			if last = dsos[m]; last == nil {
+				last = &dsoRank{short: ShortName(m.dso, m.kernel), unknown: m.dso == symbols.Unknown}
+				dsos[m] = last
+			}
+			lastMode = m
+		}
+		r.short = last.short
+		rowDSOs[i] = last
+		keyed[i] = orderedRow{self: r.c[0].Period, symUnknown: r.key.Sym == symbols.Unknown, sym: prefix8(r.key.Sym), r: r}
 		if len(r.acc) > 0 {
 			keyed[i].acc = r.acc[0].Period
 		}
 	}
-	slices.SortFunc(keyed, func(x, y ordered) int {
-		if c := cmp.Compare(y.acc, x.acc); c != 0 {
-			return c
+	ranks := make([]*dsoRank, 0, len(dsos))
+	for _, d := range dsos {
+		ranks = append(ranks, d)
+	}
+	slices.SortFunc(ranks, func(x, y *dsoRank) int {
+		if x.unknown != y.unknown {
+			return cmp.Compare(b2i(x.unknown), b2i(y.unknown)) // rows without a map last
 		}
-		if c := cmp.Compare(y.self, x.self); c != 0 {
-			return c
-		}
-		if c := comparePerfRows(x.r, y.r); c != 0 {
-			return c
-		}
-		// Equal for perf: in the order groupRows would have read the
-		// keys. (Rows only acc has never get here with others: they
-		// have no samples, every other row some.)
-		return compareKeyCounts(x.r.first, y.r.first)
+		return cmp.Compare(x.short, y.short)
 	})
+	for i, d := range ranks { // DSOs of one short name rank as one
+		if d.rank = int32(i); i > 0 && d.unknown == ranks[i-1].unknown && d.short == ranks[i-1].short {
+			d.rank = ranks[i-1].rank
+		}
+	}
+	for i := range keyed {
+		keyed[i].dsoRank = rowDSOs[i].rank
+	}
+	slices.SortFunc(keyed, compareOrderedRows)
 	order := make([]*tableRow, len(rows))
 	for i, k := range keyed {
 		order[i] = k.r
 	}
 	return order
+}
+
+// orderedRow is a row with the keys tableOrder sorts it by first.
+type orderedRow struct {
+	acc, self  uint64 // the leader's Children and Self periods
+	dsoRank    int32
+	symUnknown bool
+	sym        uint64 // prefix8 of the symbol's name
+	r          *tableRow
+}
+
+// dsoRank is a DSO's short name and its rank among a table's: rows
+// without a map last, then by short name.
+type dsoRank struct {
+	short   string
+	unknown bool
+	rank    int32
+}
+
+// compareOrderedRows is comparePerfRows, then compareKeyCounts of the
+// rows' first keys: the order of tableOrder.
+func compareOrderedRows(x, y orderedRow) int {
+	if c := cmp.Compare(y.acc, x.acc); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(y.self, x.self); c != 0 {
+		return c
+	}
+	for i := 1; i < len(x.r.c); i++ { // a group's members, after its leader
+		if c := cmp.Compare(y.r.c[i].Period, x.r.c[i].Period); c != 0 {
+			return c
+		}
+	}
+	if c := cmp.Compare(x.dsoRank, y.dsoRank); c != 0 {
+		return c
+	}
+	if x.symUnknown != y.symUnknown {
+		return cmp.Compare(b2i(x.symUnknown), b2i(y.symUnknown)) // rows without a symbol last
+	}
+	if c := cmp.Compare(x.sym, y.sym); c != 0 {
+		return c
+	}
+	if c := comparePerfRowsFromSym(x.r, y.r); c != 0 {
+		return c
+	}
+	// Equal for perf: in the order groupRows would have read the keys.
+	// (Rows only acc has never get here with others: they have no
+	// samples, every other row some.)
+	return compareKeyCounts(x.r.first, y.r.first)
+}
+
+// prefix8 is s's first 8 bytes as a big-endian number, zeros after a
+// shorter s: prefixes that differ order as their strings do.
+func prefix8(s string) uint64 {
+	var b [8]byte
+	copy(b[:], s)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // unknownLast orders a name after another when only it is

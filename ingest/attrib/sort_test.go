@@ -74,7 +74,9 @@ func readingOrderRows(m, acc map[Key]Counts, first, n int) []tableRow {
 // (Key.dup).
 func randomCounts(rng *rand.Rand, n int, children bool) (m, acc map[Key]Counts) {
 	dsos := []string{"/usr/lib/libc.so.6", "/opt/libc.so.6", "[kernel.kallsyms]", symbols.Unknown, "/bin/app"}
-	syms := []string{"main", "f", "g", symbols.Unknown}
+	// Names that tie in their first 8 bytes, and are shorter: the sort
+	// compares those bytes first (prefix8).
+	syms := []string{"main", "f", "g", "function_a", "function_b", "function", "functio", symbols.Unknown}
 	key := func() Key {
 		k := Key{
 			DSO: dsos[rng.IntN(len(dsos))], Sym: syms[rng.IntN(len(syms))],

@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"testing"
 
@@ -208,4 +209,36 @@ func BenchmarkStageRun(b *testing.B) {
 			perSample(b, int(n))
 		})
 	}
+}
+
+// BenchmarkStageWrite writes the table of a run, flat and children, to
+// io.Discard: the step after the last sample (grouping entries into
+// rows, ordering and formatting them), per row.
+func BenchmarkStageWrite(b *testing.B) {
+	data, ks := stageRecording(b)
+	for _, children := range []bool{false, true} {
+		b.Run(fmt.Sprintf("children=%v", children), func(b *testing.B) {
+			res, err := Run(openBytes(b, data), Options{Kallsyms: ks, DebugDir: "-", Children: children, NoSampleSets: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out countingWriter
+			b.ReportAllocs()
+			for b.Loop() {
+				out = 0
+				if err := res.WriteTable(&out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(out), "bytes")
+		})
+	}
+}
+
+// countingWriter counts what is written to it.
+type countingWriter int
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
 }
