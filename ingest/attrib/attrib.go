@@ -110,6 +110,11 @@ type Options struct {
 	// the JSON form's per-map digests need, and adding every sample to
 	// one costs as much as counting it.
 	NoSampleSets bool
+	// NoMapSymCounts leaves Result.ByMapSym empty: BySym holds the same
+	// counts by (DSO, symbol), which the tables and JSON read, and the
+	// map by (map, symbol) was 8 MB of a 1.3 M-sample children table's
+	// peak.
+	NoMapSymCounts bool
 	// SortKeys, if set, also counts the samples by these perf report
 	// --sort keys (ParseSortKeys) into Result.Rows; a Filter does too,
 	// by dso,sym when SortKeys is empty.
@@ -470,6 +475,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	// 30 ms of a 2.3 M-sample table's end on one).
 	var byMapSym sync.WaitGroup
 	byMapSym.Go(func() {
+		if opts.NoMapSymCounts {
+			return
+		}
 		m := make(map[MapSym]Counts, len(counts))
 		for _, x := range counts {
 			c := m[x.ms]

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -456,5 +457,38 @@ func TestNoCounts(t *testing.T) {
 	}
 	if bare.Samples != full.Samples || bare.Period != full.Period || len(bare.BySym) != 0 || len(bare.ByMap) != 0 || len(full.BySym) == 0 {
 		t.Errorf("NoCounts: %d samples (want %d), %d symbol and %d map counts (want none)", bare.Samples, full.Samples, len(bare.BySym), len(bare.ByMap))
+	}
+}
+
+// NoMapSymCounts leaves ByMapSym empty and changes nothing else: the
+// tables, with and without children, and the JSON form.
+func TestNoMapSymCounts(t *testing.T) {
+	for _, children := range []bool{false, true} {
+		full := runFormatOpts(t, "callchain.data", Options{Children: children})
+		bare := runFormatOpts(t, "callchain.data", Options{Children: children, NoMapSymCounts: true})
+		if len(bare.ByMapSym) != 0 || len(full.ByMapSym) == 0 {
+			t.Fatalf("children %v: %d counts by map and symbol with NoMapSymCounts, %d without", children, len(bare.ByMapSym), len(full.ByMapSym))
+		}
+		var a, b bytes.Buffer
+		if err := full.WriteTable(&a); err != nil {
+			t.Fatal(err)
+		}
+		if err := bare.WriteTable(&b); err != nil {
+			t.Fatal(err)
+		}
+		if a.String() != b.String() || a.Len() == 0 {
+			t.Errorf("children %v: the table differs with NoMapSymCounts", children)
+		}
+		ja, err := full.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		jb, err := bare.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ja, jb) {
+			t.Errorf("children %v: the JSON report differs with NoMapSymCounts", children)
+		}
 	}
 }
