@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -90,5 +91,20 @@ func collectTighter() {
 	gcSteady.percent = tightGOGC
 	if gcSteady.on {
 		debug.SetGCPercent(tightGOGC)
+	}
+}
+
+// collectRun collects once a children table's run ended, before its rows
+// are made: the run's entries, caches and queues are garbage by then, and
+// the rows reuse their memory instead of growing the heap. The -a -g
+// children table's peak memory: 108-118 -> 99-102 MB, at the same speed
+// (0.95-1.10 -> 0.96-0.98 s, 4 runs each). It does nothing when startGC
+// does not manage the collector.
+func collectRun() {
+	gcSteady.Lock()
+	managed := gcSteady.managed
+	gcSteady.Unlock()
+	if managed {
+		runtime.GC()
 	}
 }

@@ -267,6 +267,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		opts.Progress = func(off int64) { bar.Set64(off) }
 	}
 	res, err := attrib.Run(in.r, opts)
+	if err == nil && opts.Children {
+		collectRun()
+	}
 	if bar != nil {
 		if err == nil && in.size > 0 {
 			bar.Set64(in.size)
