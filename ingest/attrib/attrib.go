@@ -1659,8 +1659,11 @@ type chainSlot struct {
 
 // frameName returns the name of the symbol at ip in map mp, the frame
 // walkCallchain is reporting, as a.sym.name does: from its cache slot
-// when it has one.
+// when it has one, or from inlineFrames.
 func (a *attributor) frameName(mp index.Map, ip uint64) string {
+	if a.dw != nil && a.dw.ownSet {
+		return a.dw.own // inlineFrames' frame, named with its answers
+	}
 	f := a.curFrame
 	if f == nil || f.st == nil || f.ip != ip {
 		return a.sym.name(mp, ip)

@@ -353,11 +353,15 @@ type dwarfState struct {
 	// real one.
 	symsrc   map[string]string
 	inl      map[string]*unwind.Inlines
-	inlNames map[inlineKey][]string // inlineNames' answers
+	inlNames map[inlineKey]inlineAnswer // inlineNames' answers
 	// recent holds some of inlNames' entries, direct-mapped by address,
 	// which are quicker to find there.
 	recent  *[recentSlots]recentNames
 	inlined string
+	// own is the name of the symbol of the frame inlineFrames reports,
+	// while ownSet (frameName's answer).
+	own    string
+	ownSet bool
 	// ready holds the address spaces unwinding is set up for; notReady
 	// the machine generation (plus one) at which one was found not to be.
 	ready    map[uintptr]bool
@@ -396,8 +400,8 @@ type mapHit struct {
 const recentSlots = 1 << 12
 
 type recentNames struct {
-	key   inlineKey
-	names []string
+	key    inlineKey
+	frames inlineAnswer
 }
 
 // maxHits bounds the maps dwarfState keeps in hits.
@@ -503,7 +507,7 @@ func (a *attributor) flushRegCache(pid, tid uint32) {
 
 // newDwarfState makes the unwinder of a Run, at its first DWARF sample.
 func (a *attributor) newDwarfState() *dwarfState {
-	d := &dwarfState{files: make(map[string]*unwind.File), inl: make(map[string]*unwind.Inlines), symsrc: make(map[string]string), inlNames: make(map[inlineKey][]string),
+	d := &dwarfState{files: make(map[string]*unwind.File), inl: make(map[string]*unwind.Inlines), symsrc: make(map[string]string), inlNames: make(map[inlineKey]inlineAnswer),
 		ready: make(map[uintptr]bool), notReady: make(map[uintptr]uint64), bases: make(map[baseKey]baseAt),
 		hits: make([]mapHit, 0, maxHits), recent: new([recentSlots]recentNames)}
 	d.find = func(addr uint64) (unwind.Mapping, bool) {
@@ -566,29 +570,34 @@ func (a *attributor) userMap(addr uint64) (*mapHit, bool) {
 // d.inlined names while frame runs. false when there are none (no
 // symbol, no addr2line answer): the frame is then reported as it is.
 func (a *attributor) inlineFrames(ip uint64, h *mapHit, frame func(ip uint64, mp index.Map, ok bool)) bool {
-	names := a.inlineNames(ip, h)
+	names, own := a.inlineNames(ip, h)
 	if names == nil {
 		return false
 	}
 	mp := h.mp
+	d := a.dw
+	d.own, d.ownSet = own, true // the frame's own symbol, for frameName
 	for _, n := range names {
-		a.dw.inlined = n
+		d.inlined = n
 		frame(ip, mp, true)
 	}
-	a.dw.inlined = ""
+	d.inlined, d.own, d.ownSet = "", "", false
 	return true
 }
 
 // inlineNames returns the frames append_inlines makes of an unwound
 // address: "" for the frame's own symbol, else an inlined function's
-// name; nil for none. Answers are kept per file and address.
-func (a *attributor) inlineNames(ip uint64, h *mapHit) []string {
+// name; nil for none. own is the name of the frame's own symbol when
+// there are frames. Answers are kept per file and address, with the
+// symbol's name: naming the frame looked it up again, a sixth of a
+// shallow-stacked script's attribution.
+func (a *attributor) inlineNames(ip uint64, h *mapHit) (names []string, own string) {
 	if !h.inlSet {
 		h.inl, h.inlSet = a.inlinesOf(h.mp, h.um.File), true
 	}
 	in := h.inl
 	if in == nil {
-		return nil
+		return nil, ""
 	}
 	d := a.dw
 	mp := h.mp
@@ -596,19 +605,19 @@ func (a *attributor) inlineNames(ip uint64, h *mapHit) []string {
 	key := inlineKey{in, addr}
 	slot := &d.recent[(addr^addr>>12)&(recentSlots-1)]
 	if slot.key == key {
-		return slot.names
+		return slot.frames.names, slot.frames.own
 	}
-	if names, ok := d.inlNames[key]; ok {
-		*slot = recentNames{key, names}
-		return names
+	if f, ok := d.inlNames[key]; ok {
+		*slot = recentNames{key, f}
+		return f.names, f.own
 	}
-	var names []string
+	var f inlineAnswer
 	if sym, ok := a.sym.symbol(mp, ip); ok {
 		if funcs, ok := in.Funcs(addr); ok && len(funcs) > 0 {
-			names = make([]string, len(funcs))
+			f.names, f.own = make([]string, len(funcs)), sym.Name
 			for i, n := range funcs {
 				if n = symbols.Demangle(n); n != sym.Name {
-					names[i] = n
+					f.names[i] = n
 				}
 			}
 		}
@@ -617,9 +626,16 @@ func (a *attributor) inlineNames(ip uint64, h *mapHit) []string {
 		clear(d.inlNames) // bounded
 		*d.recent = [recentSlots]recentNames{}
 	}
-	d.inlNames[key] = names
-	*slot = recentNames{key, names}
-	return names
+	d.inlNames[key] = f
+	*slot = recentNames{key, f}
+	return f.names, f.own
+}
+
+// inlineAnswer is inlineNames' answer for an address: the frames, and
+// the name of the frame's own symbol.
+type inlineAnswer struct {
+	names []string
+	own   string
 }
 
 // inlinesOf returns the addr2line answers for a map whose unwind file is
