@@ -1140,7 +1140,7 @@ func (a *attributor) sample(e *event) error {
 	if a.acc != nil {
 		a.acc.hiding = guest
 	}
-	st, i, ok := a.resolveSample(e)
+	st, i, slot, ok := a.resolveSample(e)
 	var mp index.Map
 	if ok {
 		mp = st.key.m
@@ -1165,7 +1165,12 @@ func (a *attributor) sample(e *event) error {
 		t := a.stateTable(st)
 		addr := mp.MapIP(e.ip)
 		if !a.opts.NoCounts {
-			st.add(t, i, addr, event, c)
+			// A cached sample's count is its cell's (sampleSlot.cell).
+			if slot != nil && slot.cell != nil && slot.event == int32(event) {
+				slot.cell.add(c)
+			} else if cell := st.add(t, i, addr, event, c); slot != nil {
+				slot.cell, slot.event = cell, int32(event)
+			}
 		}
 		// The tables that name rows need it: the flat table's, the rows
 		// by sort keys and the children table's entries.
@@ -1299,25 +1304,29 @@ func (r *Result) noteObject(k Key, h objectName) {
 // search, and has no effect that a lookup would have had (the thread is
 // still looked up, and a lookup that loads the kernel changes the
 // version, so it is not cached).
-func (a *attributor) resolveSample(e *event) (st *mapState, i int, ok bool) {
+// The answer's slot, when not nil, holds it: the caller may keep the
+// sample's count cell there.
+func (a *attributor) resolveSample(e *event) (st *mapState, i int, slot *sampleSlot, ok bool) {
 	if sampleCacheOff || e.cpumode != machine.CPUModeUser && e.cpumode != machine.CPUModeKernel {
-		return a.resolveUncached(e) // other modes find no map
+		st, i, ok = a.resolveUncached(e) // other modes find no map
+		return st, i, nil, ok
 	}
 	ver := a.m.MapsVersionOf(e.cpumode, e.pid, e.tid)
 	if a.samples == nil {
 		a.samples = new([1 << sampleCacheBits]sampleSlot)
 	}
-	slot := &a.samples[slotHash(e.ip, ver, sampleCacheBits)]
+	slot = &a.samples[slotHash(e.ip, ver, sampleCacheBits)]
 	if slot.st != nil && slot.ip == e.ip && slot.ver == ver {
-		return slot.st, int(slot.i), true
+		return slot.st, int(slot.i), slot, true
 	}
 	if st, i, ok = a.resolveUncached(e); !ok {
-		return nil, -1, false
+		return nil, -1, nil, false
 	}
 	if st.final && a.m.MapsVersionOf(e.cpumode, e.pid, e.tid) == ver {
 		*slot = sampleSlot{ip: e.ip, ver: ver, st: st, i: int32(i)}
+		return st, i, slot, true
 	}
-	return st, i, true
+	return st, i, nil, true
 }
 
 // resolveUncached is resolveSample without the cache.
@@ -1347,6 +1356,11 @@ type sampleSlot struct {
 	ver uint64
 	st  *mapState
 	i   int32
+	// event and cell are where the last sample of the slot was counted
+	// (mapState.add's answer), when cell is set: another of that event
+	// adds to the cell, without finding its symbol's count again.
+	event int32
+	cell  *Counts
 }
 
 // stateTable returns the symbol table of st's map, asking the symbolizer

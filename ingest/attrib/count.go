@@ -1,6 +1,8 @@
 package attrib
 
 import (
+	"math/bits"
+
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -25,8 +27,15 @@ type mapState struct {
 	table  *symbols.Table // the table of the last sample, if final
 	final  bool
 	tables []*tableCounts
-	unsym  []map[uint64]Counts // [event][address]
-	acc    accState            // with Options.Children
+	unsym  []*addrCounts // [event]
+	acc    accState      // with Options.Children
+}
+
+// addrCounts counts samples per address, for addresses without a
+// symbol.
+type addrCounts struct {
+	at    map[uint64]int32 // each address's index in cells
+	cells countCells
 }
 
 type tableCounts struct {
@@ -45,28 +54,62 @@ type tableCounts struct {
 // report's 25 MB of allocations; most of their pages were never
 // touched, so its peak RSS fell only 0.25 MB).
 type symCounts struct {
-	n      int      // the table's symbols
-	slot   []int32  // [symbol index] 1 + its index in counts; 0: none yet; nil while few
-	few    []int32  // while slot is nil: the index of each symbol in counts
-	counts []Counts // in the order first counted
+	n      int        // the table's symbols
+	slot   []int32    // [symbol index] 1 + its index in counts; 0: none yet; nil while few
+	few    []int32    // while slot is nil: the index of each symbol in counts
+	counts countCells // in the order first counted
+}
+
+// countCells is a list of Counts whose cells never move: it grows by
+// blocks of 4, 8, 16, ... cells, so that a cell's address stays valid
+// (the attributor's sample cache keeps it, and counts a repeated sample
+// there without finding its symbol's count again).
+type countCells struct {
+	blocks [][]Counts
+	n      int
+}
+
+// cellBlock returns the block of cell j and j's index in it.
+func cellBlock(j int) (b, off int) {
+	b = bits.Len(uint(j)/4+1) - 1
+	return b, j - 4*(1<<b-1)
+}
+
+// append adds a cell holding c and returns it.
+func (cs *countCells) append(c Counts) *Counts {
+	b, off := cellBlock(cs.n)
+	if b == len(cs.blocks) {
+		cs.blocks = append(cs.blocks, make([]Counts, 4<<b))
+	}
+	cs.n++
+	cell := &cs.blocks[b][off]
+	*cell = c
+	return cell
+}
+
+// at returns cell j.
+func (cs *countCells) at(j int) *Counts {
+	b, off := cellBlock(j)
+	return &cs.blocks[b][off]
 }
 
 // fewSymbols is how many symbols a symCounts lists before it takes a
 // slot per symbol.
 const fewSymbols = 16
 
-func (s *symCounts) add(i int, c Counts) {
+// add counts c for symbol i and returns the cell it counted it in.
+func (s *symCounts) add(i int, c Counts) *Counts {
 	if s.slot == nil {
 		for k, x := range s.few {
 			if int(x) == i {
-				s.counts[k].add(c)
-				return
+				cell := s.counts.at(k)
+				cell.add(c)
+				return cell
 			}
 		}
 		if len(s.few) < fewSymbols {
 			s.few = append(s.few, int32(i))
-			s.counts = append(s.counts, c)
-			return
+			return s.counts.append(c)
 		}
 		s.slot = make([]int32, s.n)
 		for k, x := range s.few {
@@ -76,24 +119,25 @@ func (s *symCounts) add(i int, c Counts) {
 	}
 	j := s.slot[i]
 	if j == 0 {
-		s.counts = append(s.counts, Counts{})
-		j = int32(len(s.counts))
-		s.slot[i] = j
+		s.slot[i] = int32(s.counts.n + 1)
+		return s.counts.append(c)
 	}
-	s.counts[j-1].add(c)
+	cell := s.counts.at(int(j - 1))
+	cell.add(c)
+	return cell
 }
 
 // each calls fn with each symbol counted, by index, and its count.
 func (s *symCounts) each(fn func(i int, n Counts)) {
 	if s.slot == nil {
 		for k, x := range s.few {
-			fn(int(x), s.counts[k])
+			fn(int(x), *s.counts.at(k))
 		}
 		return
 	}
 	for i, j := range s.slot {
 		if j != 0 {
-			fn(i, s.counts[j-1])
+			fn(i, *s.counts.at(int(j - 1)))
 		}
 	}
 }
@@ -154,21 +198,26 @@ func (c *counter) state(m index.Map, kernel bool) *mapState {
 }
 
 // add counts a sample of event in st's map at symbol index i of table t
-// (i < 0: no symbol, counted at addr, the map-relative address).
-func (st *mapState) add(t *symbols.Table, i int, addr uint64, event int, c Counts) {
+// (i < 0: no symbol, counted at addr, the map-relative address), and
+// returns the cell it counted it in: the next sample of the same event
+// there may be counted in it directly.
+func (st *mapState) add(t *symbols.Table, i int, addr uint64, event int, c Counts) *Counts {
 	if i < 0 {
 		for len(st.unsym) <= event {
 			st.unsym = append(st.unsym, nil)
 		}
 		m := st.unsym[event]
 		if m == nil {
-			m = make(map[uint64]Counts)
+			m = &addrCounts{at: make(map[uint64]int32)}
 			st.unsym[event] = m
 		}
-		n := m[addr]
-		n.add(c)
-		m[addr] = n
-		return
+		if j, ok := m.at[addr]; ok {
+			cell := m.cells.at(int(j))
+			cell.add(c)
+			return cell
+		}
+		m.at[addr] = int32(m.cells.n)
+		return m.cells.append(c)
 	}
 	var tc *tableCounts
 	if n := len(st.tables); n > 0 && st.tables[n-1].t == t {
@@ -192,7 +241,7 @@ func (st *mapState) add(t *symbols.Table, i int, addr uint64, event int, c Count
 		counts = &symCounts{n: t.Len()}
 		tc.byEvent[event] = counts
 	}
-	counts.add(i, c)
+	return counts.add(i, c)
 }
 
 // mapSymCount is a count of counter.entries.
@@ -210,12 +259,14 @@ func (c *counter) entries(res *Result) []mapSymCount {
 		for _, tc := range st.tables {
 			for _, counts := range tc.byEvent {
 				if counts != nil {
-					n += len(counts.counts)
+					n += counts.counts.n
 				}
 			}
 		}
 		for _, m := range st.unsym {
-			n += len(m)
+			if m != nil {
+				n += m.cells.n
+			}
 		}
 	}
 	out := make([]mapSymCount, 0, n)
@@ -237,9 +288,12 @@ func (c *counter) entries(res *Result) []mapSymCount {
 			}
 		}
 		for ev, m := range st.unsym {
-			for addr, n := range m {
+			if m == nil {
+				continue
+			}
+			for addr, j := range m.at {
 				ms.Sym, ms.Addr, ms.Event = symbols.Unknown, addr, ev
-				out = append(out, mapSymCount{ms, n})
+				out = append(out, mapSymCount{ms, *m.cells.at(int(j))})
 			}
 		}
 	}

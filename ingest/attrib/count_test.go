@@ -17,10 +17,13 @@ func TestSymCountsMatchesMap(t *testing.T) {
 		for range rng.IntN(500) {
 			i := rng.IntN(min(n, distinct))
 			c := Counts{Samples: 1, Period: uint64(rng.IntN(1000))}
-			s.add(i, c)
+			cell := s.add(i, c)
 			w := want[i]
 			w.add(c)
 			want[i] = w
+			if *cell != w {
+				t.Fatalf("iter %d: symbol %d counted in a cell of %+v, want %+v", iter, i, *cell, w)
+			}
 		}
 		got := map[int]Counts{}
 		s.each(func(i int, c Counts) {
@@ -40,5 +43,23 @@ func TestSymCountsMatchesMap(t *testing.T) {
 		if (s.slot != nil) != (len(want) > fewSymbols) {
 			t.Fatalf("iter %d: %d symbols, slots %v", iter, len(want), s.slot != nil)
 		}
+	}
+}
+
+// countCells' cells keep their addresses as the list grows, and at finds
+// each: the sample cache counts in cells it kept.
+func TestCountCells(t *testing.T) {
+	var cs countCells
+	var kept []*Counts
+	for j := range 5000 {
+		kept = append(kept, cs.append(Counts{Samples: uint64(j)}))
+		for _, k := range []int{0, j / 2, j} {
+			if cs.at(k) != kept[k] || kept[k].Samples != uint64(k) {
+				t.Fatalf("after %d appends: cell %d moved or changed (%+v)", j+1, k, *kept[k])
+			}
+		}
+	}
+	if cs.n != 5000 {
+		t.Fatalf("%d cells, want 5000", cs.n)
 	}
 }
