@@ -34,7 +34,7 @@ type mapState struct {
 // addrCounts counts samples per address, for addresses without a
 // symbol.
 type addrCounts struct {
-	at    map[uint64]int32 // each address's index in cells
+	at    map[uint64]int32 // each address's index in cells (not a pointer: the collector need not scan the map)
 	cells countCells
 }
 

@@ -3,6 +3,7 @@ package attrib
 import (
 	"cmp"
 	"encoding/binary"
+	"maps"
 	"slices"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -316,39 +317,32 @@ func tableOrder(rows []tableRow) []*tableRow {
 	// its first 8 bytes, until they tie.
 	keyed := make([]orderedRow, len(rows))
 	rowDSOs := make([]*dsoRank, len(rows))
-	dsos := make(map[dsoMode]*dsoRank)
+	var short shortNames
+	dsos := make(map[shortDSO]*dsoRank) // perf compares DSOs by these
 	var last *dsoRank
-	var lastMode dsoMode
 	for i := range rows {
 		r := &rows[i]
-		if m := (dsoMode{r.key.DSO, r.key.Kernel}); last == nil || m != lastMode {
-			if last = dsos[m]; last == nil {
-				last = &dsoRank{short: ShortName(m.dso, m.kernel), unknown: m.dso == symbols.Unknown}
-				dsos[m] = last
+		r.short = short.of(r.key.DSO, r.key.Kernel)
+		if k := (shortDSO{r.short, r.key.DSO == symbols.Unknown}); last == nil || k != last.shortDSO {
+			if last = dsos[k]; last == nil {
+				last = &dsoRank{shortDSO: k}
+				dsos[k] = last
 			}
-			lastMode = m
 		}
-		r.short = last.short
 		rowDSOs[i] = last
 		keyed[i] = orderedRow{self: r.c[0].Period, symUnknown: r.key.Sym == symbols.Unknown, sym: prefix8(r.key.Sym), r: r}
 		if len(r.acc) > 0 {
 			keyed[i].acc = r.acc[0].Period
 		}
 	}
-	ranks := make([]*dsoRank, 0, len(dsos))
-	for _, d := range dsos {
-		ranks = append(ranks, d)
-	}
-	slices.SortFunc(ranks, func(x, y *dsoRank) int {
+	ranks := slices.SortedFunc(maps.Values(dsos), func(x, y *dsoRank) int {
 		if x.unknown != y.unknown {
 			return cmp.Compare(b2i(x.unknown), b2i(y.unknown)) // rows without a map last
 		}
 		return cmp.Compare(x.short, y.short)
 	})
-	for i, d := range ranks { // DSOs of one short name rank as one
-		if d.rank = int32(i); i > 0 && d.unknown == ranks[i-1].unknown && d.short == ranks[i-1].short {
-			d.rank = ranks[i-1].rank
-		}
+	for i, d := range ranks {
+		d.rank = int32(i)
 	}
 	for i := range keyed {
 		keyed[i].dsoRank = rowDSOs[i].rank
@@ -370,12 +364,18 @@ type orderedRow struct {
 	r          *tableRow
 }
 
-// dsoRank is a DSO's short name and its rank among a table's: rows
-// without a map last, then by short name.
-type dsoRank struct {
+// shortDSO is what perf's dso sort key compares of a row's DSO: whether
+// it has one, and its short name.
+type shortDSO struct {
 	short   string
 	unknown bool
-	rank    int32
+}
+
+// dsoRank is a shortDSO's rank among a table's: rows without a map
+// last, then by short name.
+type dsoRank struct {
+	shortDSO
+	rank int32
 }
 
 // compareOrderedRows is comparePerfRows, then compareKeyCounts of the

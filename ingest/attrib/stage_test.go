@@ -211,9 +211,9 @@ func BenchmarkStageRun(b *testing.B) {
 	}
 }
 
-// BenchmarkStageWrite writes the table of a run, flat and children, to
-// io.Discard: the step after the last sample (grouping entries into
-// rows, ordering and formatting them), per row.
+// BenchmarkStageWrite writes the table of a run, flat and children, to a
+// writer that only counts the bytes: the step after the last sample
+// (grouping entries into rows, ordering and formatting them).
 func BenchmarkStageWrite(b *testing.B) {
 	data, ks := stageRecording(b)
 	for _, children := range []bool{false, true} {
