@@ -1541,12 +1541,12 @@ func (a *attributor) script(e *event, key Key) error {
 func (a *attributor) scriptCallchain(e *event) {
 	out := a.out
 	start := out.mark()
-	if !a.walkCallchain(e, func(ip uint64, mp index.Map, ok bool) {
+	if !a.walkCallchain(e, func(ip uint64, mp *index.Map) {
 		addr, sym, dso := ip, symbols.Unknown, symbols.Unknown
 		if name := a.inlinedName(); name != "" {
 			sym, dso = name, "inlined" // prints "name (inlined)", as perf prints an inlined frame
 			addr = mp.MapIP(ip)
-		} else if ok {
+		} else if mp != nil {
 			sym, dso, addr = a.frameName(mp, ip), mp.DSO, scriptAddr(mp, ip)
 		}
 		out.add('\t', addr, sym, dso)
@@ -1558,7 +1558,7 @@ func (a *attributor) scriptCallchain(e *event) {
 // scriptAddr is the address a script line shows for ip in map mp:
 // sample__fprintf_callchain shows the binary offset for user-space DSOs
 // only, the address for kernel ones.
-func scriptAddr(mp index.Map, ip uint64) uint64 {
+func scriptAddr(mp *index.Map, ip uint64) uint64 {
 	if mp.Kind == index.KindUser || mp.Kind == index.KindAnon {
 		return mp.MapIP(ip)
 	}
@@ -1567,12 +1567,12 @@ func scriptAddr(mp index.Map, ip uint64) uint64 {
 
 // walkCallchain resolves e's callchain as perf script does
 // (thread__resolve_callchain_sample, callee order), calling frame with
-// each frame's address and map (ok: found): context markers set the
+// each frame's address and map (nil: none; valid during the call): context markers set the
 // cpumode of the frames after them, at most maxStack frames. An unknown
 // marker drops the whole chain, as perf resets its cursor: walkCallchain
 // then returns false, and the frames already reported are void. A DWARF
 // sample's user frames, unwound from its stack, follow (dwarf.go).
-func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map, ok bool)) bool {
+func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp *index.Map)) bool {
 	if hasUserStack(e) && chainReset(e.addrs) {
 		a.unwindUser(e, frame) // perf appends the unwound frames to the emptied chain (dwarf.go)
 		return true
@@ -1595,9 +1595,9 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp index.Map,
 		f := a.chainFrame(ip, cpumode, &vers)
 		a.curFrame = f
 		if f.st != nil {
-			frame(ip, f.st.key.m, true)
+			frame(ip, &f.st.key.m)
 		} else {
-			frame(ip, index.Map{}, false)
+			frame(ip, nil)
 		}
 	}
 	a.curFrame = nil
@@ -1675,13 +1675,13 @@ type chainSlot struct {
 // frameName returns the name of the symbol at ip in map mp, the frame
 // walkCallchain is reporting, as a.sym.name does: from its cache slot
 // when it has one, or from inlineFrames.
-func (a *attributor) frameName(mp index.Map, ip uint64) string {
+func (a *attributor) frameName(mp *index.Map, ip uint64) string {
 	if a.dw != nil && a.dw.ownSet {
 		return a.dw.own // inlineFrames' frame, named with its answers
 	}
 	f := a.curFrame
 	if f == nil || f.st == nil || f.ip != ip {
-		return a.sym.name(mp, ip)
+		return a.sym.name(*mp, ip)
 	}
 	if f.name != "" {
 		return f.name

@@ -453,7 +453,7 @@ func (a *attributor) dsoBase(e *event, dso string) uint64 {
 // unwindUser reports the user frames perf unwinds for e after its
 // kernel chain (unwind__get_entries, callee order), resolved in the
 // thread's maps; nothing when the sample carries no user stack.
-func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp index.Map, ok bool)) {
+func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp *index.Map)) {
 	if !hasUserStack(e) {
 		return
 	}
@@ -470,10 +470,11 @@ func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp index.Map, ok
 	d.ips = d.u.Unwind(&d.sample, d.find, d.ips[:0])
 	for _, ip := range d.ips {
 		h, ok := a.userMap(ip)
-		if ok && a.inlineFrames(ip, h, frame) {
-			continue
+		if !ok {
+			frame(ip, nil)
+		} else if !a.inlineFrames(ip, h, frame) {
+			frame(ip, &h.mp)
 		}
-		frame(ip, h.mp, ok)
 	}
 	d.e = nil
 }
@@ -569,17 +570,16 @@ func (a *attributor) userMap(addr uint64) (*mapHit, bool) {
 // (demangled) name is the symbol's, else an inlined frame, which
 // d.inlined names while frame runs. false when there are none (no
 // symbol, no addr2line answer): the frame is then reported as it is.
-func (a *attributor) inlineFrames(ip uint64, h *mapHit, frame func(ip uint64, mp index.Map, ok bool)) bool {
+func (a *attributor) inlineFrames(ip uint64, h *mapHit, frame func(ip uint64, mp *index.Map)) bool {
 	names, own := a.inlineNames(ip, h)
 	if names == nil {
 		return false
 	}
-	mp := h.mp
 	d := a.dw
 	d.own, d.ownSet = own, true // the frame's own symbol, for frameName
 	for _, n := range names {
 		d.inlined = n
-		frame(ip, mp, true)
+		frame(ip, &h.mp)
 	}
 	d.inlined, d.own, d.ownSet = "", "", false
 	return true
@@ -759,8 +759,12 @@ type unwoundFrame struct {
 func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpumode uint8), inlined func(k Key, end uint64, base string)) bool {
 	if hasUserStack(e) {
 		fs := a.unwound[:0]
-		a.unwindUser(e, func(ip uint64, mp index.Map, ok bool) {
-			fs = append(fs, unwoundFrame{ip, mp, ok, a.inlinedName()})
+		a.unwindUser(e, func(ip uint64, mp *index.Map) {
+			f := unwoundFrame{ip: ip, ok: mp != nil, inlined: a.inlinedName()}
+			if mp != nil {
+				f.mp = *mp
+			}
+			fs = append(fs, f)
 		})
 		a.unwound = fs
 		for i := len(fs) - 1; i >= 0; i-- {

@@ -93,12 +93,12 @@ func (sk *stacker) add(pid, tid, cpu uint32, comm string, event int, frames []Fr
 func (a *attributor) stack(e *event, mp index.Map, found bool, sym string, c Counts) {
 	frames := a.stacks.frames[:0]
 	if e.addrs != nil && !a.opts.HideCallchain {
-		if !a.walkCallchain(e, func(ip uint64, mp index.Map, ok bool) {
+		if !a.walkCallchain(e, func(ip uint64, mp *index.Map) {
 			f := Frame{Addr: ip, Sym: symbols.Unknown}
 			if name := a.inlinedName(); name != "" {
-				f.Map, f.Sym = mp, name // perf script's "name (inlined)" frame
-			} else if ok {
-				f.Map, f.Sym = mp, a.sym.name(mp, ip)
+				f.Map, f.Sym = *mp, name // perf script's "name (inlined)" frame
+			} else if mp != nil {
+				f.Map, f.Sym = *mp, a.sym.name(*mp, ip)
 			}
 			frames = append(frames, f)
 		}) {
