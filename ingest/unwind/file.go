@@ -49,8 +49,13 @@ const maxRows = 1 << 18
 // and whether its CIE marks a signal frame; lookupErr says why there is
 // no FDE.
 type rowInfo struct {
-	row       row
-	live      uint32 // the registers whose rule is not "same value", a bit each
+	row  row
+	live uint32 // the registers whose rule is not "same value", a bit each
+	// inPlace says apply may update a frame's locations in place: no
+	// live rule is an expression (which reads the frame's locations as
+	// they were) or names a register out of range (an error, after
+	// which the frame must be as it was).
+	inPlace   bool
 	sec       *section
 	signal    bool
 	err       error
@@ -62,10 +67,16 @@ var _ [32 - nRegs]struct{}
 
 // setLive sets r.live from r.row.
 func (r *rowInfo) setLive() {
-	r.live = 0
+	r.live, r.inPlace = 0, true
 	for i, rl := range r.row.regs {
 		if rl.where != whereSame {
 			r.live |= 1 << i
+		}
+		switch rl.where {
+		case whereExpr, whereValExpr:
+			r.inPlace = false
+		case whereReg:
+			r.inPlace = r.inPlace && rl.val < nRegs
 		}
 	}
 }

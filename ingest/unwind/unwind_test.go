@@ -195,3 +195,52 @@ func TestWordThroughPageCache(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyInPlace checks apply's in-place path against its copying one
+// on random rows without expressions: the same frame, result and error.
+func TestApplyInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	stack := make([]byte, 256)
+	for i := range stack {
+		stack[i] = byte(rng.Uint32())
+	}
+	vals := make([]uint64, NumRegs)
+	for i := range vals {
+		vals[i] = sp0 + uint64(rng.IntN(512)) - 128
+	}
+	u := &Unwinder{s: &Sample{Regs: NewRegs(1<<NumRegs-1, vals), Stack: stack}}
+	u.find = func(uint64) (Mapping, bool) { return Mapping{}, false }
+	wheres := []where{whereUndef, whereSame, whereCFARel, whereReg}
+	for n := range 5000 {
+		var r rowInfo
+		r.sec = &section{name: ".eh_frame"}
+		for i := range r.row.regs {
+			w := wheres[rng.IntN(len(wheres))]
+			v := uint64(rng.IntN(nRegs))
+			if w == whereCFARel {
+				v = uint64(rng.IntN(64)) - 32
+			}
+			r.row.regs[i] = rule{w, v}
+		}
+		r.row.cfa = rule{whereReg, uint64(rng.IntN(nRegs))}
+		r.row.cfaOff = uint64(rng.IntN(64))
+		r.row.ra = uint64(rng.IntN(nRegs + 1)) // nRegs: a bad column
+		r.setLive()
+		if !r.inPlace {
+			t.Fatalf("case %d: a row without expressions is not in place", n)
+		}
+		var f frame
+		f.ip, f.cfa = sp0+uint64(rng.IntN(64)), sp0+uint64(rng.IntN(64))
+		for i := range f.locs {
+			f.locs[i] = loc{locKind(rng.IntN(4)), sp0 + uint64(rng.IntN(300)) - 16}
+		}
+		copied := r
+		copied.inPlace = false
+		f1, f2 := f, f
+		r1, err1 := u.apply(&f1, &r)
+		r2, err2 := u.apply(&f2, &copied)
+		if r1 != r2 || !errors.Is(err1, err2) && err1 != err2 || f1 != f2 {
+			t.Fatalf("case %d: in place %d, %v, %+v; copied %d, %v, %+v", n, r1, err1, f1, r2, err2, f2)
+		}
+	}
+}
