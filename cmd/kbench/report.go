@@ -34,7 +34,7 @@ const reportUsage = `usage: kbench report [-format table|script|json|folded|ppro
                     [-children|-no-children] [-no-branch-stack] [-sort KEYS]
                     [-pid L] [-tid L] [-comm L] [-cpu L] [-time START,END]
                     [-dso L] [-sym L]
-                    [-impl btree|list] [-debugdir DIR] [-symfs DIR] [-vdso FILE]
+                    [-impl btree|list] [-debugdir DIR] [-cachedir DIR] [-symfs DIR] [-vdso FILE]
                     [-o FILE]
                     [-progress auto|always|never] [-cpuprofile FILE]
                     [-memprofile FILE] [-trace FILE] FILE | -i FILE
@@ -79,6 +79,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	implName := fs.String("impl", "btree", "map implementation: btree or list")
 	debugDir := fs.String("debugdir", "", "perf's build-id cache `dir` (default ~/.debug; \"-\" for none)")
 	vdsoFile := fs.String("vdso", "", "symbolize and unwind [vdso] maps with the vdso image `file` instead of kbench's own (perf uses its own; for a recording from another machine)")
+	sectionCache := fs.String("cachedir", "", "keep the debug sections inflated for inline frames in `dir` for later runs (default kmapindex/sections in the user's cache directory; \"-\" for none)")
 	symfs := fs.String("symfs", "", "look for DSO files below `dir`, as perf's --symfs (for their symbols and unwinding)")
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
@@ -234,7 +235,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(out, 256<<10)
-	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, KallsymsFile: ksFrom, DebugDir: *debugDir, Symfs: *symfs, VDSO: vdso}
+	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, KallsymsFile: ksFrom, DebugDir: *debugDir, CacheDir: *sectionCache, Symfs: *symfs, VDSO: vdso}
 	if *format == "table" && !*noBranchStack {
 		opts.BranchMode = attrib.BranchModeDefault(in.r)
 	}

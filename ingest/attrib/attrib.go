@@ -31,6 +31,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
+	"github.com/kmapindex/kmapindex/ingest/unwind"
 )
 
 // Options configure a run.
@@ -62,6 +63,11 @@ type Options struct {
 	// (arch_fetch_insn → machine__kernel_ip → machine__get_kernel_start).
 	// perf report does not.
 	FetchInsn bool
+	// CacheDir is where the debug sections inflated for inline frames
+	// are kept for later runs (unwind.SectionCache): "" for kmapindex's
+	// directory in the user's cache directory (os.UserCacheDir), "-" for
+	// none.
+	CacheDir string
 	// DebugDir is perf's build-id cache, where perf record copies the
 	// DSOs it saw (default $HOME/.debug; "-" for none).
 	DebugDir string
@@ -334,13 +340,24 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	} else if opts.DebugDir == "-" {
 		opts.DebugDir = ""
 	}
+	var sections *unwind.SectionCache
+	switch opts.CacheDir {
+	case "-":
+	case "":
+		if dir, err := os.UserCacheDir(); err == nil {
+			sections = &unwind.SectionCache{Dir: filepath.Join(dir, "kmapindex", "sections")}
+		}
+	default:
+		sections = &unwind.SectionCache{Dir: opts.CacheDir}
+	}
 	m := machine.New(opts.Impl)
 	a := &attributor{
-		opts:  opts,
-		m:     m,
-		res:   &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
-		cnt:   newCounter(),
-		execs: execs{},
+		opts:     opts,
+		m:        m,
+		res:      &Result{ByMap: make(map[index.Map]*roaring.Bitmap), ByMapSym: make(map[MapSym]Counts), BySym: make(map[Key]Counts)},
+		cnt:      newCounter(),
+		execs:    execs{},
+		sections: sections,
 	}
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	a.mapped, a.reader = r.MappedData(), r
@@ -407,7 +424,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		// Inline records only for the unwound frames, which only views
 		// with callchains look at (withUserPayload).
 		inlines := wantChains && slices.ContainsFunc(r.Attrs(), needsUnwind)
-		pre = startPrefetch(names, buildIDMap(f), opts.DebugDir, opts.Symfs, inlines)
+		pre = startPrefetch(names, buildIDMap(f), opts.DebugDir, opts.Symfs, inlines, sections)
 		defer pre.stop()
 		if prefetchStarted != nil {
 			prefetchStarted(pre)
@@ -1015,6 +1032,8 @@ type attributor struct {
 	// readPeriods holds each sample id's last PERF_SAMPLE_READ value
 	// (perf_sample_id.period; sampleread.go).
 	readPeriods map[uint64]uint64
+
+	sections *unwind.SectionCache // for the inline records (Options.CacheDir)
 }
 
 // fetchInsn is what perf script's arch_fetch_insn does to the maps for a

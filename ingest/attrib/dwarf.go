@@ -650,7 +650,7 @@ func (a *attributor) inlinesOf(mp index.Map, f *unwind.File) *unwind.Inlines {
 		src := d.symsrc[mp.DSO]
 		var ok bool
 		if in, ok = a.sym.prefetch.inlines(mp.DSO, a.sym.buildIDs[mp.DSO], src); !ok {
-			in, _ = unwind.OpenInlines(src)
+			in, _ = unwind.OpenInlines(src, a.sections)
 		}
 		d.inl[mp.DSO] = in
 	}

@@ -75,7 +75,7 @@ type prefetchedInlines struct {
 // symbols, and the attributor waited for them (a 26k-sample DWARF script:
 // 30 ms); a table the attributor needs before a worker reads it, it
 // reads itself.
-func startPrefetch(names []string, ids map[string][]byte, debugDir, symfs string, inlines bool) *prefetch {
+func startPrefetch(names []string, ids map[string][]byte, debugDir, symfs string, inlines bool, sections *unwind.SectionCache) *prefetch {
 	p := &prefetch{jobs: make(map[string]*prefetchJob)}
 	type sized struct {
 		dso  string
@@ -97,7 +97,7 @@ func startPrefetch(names []string, ids map[string][]byte, debugDir, symfs string
 	slices.SortStableFunc(bySize, func(a, b sized) int { return cmp.Compare(b.size, a.size) })
 	for _, f := range bySize {
 		id := ids[f.dso]
-		p.add(inlinesKey(f.dso, id), func() any { return readInlines(debugDir, symfs, f.dso, id) })
+		p.add(inlinesKey(f.dso, id), func() any { return readInlines(debugDir, symfs, f.dso, id, sections) })
 	}
 	for _, dso := range names {
 		if !strings.HasPrefix(dso, "/") || strings.HasPrefix(dso, machine.PerfMapPrefix) {
@@ -118,10 +118,10 @@ func inlinesKey(dso string, id []byte) string { return "inlines\x00" + dso + "\x
 // readInlines reads the inline records of the symbol source of the first
 // candidate file with build id id; the attributor uses them only if its
 // unwind found the same symbol source.
-func readInlines(debugDir, symfs, dso string, id []byte) prefetchedInlines {
+func readInlines(debugDir, symfs, dso string, id []byte, sections *unwind.SectionCache) prefetchedInlines {
 	for cand := range matchingCandidates(debugDir, symfs, dso, id) {
 		symsrc := symbolSource(cand, symbols.FindDebug(cand))
-		in, _ := unwind.OpenInlines(symsrc)
+		in, _ := unwind.OpenInlines(symsrc, sections)
 		return prefetchedInlines{symsrc, in}
 	}
 	return prefetchedInlines{}

@@ -69,7 +69,7 @@ func TestStartPrefetch(t *testing.T) {
 	}
 	names := []string{"[kernel.kallsyms]", exe, "[vdso]", "/tmp/perf-1.map", exe, filepath.Join(t.TempDir(), "absent")}
 	for _, inlines := range []bool{false, true} {
-		p := startPrefetch(names, nil, "", "", inlines)
+		p := startPrefetch(names, nil, "", "", inlines, nil)
 		p.wg.Wait() // every job read
 		var keys []string
 		for k := range p.jobs {

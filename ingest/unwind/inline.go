@@ -83,12 +83,19 @@ type funcInfo struct {
 // (the file perf names in dso->symsrc_filename). A file without DWARF
 // answers from its symbol table (or dynamic symbols) alone, as
 // addr2line does ("name" and "??:?", which perf takes as an answer).
-func OpenInlines(path string) (*Inlines, error) {
+// Compressed sections come from cache, if not nil, or go to it.
+func OpenInlines(path string, cache *SectionCache) (*Inlines, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
+	var fi os.FileInfo
+	if cache != nil {
+		if fi, err = fh.Stat(); err != nil {
+			fi = nil
+		}
+	}
 	f, err := elf.NewFile(fh)
 	if err != nil {
 		return nil, err
@@ -101,7 +108,7 @@ func OpenInlines(path string) (*Inlines, error) {
 	if f.Section(".debug_info") == nil && f.Section(".zdebug_info") == nil {
 		return in, nil
 	}
-	if in.d, err = loadDWARF(f, fh); err != nil {
+	if in.d, err = loadDWARF(f, fh, cache, path, fi); err != nil {
 		return nil, err
 	}
 	in.readUnits()
@@ -502,8 +509,8 @@ var dwarfSections = []string{"abbrev", "info", "line", "ranges", "str", "addr", 
 
 // loadDWARF is elf.File.DWARF for executables and shared objects, with
 // only the sections Inlines uses, decompressed in parallel (sectionData;
-// ra is f's file).
-func loadDWARF(f *elf.File, ra io.ReaderAt) (*dwarf.Data, error) {
+// ra is f's file, at path, fi its stat).
+func loadDWARF(f *elf.File, ra io.ReaderAt, cache *SectionCache, path string, fi os.FileInfo) (*dwarf.Data, error) {
 	if f.Type == elf.ET_REL || f.Section(".zdebug_info") != nil {
 		return f.DWARF() // relocations to apply, or the old compression
 	}
@@ -515,7 +522,7 @@ func loadDWARF(f *elf.File, ra io.ReaderAt) (*dwarf.Data, error) {
 		if s == nil || s.Type == elf.SHT_NOBITS {
 			continue
 		}
-		wg.Go(func() { data[i], errs[i] = sectionData(f, ra, s) })
+		wg.Go(func() { data[i], errs[i] = sectionData(f, ra, s, cache, path, fi) })
 	}
 	wg.Wait()
 	for i, err := range errs {

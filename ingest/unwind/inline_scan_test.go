@@ -86,11 +86,11 @@ func TestScanUnitShortcuts(t *testing.T) {
 // compareScans compares every unit's table, scanned both ways.
 func compareScans(t *testing.T, path string) {
 	t.Helper()
-	fast, err := OpenInlines(path)
+	fast, err := OpenInlines(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := OpenInlines(path)
+	all, err := OpenInlines(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

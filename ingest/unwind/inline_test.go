@@ -92,7 +92,7 @@ func compareAddr2line(t *testing.T, path string, stride uint64) {
 	if text == nil {
 		t.Fatalf("%s: no .text", path)
 	}
-	in, err := OpenInlines(path)
+	in, err := OpenInlines(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

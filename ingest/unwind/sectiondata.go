@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"io"
+	"os"
 
 	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
@@ -21,11 +22,23 @@ const maxSectionSize = 1 << 30
 // their DWARF, and inflating a libc's .debug_info was the longest wait
 // of a DWARF callchain report. Anything unusual goes to s.Data, which
 // then gives debug/elf's answer and errors.
-func sectionData(f *elf.File, ra io.ReaderAt, s *elf.Section) ([]byte, error) {
+//
+// With a cache, a compressed section comes from it when it holds it, and
+// goes to it once inflated (see SectionCache); path and fi are f's file.
+func sectionData(f *elf.File, ra io.ReaderAt, s *elf.Section, cache *SectionCache, path string, fi os.FileInfo) ([]byte, error) {
 	if ra == nil || s.Flags&elf.SHF_COMPRESSED == 0 || s.Type == elf.SHT_NOBITS {
 		return s.Data()
 	}
+	name, cached := cache.name(path, fi, ra, s)
+	if cached {
+		if b, ok := cache.get(name, s.Size); ok {
+			return b, nil
+		}
+	}
 	if b, ok := inflate(f, ra, s); ok {
+		if cached {
+			cache.put(name, b)
+		}
 		return b, nil
 	}
 	return s.Data()

@@ -1,0 +1,160 @@
+package unwind
+
+import (
+	"bytes"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kmapindex/kmapindex/internal/testbuild"
+)
+
+// TestSectionCache reads the compressed sections of a program built at
+// test time through a SectionCache: the first read inflates and caches
+// each, the second reads the cache (a cached file altered in place is
+// what it gives), a file of the wrong size or a section whose file
+// changed is inflated again, and the directory stays under its bound.
+// Inline answers are the same with and without the cache.
+func TestSectionCache(t *testing.T) {
+	if _, err := exec.LookPath("objcopy"); err != nil {
+		t.Skip("objcopy not installed")
+	}
+	defer func(n uint64) { minCachedSection = n }(minCachedSection)
+	minCachedSection = 1
+	dir := t.TempDir()
+	src := testbuild.Source(t, dir, "inl.c", inlineSrc)
+	bin := filepath.Join(dir, "inl")
+	if err := testbuild.Compile(t, "gcc", "-g", "-O2", "-o", bin, src); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "inl.zlib")
+	if b, err := exec.Command("objcopy", "--compress-debug-sections=zlib", bin, file).CombinedOutput(); err != nil {
+		t.Skipf("objcopy --compress-debug-sections=zlib: %v: %s", err, b)
+	}
+	cache := &SectionCache{Dir: filepath.Join(dir, "cache")}
+	type read struct {
+		name string
+		data []byte
+	}
+	readAll := func() []read {
+		t.Helper()
+		fh, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		fi, err := fh.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := elf.NewFile(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []read
+		for _, s := range f.Sections {
+			if s.Flags&elf.SHF_COMPRESSED == 0 {
+				continue
+			}
+			got, err := sectionData(f, fh, s, cache, file, fi)
+			if err != nil {
+				t.Fatalf("%s: %v", s.Name, err)
+			}
+			name, ok := cache.name(file, fi, fh, s)
+			if !ok {
+				t.Fatalf("%s: not cacheable", s.Name)
+			}
+			out = append(out, read{name, got})
+		}
+		return out
+	}
+	want := readAll() // inflated
+	if len(want) == 0 {
+		t.Skip("objcopy compressed no section")
+	}
+	for _, r := range want {
+		if b, err := os.ReadFile(r.name); err != nil || !bytes.Equal(b, r.data) {
+			t.Fatalf("%s: cached %d bytes (%v), inflated %d", r.name, len(b), err, len(r.data))
+		}
+	}
+	// Altered in place, same size: the cache is what is read.
+	altered := bytes.Clone(want[0].data)
+	altered[0] ^= 0xff
+	if err := os.WriteFile(want[0].name, altered, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(); !bytes.Equal(got[0].data, altered) {
+		t.Fatal("the second read did not come from the cache")
+	}
+	// The wrong size: inflated again.
+	if err := os.WriteFile(want[0].name, want[0].data[:len(want[0].data)-1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(); !bytes.Equal(got[0].data, want[0].data) {
+		t.Fatal("a cached section of the wrong size was used")
+	}
+	// The file changed (its time): other names, the right bytes.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(file, later, later); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll()
+	for i := range got {
+		if got[i].name == want[i].name || !bytes.Equal(got[i].data, want[i].data) {
+			t.Fatalf("%s: after the file changed: name kept %v, bytes equal %v", got[i].name, got[i].name == want[i].name, bytes.Equal(got[i].data, want[i].data))
+		}
+	}
+	// Bounded: the oldest go, the files of the first reads.
+	entries, _ := os.ReadDir(cache.Dir)
+	if len(entries) != 2*len(want) {
+		t.Fatalf("%d cached files, want %d", len(entries), 2*len(want))
+	}
+	earlier := time.Now().Add(-time.Hour) // the clock may not tell the rounds apart
+	for _, r := range want {
+		if err := os.Chtimes(r.name, earlier, earlier); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache.MaxBytes = 0
+	var newest []string
+	for _, r := range got {
+		cache.MaxBytes += int64(len(r.data))
+		newest = append(newest, filepath.Base(r.name))
+	}
+	cache.trim(0)
+	entries, _ = os.ReadDir(cache.Dir)
+	var kept []string
+	for _, e := range entries {
+		kept = append(kept, e.Name())
+	}
+	slices.Sort(kept)
+	slices.Sort(newest)
+	if !slices.Equal(kept, newest) {
+		t.Fatalf("kept %q under a bound of %d bytes, want the newest %q", kept, cache.MaxBytes, newest)
+	}
+	// Inline answers with and without the cache.
+	cache.MaxBytes = 0
+	plain, err := OpenInlines(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // inflating, then from the cache
+		cached, err := OpenInlines(file, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range plain.cus {
+			for addr := u.lo; addr < u.hi; addr++ {
+				n1, ok1 := plain.Funcs(addr)
+				n2, ok2 := cached.Funcs(addr)
+				if ok1 != ok2 || !slices.Equal(n1, n2) {
+					t.Fatalf("%#x: %q %v without the cache, %q %v with", addr, n1, ok1, n2, ok2)
+				}
+			}
+		}
+	}
+}
