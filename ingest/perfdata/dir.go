@@ -1,7 +1,6 @@
 package perfdata
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -40,7 +39,7 @@ const (
 type stream struct {
 	path string
 	file *os.File
-	in   *bufio.Reader
+	in   *dataBuffer
 	pos  int64
 	end  int64
 	z    *zstream
@@ -126,7 +125,7 @@ func dataFiles(dir string) ([]stream, error) {
 			closeStreams(out)
 			return nil, fmt.Errorf("perfdata: %w", err)
 		}
-		out = append(out, stream{path: path, file: f, in: dataBuffer(f, fi.Size()), end: fi.Size()})
+		out = append(out, stream{path: path, file: f, in: dataBufferFor(f, fi.Size()), end: fi.Size()})
 	}
 	if seen == 0 {
 		return nil, &FormatError{File: dir, Off: -1, Msg: "directory data version 1 without any data.* file (perf 6.1: invalid)"}

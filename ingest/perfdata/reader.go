@@ -1,7 +1,6 @@
 package perfdata
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -156,7 +155,7 @@ type Reader struct {
 	mapped        bool // Open maps a regular file's data (Mapped)
 	noUnfinished  bool // WithoutUnfinishedData
 
-	in     *bufio.Reader
+	in     *dataBuffer
 	pos    int64 // stream offset of the next byte of in (or of m)
 	end    int64 // stream offset where the data ends, -1: at EOF
 	recBuf []byte
@@ -564,21 +563,21 @@ func (r *Reader) startData(off, end int64) {
 		return
 	}
 	if end >= 0 {
-		r.in = dataBuffer(io.NewSectionReader(r.ra, off, end-off), end-off)
+		r.in = dataBufferFor(io.NewSectionReader(r.ra, off, end-off), end-off)
 	} else {
-		r.in = dataBuffer(&offsetReader{ra: r.ra, off: off}, -1)
+		r.in = dataBufferFor(&offsetReader{ra: r.ra, off: off}, -1)
 	}
 }
 
-// dataBuffer returns the buffer records of n bytes (-1: unknown) are read
+// dataBufferFor returns the buffer records of n bytes (-1: unknown) are read
 // through. Records are peeked whole (up to 64 KiB); a large recording
 // reads in 1 MiB chunks, a small one needs no more than its size.
-func dataBuffer(src io.Reader, n int64) *bufio.Reader {
+func dataBufferFor(src io.Reader, n int64) *dataBuffer {
 	size := 1 << 20
 	if n >= 0 {
 		size = int(min(max(n, 64<<10), 1<<20))
 	}
-	return bufio.NewReaderSize(src, size)
+	return newDataBuffer(src, size)
 }
 
 // Page release behind the reading of a mapping (see Reader.m): every
@@ -804,15 +803,15 @@ func (r *Reader) readRaw() ([]byte, int64, error) {
 		return r.readMapped()
 	}
 	off := r.pos
-	if n := r.in.Buffered(); n >= 8 {
+	if in := r.in; in.w-in.r >= 8 {
 		// The common case: the whole record is buffered already.
-		w, _ := r.in.Peek(n)
+		w := in.buf[in.r:in.w]
 		size := int(r.u16(w[6:]))
-		if size >= 8 && size <= n {
+		if size >= 8 && size <= len(w) {
 			switch RecordType(r.u32(w)) {
 			case RecordCompressed, RecordCompressed2, RecordHeaderTracing, RecordAuxtrace:
 			default:
-				r.in.Discard(size)
+				in.r += size
 				r.pos += int64(size)
 				return w[:size:size], off, nil
 			}

@@ -1,0 +1,73 @@
+package perfdata
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"testing"
+	"testing/iotest"
+)
+
+// TestDataBufferLikeBufio runs random Peek, Discard and full reads on a
+// dataBuffer and a bufio.Reader of the same size over the same random
+// stream (whole, in short reads, or ending in an error): both give the
+// same bytes and the same errors, call for call (how much each has
+// buffered may differ: bufio reads a large span past its buffer).
+func TestDataBufferLikeBufio(t *testing.T) {
+	errBroken := io.ErrClosedPipe
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		data := make([]byte, rng.IntN(300_000))
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		size := 64 + rng.IntN(70_000)
+		source := func() io.Reader {
+			var src io.Reader = bytes.NewReader(data)
+			switch seed % 4 {
+			case 1:
+				src = iotest.HalfReader(src)
+			case 2:
+				src = iotest.OneByteReader(src)
+			case 3:
+				src = io.MultiReader(src, iotest.ErrReader(errBroken))
+			}
+			return src
+		}
+		ours, theirs := newDataBuffer(source(), size), bufio.NewReaderSize(source(), size)
+		if theirs.Size() != size {
+			t.Fatalf("seed %d: bufio's size %d, not %d", seed, theirs.Size(), size)
+		}
+		for step := 0; step < 3000; step++ {
+			switch op := rng.IntN(3); op {
+			case 0:
+				n := rng.IntN(size + size/8 + 1)
+				a, aerr := ours.Peek(n)
+				b, berr := theirs.Peek(n)
+				if !bytes.Equal(a, b) || aerr != berr {
+					t.Fatalf("seed %d step %d: Peek(%d): %d bytes, %v; bufio %d bytes, %v", seed, step, n, len(a), aerr, len(b), berr)
+				}
+			case 1:
+				n := rng.IntN(ours.Buffered() + 1)
+				if theirs.Buffered() < n {
+					n = theirs.Buffered()
+				}
+				ours.Discard(n)
+				if _, err := theirs.Discard(n); err != nil {
+					t.Fatal(err)
+				}
+			case 2:
+				// Short reads may differ (io.Reader allows them): read a
+				// whole span through each.
+				p := make([]byte, rng.IntN(5000))
+				q := make([]byte, len(p))
+				an, aerr := io.ReadFull(ours, p)
+				bn, berr := io.ReadFull(theirs, q)
+				if an != bn || aerr != berr || !bytes.Equal(p[:an], q[:bn]) {
+					t.Fatalf("seed %d step %d: ReadFull(%d): %d, %v; bufio %d, %v", seed, step, len(p), an, aerr, bn, berr)
+				}
+			}
+		}
+	}
+}
