@@ -1586,8 +1586,9 @@ func scriptAddr(mp *index.Map, ip uint64) uint64 {
 
 // walkCallchain resolves e's callchain as perf script does
 // (thread__resolve_callchain_sample, callee order), calling frame with
-// each frame's address and map (nil: none; valid during the call): context markers set the
-// cpumode of the frames after them, at most maxStack frames. An unknown
+// each frame's address and map (nil: none; valid during the call only):
+// context markers set the cpumode of the frames after them, at most
+// maxStack frames. An unknown
 // marker drops the whole chain, as perf resets its cursor: walkCallchain
 // then returns false, and the frames already reported are void. A DWARF
 // sample's user frames, unwound from its stack, follow (dwarf.go).
