@@ -77,32 +77,24 @@ type prefetchedInlines struct {
 // reads itself.
 func startPrefetch(names []string, ids map[string][]byte, debugDir, symfs string, inlines bool, sections *unwind.SectionCache) *prefetch {
 	p := &prefetch{jobs: make(map[string]*prefetchJob)}
-	type sized struct {
-		dso  string
-		size int64
-	}
-	var bySize []sized
-	for _, dso := range names {
-		if !strings.HasPrefix(dso, "/") || strings.HasPrefix(dso, machine.PerfMapPrefix) {
-			continue
-		}
-		if inlines {
-			var size int64
+	paths := slices.DeleteFunc(slices.Clone(names), func(dso string) bool {
+		return !strings.HasPrefix(dso, "/") || strings.HasPrefix(dso, machine.PerfMapPrefix)
+	})
+	if inlines {
+		size := make(map[string]int64, len(paths))
+		for _, dso := range paths {
 			if fi, err := os.Stat(symfs + dso); err == nil { // as dsoCandidates names it
-				size = fi.Size()
+				size[dso] = fi.Size()
 			}
-			bySize = append(bySize, sized{dso, size})
+		}
+		bySize := slices.Clone(paths)
+		slices.SortStableFunc(bySize, func(a, b string) int { return cmp.Compare(size[b], size[a]) })
+		for _, dso := range bySize {
+			id := ids[dso]
+			p.add(inlinesKey(dso, id), func() any { return readInlines(debugDir, symfs, dso, id, sections) })
 		}
 	}
-	slices.SortStableFunc(bySize, func(a, b sized) int { return cmp.Compare(b.size, a.size) })
-	for _, f := range bySize {
-		id := ids[f.dso]
-		p.add(inlinesKey(f.dso, id), func() any { return readInlines(debugDir, symfs, f.dso, id, sections) })
-	}
-	for _, dso := range names {
-		if !strings.HasPrefix(dso, "/") || strings.HasPrefix(dso, machine.PerfMapPrefix) {
-			continue
-		}
+	for _, dso := range paths {
 		id := ids[dso]
 		p.add(tableKey(dso, id), func() any { return loadFileTable(debugDir, symfs, dso, id) })
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 // dataBuffer is the buffer a recording's data is read through: the part
-// of bufio.Reader that readRaw uses (Buffered, Peek, Discard, Read), with
+// of bufio.Reader that readRaw uses (Peek, Discard, Read), with
 // its buffer in readRaw's reach, so that the common case, a whole record
 // already buffered, is a slice of it without a call (bufio's three calls
 // a record were 14 ms of decoding a 1.1 M-record recording, where the
@@ -21,10 +21,6 @@ type dataBuffer struct {
 func newDataBuffer(src io.Reader, size int) *dataBuffer {
 	return &dataBuffer{src: src, buf: make([]byte, size)}
 }
-
-// Buffered returns the number of bytes that can be read without reading
-// from the source.
-func (b *dataBuffer) Buffered() int { return b.w - b.r }
 
 // Peek returns the next n bytes without consuming them. Fewer come with
 // the source's error when it ends before them, or bufio.ErrBufferFull

@@ -17,9 +17,9 @@ import (
 // SectionCache is a directory where OpenInlines keeps the compressed
 // debug sections it inflated, so that the next report reads them
 // instead: distribution debug files compress their DWARF, and inflating
-// a libc's .debug_info (5.8 MB) took 50 ms of the 130 ms a 26k-sample
-// DWARF script waits before its first unwound frame; reading it back
-// takes 2 ms. perf keeps no such cache (it has its build-id cache of the
+// a libc's debug sections took 50 ms of CPU every DWARF report; with
+// them cached, libc's inline records were ready 34 ms after the read
+// began instead of 85-100 ms (traced). perf keeps no such cache (it has its build-id cache of the
 // files themselves), and the answers are the same with or without it.
 //
 // A cached section is named by a hash of what identifies it: the file's

@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"debug/elf"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/kmapindex/kmapindex/internal/testbuild"
 )
 
 // TestSectionCache reads the compressed sections of a program built at
@@ -20,22 +17,10 @@ import (
 // changed is inflated again, and the directory stays under its bound.
 // Inline answers are the same with and without the cache.
 func TestSectionCache(t *testing.T) {
-	if _, err := exec.LookPath("objcopy"); err != nil {
-		t.Skip("objcopy not installed")
-	}
 	defer func(n uint64) { minCachedSection = n }(minCachedSection)
 	minCachedSection = 1
-	dir := t.TempDir()
-	src := testbuild.Source(t, dir, "inl.c", inlineSrc)
-	bin := filepath.Join(dir, "inl")
-	if err := testbuild.Compile(t, "gcc", "-g", "-O2", "-o", bin, src); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "inl.zlib")
-	if b, err := exec.Command("objcopy", "--compress-debug-sections=zlib", bin, file).CombinedOutput(); err != nil {
-		t.Skipf("objcopy --compress-debug-sections=zlib: %v: %s", err, b)
-	}
-	cache := &SectionCache{Dir: filepath.Join(dir, "cache")}
+	file := compressedPrograms(t, "zlib")[0]
+	cache := &SectionCache{Dir: filepath.Join(t.TempDir(), "cache")}
 	type read struct {
 		name string
 		data []byte

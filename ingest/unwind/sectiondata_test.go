@@ -17,27 +17,7 @@ import (
 // files with their compressed bytes damaged (both must fail or give the
 // same bytes), and of the C library's debug file when there is one.
 func TestSectionDataMatchesDebugELF(t *testing.T) {
-	if _, err := exec.LookPath("objcopy"); err != nil {
-		t.Skip("objcopy not installed")
-	}
-	dir := t.TempDir()
-	src := testbuild.Source(t, dir, "inl.c", inlineSrc)
-	bin := filepath.Join(dir, "inl")
-	if err := testbuild.Compile(t, "gcc", "-g", "-O2", "-o", bin, src); err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for _, kind := range []string{"zlib", "zstd"} {
-		out := filepath.Join(dir, "inl."+kind)
-		if b, err := exec.Command("objcopy", "--compress-debug-sections="+kind, bin, out).CombinedOutput(); err != nil {
-			t.Logf("objcopy --compress-debug-sections=%s: %v: %s", kind, err, b)
-			continue
-		}
-		files = append(files, out)
-	}
-	if len(files) == 0 {
-		t.Skip("objcopy compresses no debug sections here")
-	}
+	files := compressedPrograms(t, "zlib", "zstd")
 	if libc := libcDebugFile(); libc != "" {
 		files = append(files, libc)
 	}
@@ -66,6 +46,35 @@ func TestSectionDataMatchesDebugELF(t *testing.T) {
 			}
 		}
 	}
+}
+
+// compressedPrograms builds the inline test program with gcc -g -O2 and
+// returns copies of it whose debug sections objcopy compressed, one per
+// kind it manages; it skips the test without objcopy or any.
+func compressedPrograms(t *testing.T, kinds ...string) []string {
+	t.Helper()
+	if _, err := exec.LookPath("objcopy"); err != nil {
+		t.Skip("objcopy not installed")
+	}
+	dir := t.TempDir()
+	src := testbuild.Source(t, dir, "inl.c", inlineSrc)
+	bin := filepath.Join(dir, "inl")
+	if err := testbuild.Compile(t, "gcc", "-g", "-O2", "-o", bin, src); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, kind := range kinds {
+		out := filepath.Join(dir, "inl."+kind)
+		if b, err := exec.Command("objcopy", "--compress-debug-sections="+kind, bin, out).CombinedOutput(); err != nil {
+			t.Logf("objcopy --compress-debug-sections=%s: %v: %s", kind, err, b)
+			continue
+		}
+		files = append(files, out)
+	}
+	if len(files) == 0 {
+		t.Skip("objcopy compresses no debug sections here")
+	}
+	return files
 }
 
 // compareSections compares sectionData with Section.Data on every
