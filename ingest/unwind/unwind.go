@@ -401,7 +401,7 @@ func (u *Unwinder) apply(f *frame, r *rowInfo) (int, error) {
 	}
 	if r.inPlace {
 		// The rules cannot fail nor read the old locations: no copy of
-		// them (two of 272 bytes a frame, a tenth of a DWARF unwind).
+		// them (two of 272 bytes a frame: a DWARF script 0.665 -> 0.60 s).
 		for m := r.live; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros32(m)
 			switch rl := rw.regs[i]; rl.where {
