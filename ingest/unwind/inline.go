@@ -2,8 +2,8 @@ package unwind
 
 import (
 	"cmp"
-	"debug/dwarf"
 	"debug/elf"
+	"github.com/kmapindex/kmapindex/internal/dwarf"
 	"io"
 	"os"
 	"slices"
@@ -82,7 +82,8 @@ type funcInfo struct {
 // OpenInlines reads the DWARF and symbol table of the ELF file at path
 // (the file perf names in dso->symsrc_filename). A file without DWARF
 // answers from its symbol table (or dynamic symbols) alone, as
-// addr2line does ("name" and "??:?", which perf takes as an answer).
+// addr2line does ("name" and "??:?", which perf takes as an answer), and
+// so does a relocatable object.
 // Compressed sections come from cache, if not nil, or go to it.
 func OpenInlines(path string, cache *SectionCache) (*Inlines, error) {
 	fh, err := os.Open(path)
@@ -105,7 +106,10 @@ func OpenInlines(path string, cache *SectionCache) (*Inlines, error) {
 		in.secs = append(in.secs, s.SectionHeader)
 	}
 	in.readSyms(f)
-	if f.Section(".debug_info") == nil && f.Section(".zdebug_info") == nil {
+	if f.Section(".debug_info") == nil && f.Section(".zdebug_info") == nil || f.Type == elf.ET_REL {
+		// A relocatable object's DWARF needs its relocations applied,
+		// which loadDWARF does not do: no user map is one (and perf
+		// does not expand a kernel module's frames).
 		return in, nil
 	}
 	if in.d, err = loadDWARF(f, fh, cache, path, fi); err != nil {
@@ -509,20 +513,20 @@ var dwarfSections = []string{"abbrev", "info", "line", "ranges", "str", "addr", 
 
 // loadDWARF is elf.File.DWARF for executables and shared objects, with
 // only the sections Inlines uses, decompressed in parallel (sectionData;
-// ra is f's file, at path, fi its stat).
+// ra is f's file, at path, fi its stat), read by internal/dwarf, which
+// reads a unit's abbreviations when the unit is first read (libc's
+// debug file has over a thousand units, of which a report reads a
+// few).
 func loadDWARF(f *elf.File, ra io.ReaderAt, cache *SectionCache, path string, fi os.FileInfo) (*dwarf.Data, error) {
-	if f.Type == elf.ET_REL || f.Section(".zdebug_info") != nil {
-		return f.DWARF() // relocations to apply, or the old compression
-	}
 	data := make([][]byte, len(dwarfSections))
 	errs := make([]error, len(dwarfSections))
 	var wg sync.WaitGroup
 	for i, name := range dwarfSections {
-		s := f.Section(".debug_" + name)
-		if s == nil || s.Type == elf.SHT_NOBITS {
-			continue
+		if s := f.Section(".debug_" + name); s != nil && s.Type != elf.SHT_NOBITS {
+			wg.Go(func() { data[i], errs[i] = sectionData(f, ra, s, cache, path, fi) })
+		} else if s := f.Section(".zdebug_" + name); s != nil && s.Type != elf.SHT_NOBITS {
+			wg.Go(func() { data[i], errs[i] = zdebugData(s) })
 		}
-		wg.Go(func() { data[i], errs[i] = sectionData(f, ra, s, cache, path, fi) })
 	}
 	wg.Wait()
 	for i, err := range errs {

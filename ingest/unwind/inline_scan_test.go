@@ -1,7 +1,7 @@
 package unwind
 
 import (
-	"debug/dwarf"
+	"github.com/kmapindex/kmapindex/internal/dwarf"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -78,7 +78,7 @@ func TestScanUnitShortcuts(t *testing.T) {
 			compareScans(t, bin)
 		})
 	}
-	if libc := libcDebugFile(); libc != "" && !testing.Short() {
+	if libc := testbuild.LibcDebugFile(); libc != "" && !testing.Short() {
 		compareScans(t, libc)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -50,33 +49,9 @@ func TestInlinesAddr2line(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareAddr2line(t, stripped, 1) // dynamic symbols only
-	if libc := libcDebugFile(); libc != "" && !testing.Short() {
+	if libc := testbuild.LibcDebugFile(); libc != "" && !testing.Short() {
 		compareAddr2line(t, libc, 997)
 	}
-}
-
-// libcDebugFile returns the C library's separate debug file, found by
-// build id under /usr/lib/debug; "" when there is none.
-func libcDebugFile() string {
-	f, err := elf.Open("/usr/lib/x86_64-linux-gnu/libc.so.6")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	s := f.Section(".note.gnu.build-id")
-	if s == nil {
-		return ""
-	}
-	b, err := s.Data()
-	if err != nil || len(b) < 16+20 {
-		return ""
-	}
-	id := fmt.Sprintf("%x", b[16:])
-	p := "/usr/lib/debug/.build-id/" + id[:2] + "/" + id[2:] + ".debug"
-	if _, err := os.Stat(p); err != nil {
-		return ""
-	}
-	return p
 }
 
 // compareAddr2line asks addr2line about every stride-th address of path's

@@ -3,7 +3,9 @@ package unwind
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -103,4 +105,29 @@ func inflate(f *elf.File, ra io.ReaderAt, s *elf.Section) ([]byte, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// zdebugData returns the contents of s, a section of the old GNU
+// compression (.zdebug_*: "ZLIB", the size in 8 big-endian bytes, a
+// zlib stream), inflated as debug/elf's DWARF does; a section without
+// the "ZLIB" header is taken as it is.
+func zdebugData(s *elf.Section) ([]byte, error) {
+	b, err := s.Data()
+	if err != nil || len(b) < 12 || string(b[:4]) != "ZLIB" {
+		return b, err
+	}
+	size := binary.BigEndian.Uint64(b[4:12])
+	if size > maxSectionSize {
+		return nil, fmt.Errorf("section %s: inflated size %d above %d", s.Name, size, maxSectionSize)
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(b[12:]))
+	if err != nil {
+		return nil, fmt.Errorf("section %s: %w", s.Name, err)
+	}
+	defer zr.Close()
+	out := make([]byte, size)
+	if _, err := io.ReadFull(zr, out); err != nil {
+		return nil, fmt.Errorf("section %s: %w", s.Name, err)
+	}
+	return out, nil
 }

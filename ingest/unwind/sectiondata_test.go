@@ -18,7 +18,7 @@ import (
 // same bytes), and of the C library's debug file when there is one.
 func TestSectionDataMatchesDebugELF(t *testing.T) {
 	files := compressedPrograms(t, "zlib", "zstd")
-	if libc := libcDebugFile(); libc != "" {
+	if libc := testbuild.LibcDebugFile(); libc != "" {
 		files = append(files, libc)
 	}
 	for _, file := range files {

@@ -1,10 +1,12 @@
 // Package testbuild compiles the small C, C++ and Rust programs that the
 // tests read symbols from and record: one place that finds the compilers
-// and runs them.
+// and runs them, and the system's debug files the tests read.
 package testbuild
 
 import (
+	"debug/elf"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,3 +66,27 @@ type Error struct {
 func (e *Error) Error() string { return e.Name + ": " + e.Err.Error() + "\n" + e.Output }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// LibcDebugFile returns the path of the running system's libc debug file
+// (Debian's libc6-dbg, by build id), or "" when it is not installed.
+func LibcDebugFile() string {
+	f, err := elf.Open("/usr/lib/x86_64-linux-gnu/libc.so.6")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := f.Section(".note.gnu.build-id")
+	if s == nil {
+		return ""
+	}
+	b, err := s.Data()
+	if err != nil || len(b) < 16+20 {
+		return ""
+	}
+	id := fmt.Sprintf("%x", b[16:])
+	p := "/usr/lib/debug/.build-id/" + id[:2] + "/" + id[2:] + ".debug"
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
