@@ -5,15 +5,18 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // TestDataBufferLikeBufio runs random Peek, Discard and full reads on a
 // dataBuffer and a bufio.Reader of the same size over the same random
 // stream (whole, in short reads, or ending in an error): both give the
 // same bytes and the same errors, call for call (how much each has
-// buffered may differ: bufio reads a large span past its buffer).
+// buffered may differ: bufio reads a large span past its buffer). Half
+// the seeds read ahead on a goroutine (newReadAheadBuffer).
 func TestDataBufferLikeBufio(t *testing.T) {
 	errBroken := io.ErrClosedPipe
 	for seed := range uint64(40) {
@@ -36,6 +39,10 @@ func TestDataBufferLikeBufio(t *testing.T) {
 			return src
 		}
 		ours, theirs := newDataBuffer(source(), size), bufio.NewReaderSize(source(), size) // size > bufio's minimum
+		if seed%8 >= 4 {
+			ours = newReadAheadBuffer(source(), size, 1+rng.IntN(size)) // a small reserve joins chunks too
+			defer ours.close()
+		}
 		for step := 0; step < 3000; step++ {
 			switch op := rng.IntN(3); op {
 			case 0:
@@ -64,4 +71,35 @@ func TestDataBufferLikeBufio(t *testing.T) {
 			}
 		}
 	}
+}
+
+// endless is a source that never ends.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestReadAheadStops checks that a read-ahead goroutine ends when its
+// buffer is closed, and when it is dropped unclosed.
+func TestReadAheadStops(t *testing.T) {
+	before := runtime.NumGoroutine()
+	closed := newReadAheadBuffer(endless{}, 1<<10, 64)
+	dropped := newReadAheadBuffer(endless{}, 1<<10, 64)
+	for _, b := range []*dataBuffer{closed, dropped} {
+		if p, err := b.Peek(100); len(p) != 100 || err != nil {
+			t.Fatalf("Peek(100): %d bytes, %v", len(p), err)
+		}
+	}
+	if n := runtime.NumGoroutine(); n < before+2 {
+		t.Fatalf("%d goroutines with two buffers reading ahead, %d before", n, before)
+	}
+	closed.close()
+	dropped = nil
+	for range 500 {
+		runtime.GC()
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%d goroutines 5 s after closing one buffer and dropping the other, %d before", runtime.NumGoroutine(), before)
 }

@@ -202,6 +202,9 @@ func (r *Reader) Dir() string { return r.dir }
 // which Close closes.
 func (r *Reader) closeDir() error {
 	var err error
+	for _, s := range r.streams {
+		s.in.close()
+	}
 	for _, s := range r.streams[1:] {
 		if cerr := s.file.Close(); err == nil {
 			err = cerr

@@ -262,6 +262,9 @@ func openStat(name string) (*os.File, os.FileInfo, error) {
 // after Close.
 func (r *Reader) Close() error {
 	var err error
+	if r.in != nil {
+		r.in.close()
+	}
 	if r.streams != nil {
 		err = r.closeDir()
 	}
@@ -571,9 +574,13 @@ func (r *Reader) startData(off, end int64) {
 
 // dataBufferFor returns the buffer records of n bytes (-1: unknown) are read
 // through. Records are peeked whole (up to 64 KiB); a large recording
-// reads in 1 MiB chunks, a small one needs no more than its size.
+// reads in 1 MiB chunks, ahead of the decoding when it has more than
+// aheadMin bytes; a small one needs no more than its size.
 func dataBufferFor(src io.Reader, n int64) *dataBuffer {
 	size := 1 << 20
+	if n > aheadMin {
+		return newReadAheadBuffer(src, size, aheadReserve)
+	}
 	if n >= 0 {
 		size = int(min(max(n, 64<<10), 1<<20))
 	}
