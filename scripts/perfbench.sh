@@ -9,6 +9,9 @@
 # time), the medians, perf/kbench ratios of wall time, CPU time and peak
 # RSS, kbench's CPU/wall, and whether the outputs agree (script: every
 # line; table: every row). Needs perf and GNU time at /usr/bin/time.
+# PERFBENCH_VIEWS lists the views to time (default "table script
+# children"): "script" alone for a large --call-graph dwarf recording,
+# where perf takes minutes.
 set -euo pipefail
 if [ $# -ne 3 ]; then
 	echo "usage: $0 DIR RUNS KBENCH" >&2
@@ -28,16 +31,25 @@ fi
 # kbench 3.4 s instead of 0.3 s, read from disk), and whichever tool ran
 # first after that paid for it.
 warm() { cat "$f" >/dev/null; }
+views=" ${PERFBENCH_VIEWS:-table script children} "
+want() { [[ $views == *" $1 "* ]]; }
+for v in table script children; do
+	want $v && rm -f "$dir/kbench.$v" "$dir/perf.$v" # no stale outputs to compare
+done
 for i in $(seq "$runs"); do
-	warm
-	/usr/bin/time -a -o "$times" -f "kbench-table %e %U %S %M" "$kb" report -progress never -format table -kallsyms $ks "$f" >"$dir/kbench.table"
-	warm
-	/usr/bin/time -a -o "$times" -f "perf-table %e %U %S %M" perf report -i "$f" --kallsyms $ks --stdio --sort dso,sym --no-children -g none -n >"$dir/perf.table" 2>/dev/null
-	warm
-	/usr/bin/time -a -o "$times" -f "kbench-script %e %U %S %M" "$kb" report -progress never -format script -kallsyms $ks "$f" >"$dir/kbench.script"
-	warm
-	/usr/bin/time -a -o "$times" -f "perf-script %e %U %S %M" perf script -i "$f" --kallsyms $ks -F ip,sym,dso >"$dir/perf.script" 2>/dev/null
-	if [ $chains = 1 ]; then
+	if want table; then
+		warm
+		/usr/bin/time -a -o "$times" -f "kbench-table %e %U %S %M" "$kb" report -progress never -format table -kallsyms $ks "$f" >"$dir/kbench.table"
+		warm
+		/usr/bin/time -a -o "$times" -f "perf-table %e %U %S %M" perf report -i "$f" --kallsyms $ks --stdio --sort dso,sym --no-children -g none -n >"$dir/perf.table" 2>/dev/null
+	fi
+	if want script; then
+		warm
+		/usr/bin/time -a -o "$times" -f "kbench-script %e %U %S %M" "$kb" report -progress never -format script -kallsyms $ks "$f" >"$dir/kbench.script"
+		warm
+		/usr/bin/time -a -o "$times" -f "perf-script %e %U %S %M" perf script -i "$f" --kallsyms $ks -F ip,sym,dso >"$dir/perf.script" 2>/dev/null
+	fi
+	if [ $chains = 1 ] && want children; then
 		warm
 		/usr/bin/time -a -o "$times" -f "kbench-children %e %U %S %M" "$kb" report -progress never -format table -children -kallsyms $ks "$f" >"$dir/kbench.children"
 		warm
@@ -62,7 +74,9 @@ END {
 }
 AWK
 ) "$times"
-if cmp -s <(sed 's/[[:space:]]*$//' "$dir/kbench.script") <(sed 's/[[:space:]]*$//' "$dir/perf.script"); then
+if ! want script; then
+	:
+elif cmp -s <(sed 's/[[:space:]]*$//' "$dir/kbench.script") <(sed 's/[[:space:]]*$//' "$dir/perf.script"); then
 	echo "script: every line equal to perf script"
 else
 	echo "script: DIFFERS from perf script (first difference below)"
@@ -70,7 +84,7 @@ else
 fi
 rows() { grep -v '^#' "$1" | grep -v '^[[:space:]]*$' | sed 's/[[:space:]]*$//'; }
 for t in table children; do
-	[ -f "$dir/perf.$t" ] || continue
+	want $t && [ -f "$dir/perf.$t" ] || continue
 	if cmp -s <(rows "$dir/kbench.$t") <(rows "$dir/perf.$t"); then
 		echo "$t: every row equal to perf report"
 	else

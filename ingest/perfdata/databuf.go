@@ -59,16 +59,26 @@ func (b *dataBuffer) fill(n int) {
 		b.w = copy(b.buf, b.buf[b.r:b.w])
 		b.r = 0
 	}
-	for empty := 0; b.w-b.r < n && b.err == nil; {
-		m, err := b.src.Read(b.buf[b.w:])
-		b.w += m
-		b.err = err
+	m, err := readAtLeast(b.src, b.buf[b.w:], n-(b.w-b.r))
+	b.w += m
+	b.err = err
+}
+
+// readAtLeast reads src into p until at least atLeast bytes are read or src
+// fails, as io.ReadAtLeast does, but with bufio's rule for a source that
+// gives nothing: io.ErrNoProgress after 100 empty reads.
+func readAtLeast(src io.Reader, p []byte, atLeast int) (n int, err error) {
+	for empty := 0; n < atLeast && err == nil; {
+		var m int
+		m, err = src.Read(p[n:])
+		n += m
 		if m > 0 {
 			empty = 0
 		} else if empty++; empty == 100 && err == nil {
-			b.err = io.ErrNoProgress // as bufio
+			err = io.ErrNoProgress
 		}
 	}
+	return n, err
 }
 
 // Discard consumes the next n buffered bytes (at most those buffered).
@@ -160,16 +170,7 @@ func (a *readAhead) run(src io.Reader) {
 			return
 		}
 		c := aheadChunk{mem: mem}
-		for empty := 0; c.n < len(mem)-a.reserve && c.err == nil; {
-			m, err := src.Read(mem[a.reserve+c.n:])
-			c.n += m
-			c.err = err
-			if m > 0 {
-				empty = 0
-			} else if empty++; empty == 100 && err == nil {
-				c.err = io.ErrNoProgress // as bufio
-			}
-		}
+		c.n, c.err = readAtLeast(src, mem[a.reserve:], len(mem)-a.reserve)
 		select {
 		case a.full <- c:
 		case <-a.done:

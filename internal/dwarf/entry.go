@@ -984,18 +984,6 @@ func (r *Reader) SkipChildren() {
 	}
 }
 
-// clone returns a copy of the reader. This is used by the typeReader
-// interface.
-func (r *Reader) clone() typeReader {
-	return r.d.Reader()
-}
-
-// offset returns the current buffer offset. This is used by the
-// typeReader interface.
-func (r *Reader) offset() Offset {
-	return r.b.off
-}
-
 // SeekPC returns the [Entry] for the compilation unit that includes pc,
 // and positions the reader to read the children of that unit.  If pc
 // is not covered by any unit, SeekPC returns [ErrUnknownPC] and the

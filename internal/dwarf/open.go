@@ -8,7 +8,8 @@ LICENSE beside it), changed in one respect: a unit's abbreviation table
 is read as the unit's entries need it, not when the Data is made (see
 abbrevTable in entry.go). New read every table of libc's debug file,
 2,063 of them: 30 ms and 14 MB of each report with DWARF callchains,
-which then read a few units. Everything else is as debug/dwarf has it,
+which then read a few units. Types (Data.Type, AddTypes), which no
+caller reads, are left out; everything else is as debug/dwarf has it,
 so that its answers are debug/dwarf's (TestLikeDebugDWARF compares them).
 
 # Security
@@ -49,8 +50,6 @@ type Data struct {
 	abbrevCache map[uint64]*abbrevTable
 	bigEndian   bool
 	order       binary.ByteOrder
-	typeCache   map[Offset]Type
-	typeSigs    map[uint64]*typeUnit
 	unit        []unit
 }
 
@@ -75,8 +74,6 @@ func New(abbrev, aranges, frame, info, line, pubnames, ranges, str []byte) (*Dat
 		ranges:      ranges,
 		str:         str,
 		abbrevCache: make(map[uint64]*abbrevTable),
-		typeCache:   make(map[Offset]Type),
-		typeSigs:    make(map[uint64]*typeUnit),
 	}
 
 	// Sniff .debug_info to figure out byte order.
@@ -113,14 +110,6 @@ func New(abbrev, aranges, frame, info, line, pubnames, ranges, str []byte) (*Dat
 	}
 	d.unit = u
 	return d, nil
-}
-
-// AddTypes will add one .debug_types section to the DWARF data. A
-// typical object with DWARF version 4 debug info will have multiple
-// .debug_types sections. The name is used for error reporting only,
-// and serves to distinguish one .debug_types section from another.
-func (d *Data) AddTypes(name string, types []byte) error {
-	return d.parseTypes(name, types)
 }
 
 // AddSection adds another DWARF section by name. The name should be a
