@@ -654,6 +654,7 @@ func prepareKernel(load func() (*kallsyms.List, error)) (start func(kernelHint),
 				defer close(done)
 				<-read
 				p := preparedKernel{syms: syms, err: readErr}
+				syms = nil // the symbolizer's, which drops it once it has its tables
 				build := p.err == nil && p.syms != nil && !h.noTables
 				if build && h.refName != "" {
 					addr, ok := p.syms.FunctionStart(h.refName)

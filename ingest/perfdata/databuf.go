@@ -212,10 +212,17 @@ func (b *dataBuffer) fillAhead(n int) {
 			a.free <- c.mem
 			c.mem = nil
 		}
-		if a.cur != nil {
+		if a.cur != nil && !a.ended {
 			a.free <- a.cur
 		}
 		a.cur = c.mem
 		b.err = c.err
+		if a.ended {
+			// The goroutine is done: the chunks it would read into
+			// can go.
+			for len(a.free) > 0 {
+				<-a.free
+			}
+		}
 	}
 }
