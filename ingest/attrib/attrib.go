@@ -828,6 +828,9 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				}
 			}
 			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.MmapOf(rec)}}
+			if len(rec.BuildID) > 0 {
+				e.side.buildID = slices.Clone(rec.BuildID)
+			}
 		case *perfdata.Fork:
 			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid, misc: rec.Misc}
 		case *perfdata.Comm:
@@ -1089,6 +1092,8 @@ func (a *attributor) deliver(e *event) error {
 		if err := a.m.Mmap(e.side.mmap); err != nil {
 			// perf warns about a record it cannot use and goes on.
 			a.warn("skipped the MMAP record at file offset %#x: %v", e.side.off, err)
+		} else if e.side.buildID != nil {
+			a.mmapBuildID(e.side.mmap, e.side.buildID)
 		}
 	case evFork:
 		a.m.Fork(e.pid, e.ppid, e.tid, e.ptid, e.misc)
@@ -1142,6 +1147,26 @@ func (a *attributor) buildID(e *event) {
 	}
 	if perfdata.CPUMode(e.cpumode) == perfdata.CPUModeKernel {
 		a.m.KernelBuildIDs = append(a.m.KernelBuildIDs, e.side.rare.bidPath)
+	}
+}
+
+// mmapBuildID gives the DSO of an MMAP2 record the build id it carries
+// (perf record --buildid-mmap), replacing any it had, as perf 6.1's
+// map__new does for a user map and machine__process_kernel_mmap_event
+// for a module's: like a HEADER_BUILD_ID record's (buildID), it decides
+// the files the DSO's symbols may come from when it is first loaded.
+// The kernel's own map is left alone: the kernel's symbols were chosen
+// before the run (the default kallsyms of cmd/kbench goes by the
+// header's build ids), and so are a guest's maps, as buildID leaves
+// them.
+func (a *attributor) mmapBuildID(r machine.Mmap, id []byte) {
+	switch r.CPUMode {
+	case machine.CPUModeUser:
+		a.sym.buildIDs[machine.UserMap(r).DSO] = id
+	case machine.CPUModeKernel:
+		if machine.IsModuleMmap(r.Filename) {
+			a.sym.buildIDs[r.Filename] = id
+		}
 	}
 }
 

@@ -2,7 +2,9 @@ package attrib
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
 	"github.com/kmapindex/kmapindex/internal/linediff"
 	"github.com/kmapindex/kmapindex/internal/perftest"
 )
@@ -108,6 +111,116 @@ func TestPipeHeaderBuildID(t *testing.T) {
 				t.Errorf("Result.BuildIDs[%s] = %q, %v", dash, id, ok)
 			}
 			// perf script reads the same file the same way.
+			file := filepath.Join(t.TempDir(), "bid.data")
+			if err := os.WriteFile(file, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, "script", "-F", "ip,sym,dso", "--kallsyms", kallsymsSubset, "-i", file)
+			if err == perftest.ErrNotInstalled {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := linediff.First(got, out); d != "" {
+				t.Errorf("differs from perf script: %s", d)
+			}
+		})
+	}
+}
+
+// withMmapBuildID returns a copy of the pipe-mode recording data whose
+// MMAP2 records of file carry build id id instead of their inode fields,
+// as perf record --buildid-mmap writes them.
+func withMmapBuildID(t *testing.T, data []byte, file string, id []byte) []byte {
+	t.Helper()
+	b := bytes.Clone(data)
+	le := binary.LittleEndian
+	n := 0
+	for p := 16; p+8 <= len(b); p += int(le.Uint16(b[p+6:])) {
+		rec := b[p : p+int(le.Uint16(b[p+6:]))]
+		if perfdata.RecordType(le.Uint32(rec)) != perfdata.RecordMmap2 || len(rec) < 72+len(file)+1 ||
+			string(rec[72:72+len(file)+1]) != file+"\x00" {
+			continue
+		}
+		le.PutUint16(rec[4:], le.Uint16(rec[4:])|perfdata.MiscMmapBuildID)
+		union := rec[40:64] // maj, min, ino, ino_generation
+		clear(union)
+		union[0] = byte(len(id))
+		copy(union[4:], id)
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("no MMAP2 record of %s", file)
+	}
+	return b
+}
+
+// An MMAP2 record's build id (perf record --buildid-mmap) is its DSO's,
+// as perf 6.1's map__new sets it: a file on disk with another build id
+// is not used for symbols, so every sample in /usr/bin/dash prints
+// [unknown], as with perf script; with the file's own build id nothing
+// changes.
+func TestMmapBuildID(t *testing.T) {
+	const dash = "/usr/bin/dash"
+	data, err := os.ReadFile("../perfdata/testdata/pipe.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := func(b []byte) (string, *Result) {
+		r, err := perfdata.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res, err := Run(r, Options{Kallsyms: ks, Script: &out, DebugDir: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), res
+	}
+	plain, _ := script(data)
+	if !strings.Contains(plain, "("+dash+")") || strings.Count(plain, "[unknown] ("+dash+")") == strings.Count(plain, "("+dash+")") {
+		t.Fatalf("pipe.data's %s samples are not symbolized: the test needs the machine it was recorded on", dash)
+	}
+	f, err := elf.Open(dash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := symbols.BuildID(f)
+	f.Close()
+	if len(own) == 0 {
+		t.Fatalf("%s: no build id", dash)
+	}
+	for _, tc := range []struct {
+		name    string
+		id      []byte
+		unknown bool
+	}{
+		{"another file's", []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, true},
+		{"the file's own", own, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := withMmapBuildID(t, data, dash, tc.id)
+			got, res := script(b)
+			var want strings.Builder
+			for _, line := range strings.SplitAfter(plain, "\n") {
+				if tc.unknown && strings.HasSuffix(line, " ("+dash+")\n") {
+					f := strings.Fields(line)
+					line = strings.Replace(line, " "+strings.Join(f[1:len(f)-1], " ")+" ", " [unknown] ", 1)
+				}
+				want.WriteString(line)
+			}
+			if d := linediff.First(got, want.String()); d != "" {
+				t.Errorf("differs: %s", d)
+			}
+			if id := res.BuildIDs[dash]; id != fmt.Sprintf("%x", tc.id) {
+				t.Errorf("Result.BuildIDs[%s] = %q, want %x", dash, id, tc.id)
+			}
 			file := filepath.Join(t.TempDir(), "bid.data")
 			if err := os.WriteFile(file, b, 0o644); err != nil {
 				t.Fatal(err)

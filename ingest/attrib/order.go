@@ -46,10 +46,11 @@ type event struct {
 // the rarest behind rare (a recording can have tens of thousands of
 // MMAPs, and one struct for all took 224 bytes each).
 type sideband struct {
-	off  int64 // the record's file offset, for warnings
-	mmap machine.Mmap
-	comm string // COMM
-	rare *rareSideband
+	off     int64 // the record's file offset, for warnings
+	mmap    machine.Mmap
+	buildID []byte // an MMAP2's, when it carries one (perf record --buildid-mmap)
+	comm    string // COMM
+	rare    *rareSideband
 	// reads are a SAMPLE's PERF_SAMPLE_READ counters, when its event
 	// has them: perf delivers the sample once per counter (readValue).
 	reads []readValue
