@@ -99,6 +99,7 @@ func TestRandomRecordingsAgainstPerf(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 17))
 			opts := randomRecording{chains: seed%2 == 1, cpus: seed%3 != 0, rounds: seed%4 >= 2, modules: seed%5 >= 2, bpf: seed%7 >= 3, otherModes: seed%6 >= 3,
 				lbr: seed%8 == 7, far: seed%4 == 3, read: seed%9 == 4}
+			opts.overlap = opts.modules && seed%2 == 1
 			ksFile, ks := ksFile, ks
 			if opts.modules {
 				ksFile, ks = withModules(t, dir, ksFile, ks, rng)
@@ -211,6 +212,12 @@ type randomRecording struct {
 	// modules maps the kernel modules of ks's symbols (withModules), all
 	// but one by an MMAP record, and samples them.
 	modules bool
+	// overlap, with modules, makes the module maps overlap as a kernel
+	// from 6.4 on reports them (a module's size covers all of its
+	// memory, beyond its text), adds maps of modules without symbols
+	// laid over them, and writes the MMAPs in a random order: perf 6.1
+	// then answers from the shape of its tree of the kernel maps.
+	overlap bool
 	// otherModes takes some samples in other cpumodes than kernel and
 	// user (unknown, hypervisor, guest).
 	otherModes bool
@@ -325,14 +332,34 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 			bounds[s.Module] = r
 			modIPs = append(modIPs, s.Addr+uint64(rng.IntN(8)))
 		}
+		type modMap struct {
+			name      string
+			addr, len uint64
+		}
+		var maps []modMap
 		for _, m := range mods {
 			r := bounds[m]
 			modIPs = append(modIPs, r[1]+uint64(rng.IntN(0x80))) // past its last symbol
 			if m == "kmodc" {
 				continue
 			}
-			must(w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: kernel}, Pid: ^uint32(0), Addr: r[0], Len: (r[1] - r[0] + 0xfff) &^ 0xfff,
-				Filename: "/lib/modules/6.1.0/kernel/drivers/" + m + ".ko", Prot: 5, Flags: 2}))
+			n := (r[1] - r[0] + 0xfff) &^ 0xfff
+			if opts.overlap {
+				n = 1<<20 + uint64(rng.IntN(8))*0x1000 // into the next module's (withModules puts them 1 MiB apart)
+			}
+			maps = append(maps, modMap{m, r[0], n})
+		}
+		if opts.overlap {
+			for i := range 2 + rng.IntN(6) {
+				a := uint64(0xffffffffc0a00000) + uint64(rng.IntN(0x280))*0x1000
+				maps = append(maps, modMap{fmt.Sprintf("kmodx%d", i), a, uint64(1+rng.IntN(0x100)) * 0x1000})
+				modIPs = append(modIPs, a+uint64(rng.IntN(0x1000)), a+uint64(rng.IntN(0x100000)))
+			}
+			rng.Shuffle(len(maps), func(i, j int) { maps[i], maps[j] = maps[j], maps[i] })
+		}
+		for _, mm := range maps {
+			must(w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: kernel}, Pid: ^uint32(0), Addr: mm.addr, Len: mm.len,
+				Filename: "/lib/modules/6.1.0/kernel/drivers/" + mm.name + ".ko", Prot: 5, Flags: 2}))
 		}
 	}
 	// A few addresses per map, so that entries repeat.

@@ -5,10 +5,11 @@
 // implementation (package mapset), so the B-tree and the list reference
 // can be compared on real recordings.
 //
-// Deviations from perf 6.1, all in favour of determinism: perf inserts
-// KSYMBOL and module maps without fixing overlaps (its rbtree lookup then
-// depends on the tree's shape); here every insert lets the new map win,
-// as perf mainline does since v6.15.
+// perf 6.1 inserts kernel, module and KSYMBOL maps without fixing
+// overlaps, and its rbtree lookup then depends on the tree's shape. The
+// index lets every new map win, as perf mainline does since v6.15; beside
+// it, perfKmaps keeps perf 6.1's own tree, which answers kernel lookups
+// once two kernel maps overlap (see perfKmaps).
 package machine
 
 import (
@@ -116,7 +117,8 @@ const (
 type Machine struct {
 	impl    mapset.Impl
 	kernel  mapset.Set
-	vmlinux index.Map // the kernel map, if hasVmlinux
+	kmaps   *perfKmaps // perf's tree of the kernel maps
+	vmlinux index.Map  // the kernel map, if hasVmlinux
 	has     bool
 	// RefRelocSym is the kernel MMAP's relocation symbol (name after
 	// "[kernel.kallsyms]", address = the record's pgoff); zero when the
@@ -248,16 +250,25 @@ func (m *Machine) newProcMaps(set mapset.Set) *procMaps {
 
 // New returns an empty machine whose map sets come from impl.
 func New(impl mapset.Impl) *Machine {
-	return &Machine{impl: impl, kernel: impl.New(), threads: make(map[uint32]*Thread)}
+	return &Machine{impl: impl, kernel: impl.New(), kmaps: newPerfKmaps(), threads: make(map[uint32]*Thread)}
 }
 
 // Kernel returns the kernel maps.
 func (m *Machine) Kernel() mapset.Set { return m.kernel }
 
 // ModuleMaps returns the kernel's module maps, among which kallsyms is
-// split (maps__split_kallsyms).
+// split (maps__split_kallsyms): once kernel maps overlap, perf's own,
+// by start (perfKmaps).
 func (m *Machine) ModuleMaps() []index.Map {
 	var mods []index.Map
+	if m.kmaps.active() {
+		for n := m.kmaps.tree.First(); n != nil; n = n.Next() {
+			if mp := m.kmaps.maps[n.Value]; mp.Kind == index.KindModule {
+				mods = append(mods, mp)
+			}
+		}
+		return mods
+	}
 	for _, mp := range m.kernel.Slice() {
 		if mp.Kind == index.KindModule {
 			mods = append(mods, mp)
@@ -423,6 +434,7 @@ func (m *Machine) kernelMmap(r Mmap) error {
 	switch {
 	case IsModuleMmap(name):
 		mod := index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingDSO, Kind: index.KindModule, DSO: m.ModuleDSO(name)}
+		m.kmaps.insert(mod)
 		return m.kernel.FixupOverlapAndInsert(mod)
 	case isKernel:
 		// __machine__create_kernel_maps destroys the previous kernel map.
@@ -430,6 +442,7 @@ func (m *Machine) kernelMmap(r Mmap) error {
 			m.kernel.Remove(m.vmlinux)
 		}
 		m.vmlinux = index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingIdentity, Kind: index.KindKernel, DSO: m.KernelDSO()}
+		m.kmaps.setKernel(m.vmlinux)
 		m.has, m.loaded = true, false
 		if ref, addr, ok := RefReloc(name, r.Pgoff); ok {
 			m.RefRelocName, m.RefRelocAddr = ref, addr
@@ -441,6 +454,7 @@ func (m *Machine) kernelMmap(r Mmap) error {
 		return m.kernel.FixupOverlapAndInsert(m.vmlinux)
 	case name == entryTrampoline:
 		tr := index.Map{Start: r.Addr, End: r.Addr + r.Len, Pgoff: r.Pgoff, Mapping: index.MappingDSO, Kind: index.KindKernel, DSO: m.KernelDSO()}
+		m.kmaps.insert(tr)
 		return m.kernel.FixupOverlapAndInsert(tr)
 	}
 	return nil
@@ -493,6 +507,7 @@ func (m *Machine) ModuleDSO(filename string) string {
 func (m *Machine) Ksymbol(k Ksymbol) error {
 	m.gen++
 	m.markKernel()
+	m.kmaps.ksymbol(k)
 	found, ok := m.kernel.Find(k.Addr)
 	if k.Unregister {
 		if ok && !(m.has && found == m.vmlinux) {
@@ -503,6 +518,11 @@ func (m *Machine) Ksymbol(k Ksymbol) error {
 	if ok || k.Len == 0 {
 		return nil
 	}
+	return m.kernel.FixupOverlapAndInsert(ksymbolMap(k))
+}
+
+// ksymbolMap is the map of a registered KSYMBOL's program.
+func ksymbolMap(k Ksymbol) index.Map {
 	kind := index.KindBPFProg
 	switch {
 	case k.Type == ksymTypeOOL:
@@ -510,7 +530,7 @@ func (m *Machine) Ksymbol(k Ksymbol) error {
 	case strings.HasPrefix(k.Name, "bpf_trampoline_"), strings.HasPrefix(k.Name, "bpf_dispatcher_"):
 		kind = index.KindBPFImage
 	}
-	return m.kernel.FixupOverlapAndInsert(index.Map{Start: k.Addr, End: k.Addr + uint64(k.Len), Mapping: index.MappingDSO, Kind: kind, DSO: k.Name})
+	return index.Map{Start: k.Addr, End: k.Addr + uint64(k.Len), Mapping: index.MappingDSO, Kind: kind, DSO: k.Name}
 }
 
 // MiscForkExec is PERF_RECORD_MISC_FORK_EXEC (1 << 13 of a FORK record's
@@ -525,6 +545,7 @@ const MiscForkExec = 1 << 13
 func (m *Machine) SectionMap(sec index.Map) error {
 	m.gen++
 	m.markKernel()
+	m.kmaps.off = true // perf 6.1 has no section maps
 	if sec.Start == sec.End {
 		return nil
 	}
@@ -605,6 +626,9 @@ func (m *Machine) Exit(pid, tid uint32) {
 func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Map, bool) {
 	switch cpumode {
 	case CPUModeKernel:
+		if m.kmaps.active() {
+			return m.resolvePerfKmaps(addr)
+		}
 		mp, ok := m.kernel.Find(addr)
 		if ok && m.has && !m.loaded && mp == m.vmlinux {
 			m.load()
@@ -617,6 +641,22 @@ func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Ma
 		return m.findnewThread(pid, tid).Find(addr)
 	}
 	return index.Map{}, false
+}
+
+// resolvePerfKmaps is Resolve's kernel lookup in perf's tree of the
+// kernel maps (maps__find); the kernel map loads as there.
+func (m *Machine) resolvePerfKmaps(addr uint64) (index.Map, bool) {
+	v := m.kmaps.find(addr)
+	if v < 0 {
+		return index.Map{}, false
+	}
+	if v == m.kmaps.kernel && m.has && !m.loaded {
+		m.load()
+		if m.usesKcore {
+			return m.vmlinux, true
+		}
+	}
+	return m.kmaps.maps[v], true // after the load's fixups
 }
 
 // LoadKernel loads the kernel map's symbols now if there is a kernel map
@@ -644,7 +684,11 @@ func (m *Machine) load() {
 func (m *Machine) FixupKernel(start, end uint64) {
 	m.gen++
 	m.markKernel()
-	if !m.has || start >= end || (start == m.vmlinux.Start && end == m.vmlinux.End) {
+	if !m.has || start >= end {
+		return
+	}
+	m.kmaps.fixupKernel(start, end)
+	if start == m.vmlinux.Start && end == m.vmlinux.End {
 		return
 	}
 	m.kernel.Remove(m.vmlinux)
@@ -690,6 +734,7 @@ func (m *Machine) LoadKcore(segs []index.Segment, lm index.Landmarks) error {
 	if err := index.CheckSegments(segs); err != nil {
 		return err
 	}
+	m.kmaps.off = true // kcore's maps replace perf's tree: not modelled
 	repl, text, err := index.KcoreKernelSegment(segs, lm)
 	if err != nil {
 		return err

@@ -277,3 +277,58 @@ func TestGeneration(t *testing.T) {
 		}
 	})
 }
+
+// Overlapping module maps (a kernel from 6.4 on reports a module's total
+// size) resolve as perf 6.1's tree of the kernel maps does: the first map
+// holding the address on the way down from the root. After the kernel
+// map, [moda] and [modb] in either order make [moda] the root, as perf
+// script prints (recordings made with both orders); the index alone
+// would let the later map win. Without overlaps the index answers.
+func TestOverlappingModules(t *testing.T) {
+	a := Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffffc0000000, Len: 0x9000, Filename: "[moda]"}
+	b := Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffffc0005000, Len: 0x8000, Filename: "[modb]"}
+	for _, tc := range []struct {
+		name  string
+		order []Mmap
+		ip    uint64
+		want  string
+	}{
+		{"ab, in both", []Mmap{a, b}, 0xffffffffc0006000, "[moda]"},
+		{"ba, in both", []Mmap{b, a}, 0xffffffffc0006000, "[moda]"},
+		{"ab, in b alone", []Mmap{a, b}, 0xffffffffc000a000, "[modb]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachImpl(t, func(t *testing.T, m *Machine) {
+				must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"}))
+				for _, r := range tc.order {
+					must(t, m.Mmap(r))
+				}
+				got, ok := m.Resolve(CPUModeKernel, 1, 1, tc.ip)
+				if !ok || got.DSO != tc.want || got.Kind != index.KindModule {
+					t.Errorf("%#x: %v %v, want %s", tc.ip, got, ok, tc.want)
+				}
+				if mods := m.ModuleMaps(); len(mods) != 2 || mods[0].DSO != "[moda]" || mods[0].End != 0xffffffffc0009000 || mods[1].DSO != "[modb]" {
+					t.Errorf("module maps %v, want perf's two, whole", mods)
+				}
+			})
+		})
+	}
+}
+
+// A View of overlapping kernel maps answers as the machine does.
+func TestOverlappingModulesView(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, m *Machine) {
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"}))
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffffc0005000, Len: 0x8000, Filename: "[modb]"}))
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffffc0000000, Len: 0x9000, Filename: "[moda]"}))
+		m.LoadKernel()
+		v := m.Publish()
+		for ip := uint64(0xffffffffc0000000) - 0x1000; ip < 0xffffffffc000e000; ip += 0x800 {
+			want, wok := m.Resolve(CPUModeKernel, 1, 1, ip)
+			got, ok := v.Resolve(CPUModeKernel, 1, 1, ip)
+			if got != want || ok != wok {
+				t.Errorf("%#x: View %v %v, machine %v %v", ip, got, ok, want, wok)
+			}
+		}
+	})
+}

@@ -135,7 +135,11 @@ func (m *Machine) Publish() *View {
 		}
 	}
 	if p.dirtyKernel {
-		p.kernel = m.impl.Freeze(m.kernel)
+		if m.kmaps.active() {
+			p.kernel = m.kmaps.freeze() // perf's tree answers (see perfKmaps)
+		} else {
+			p.kernel = m.impl.Freeze(m.kernel)
+		}
 	}
 	clear(p.dirtyThreads)
 	clear(p.dirtyProcs)

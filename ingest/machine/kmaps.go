@@ -1,0 +1,183 @@
+package machine
+
+import (
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/rbtree"
+)
+
+// perfKmaps is perf 6.1's own tree of the kernel maps (machine->kmaps:
+// lib/rbtree.c keyed by start, maps__insert, maps__remove, maps__find),
+// kept beside the index with the same insertions and erasures perf makes.
+// perf inserts module, KSYMBOL and kernel maps without fixing overlaps,
+// and maps__find returns the first map on its way down from the root
+// that holds the address. Where no two maps overlap, that is the one map
+// holding it, which the index finds; once two overlap (a kernel from 6.4
+// on reports a module's total size, so neighbouring modules' ranges
+// overlap), the answer depends on the tree's shape, and Resolve asks this
+// tree. kcore and KMOD_SEC_MAP records, which rebuild or refine the maps
+// in ways not modelled here, turn it off.
+type perfKmaps struct {
+	tree    rbtree.Tree
+	maps    []index.Map // by node Value; erased ones stay
+	nodes   []*rbtree.Node
+	kernel  int32 // the kernel map's node (Value), -1 for none
+	overlap bool  // two maps ever overlapped
+	off     bool
+}
+
+func newPerfKmaps() *perfKmaps { return &perfKmaps{kernel: -1} }
+
+// active reports whether Resolve must ask the tree.
+func (k *perfKmaps) active() bool { return k.overlap && !k.off }
+
+// insert is maps__insert: the descent by start, the new map to the right
+// of equal starts.
+func (k *perfKmaps) insert(mp index.Map) int32 {
+	if k.off {
+		return -1
+	}
+	for i, n := range k.nodes {
+		if o := k.maps[i]; n != nil && mp.Start < o.End && o.Start < mp.End {
+			k.overlap = true
+			break
+		}
+	}
+	v := int32(len(k.maps))
+	node := &rbtree.Node{Value: v}
+	k.maps = append(k.maps, mp)
+	k.nodes = append(k.nodes, node)
+	var parent *rbtree.Node
+	left := false
+	for n := k.tree.Root(); n != nil; {
+		parent = n
+		if left = mp.Start < k.maps[n.Value].Start; left {
+			n = n.Left()
+		} else {
+			n = n.Right()
+		}
+	}
+	k.tree.Link(node, parent, left)
+	return v
+}
+
+// remove is maps__remove of node v.
+func (k *perfKmaps) remove(v int32) {
+	if k.off || v < 0 || k.nodes[v] == nil {
+		return
+	}
+	k.tree.Erase(k.nodes[v])
+	k.nodes[v] = nil
+	if v == k.kernel {
+		k.kernel = -1
+	}
+}
+
+// find is maps__find: the node of the first map on the way down from the
+// root that holds addr, -1 for none.
+func (k *perfKmaps) find(addr uint64) int32 {
+	for n := k.tree.Root(); n != nil; {
+		mp := &k.maps[n.Value]
+		switch {
+		case addr < mp.Start:
+			n = n.Left()
+		case addr >= mp.End:
+			n = n.Right()
+		default:
+			return n.Value
+		}
+	}
+	return -1
+}
+
+// setKernel is __machine__create_kernel_maps and
+// machine__update_kernel_mmap for a kernel MMAP: the previous kernel map
+// goes, the new one goes in at start 0 (map__new2), out, and in again at
+// its start (an end of 0 meaning the end of the address space, as
+// machine__set_kernel_mmap takes it).
+func (k *perfKmaps) setKernel(mp index.Map) {
+	k.remove(k.kernel)
+	start, end := mp.Start, mp.End
+	mp.Start, mp.End = 0, 0
+	v := k.insert(mp)
+	k.remove(v)
+	mp.Start, mp.End = start, end
+	if mp.End == 0 {
+		mp.End = ^uint64(0)
+	}
+	k.kernel = k.insert(mp)
+}
+
+// fixupKernel is map__fixup_start and map__fixup_end on the kernel map:
+// its range changes in place, the tree does not move.
+func (k *perfKmaps) fixupKernel(start, end uint64) {
+	if k.kernel >= 0 {
+		k.maps[k.kernel].Start, k.maps[k.kernel].End = start, end
+	}
+}
+
+// ksymbol is machine__process_ksymbol on the tree: a registered program
+// gets a map unless maps__find finds one holding its address (an empty
+// one too, which no address finds but which takes its place in the
+// tree); an unregistered one's map goes unless it is the kernel map.
+func (k *perfKmaps) ksymbol(s Ksymbol) {
+	v := k.find(s.Addr)
+	switch {
+	case s.Unregister:
+		if v >= 0 && v != k.kernel {
+			k.remove(v)
+		}
+	case v < 0:
+		k.insert(ksymbolMap(s))
+	}
+}
+
+// frozenKmaps is a copy of perf's tree of the kernel maps for a View:
+// the same descent over nodes that no longer change.
+type frozenKmaps struct {
+	nodes []frozenNode
+	root  int32
+}
+
+type frozenNode struct {
+	mp          index.Map
+	left, right int32
+}
+
+// freeze returns the tree as it is now, as a View's kernel maps.
+func (k *perfKmaps) freeze() mapset.Finder {
+	f := &frozenKmaps{root: -1}
+	var copyNode func(n *rbtree.Node) int32
+	copyNode = func(n *rbtree.Node) int32 {
+		if n == nil {
+			return -1
+		}
+		i := int32(len(f.nodes))
+		f.nodes = append(f.nodes, frozenNode{mp: k.maps[n.Value]})
+		l := copyNode(n.Left())
+		r := copyNode(n.Right())
+		f.nodes[i].left, f.nodes[i].right = l, r
+		return i
+	}
+	f.root = copyNode(k.tree.Root())
+	return f
+}
+
+// Find is perfKmaps.find on the copy.
+func (f *frozenKmaps) Find(addr uint64) (index.Map, bool) {
+	for i := f.root; i >= 0; {
+		n := &f.nodes[i]
+		switch {
+		case addr < n.mp.Start:
+			i = n.left
+		case addr >= n.mp.End:
+			i = n.right
+		default:
+			return n.mp, true
+		}
+	}
+	return index.Map{}, false
+}
+
+// Len returns the number of maps.
+func (f *frozenKmaps) Len() int { return len(f.nodes) }
