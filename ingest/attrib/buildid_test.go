@@ -32,15 +32,14 @@ func headerBuildID(misc uint16, pid int32, id [20]byte, file string) []byte {
 	return append(b, name...)
 }
 
-// A HEADER_BUILD_ID record in a pipe-mode recording gives its file's DSO
-// that build id as perf reads it, before the queued samples are delivered:
-// a file on disk with another build id is then not used for symbols, so
-// every sample in /usr/bin/dash prints [unknown], as with perf script,
-// wherever the record is in the round (pipe.data has a single round).
-// A record with cpumode 0 is ignored, as perf ignores it, and so is one
-// for a guest machine (pid 0).
-func TestPipeHeaderBuildID(t *testing.T) {
-	const dash = "/usr/bin/dash"
+// dash is the file whose samples in pipe.data the build-id tests rename.
+const dash = "/usr/bin/dash"
+
+// pipeDash returns pipe.data, a function giving the script of a
+// recording and its Result, and pipe.data's own script, whose dash
+// samples must be symbolized (the machine the recording was made on).
+func pipeDash(t *testing.T) (data []byte, script func([]byte) (string, *Result), plain string) {
+	t.Helper()
 	data, err := os.ReadFile("../perfdata/testdata/pipe.data")
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +48,67 @@ func TestPipeHeaderBuildID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	script = func(b []byte) (string, *Result) {
+		r, err := perfdata.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res, err := Run(r, Options{Kallsyms: ks, Script: &out, DebugDir: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), res
+	}
+	plain, _ = script(data)
+	if !strings.Contains(plain, "("+dash+")") || strings.Count(plain, "[unknown] ("+dash+")") == strings.Count(plain, "("+dash+")") {
+		t.Fatalf("pipe.data's %s samples are not symbolized: the test needs the machine it was recorded on", dash)
+	}
+	return data, script, plain
+}
+
+// dashUnknown returns script with every dash sample's symbol [unknown].
+func dashUnknown(script string) string {
+	var want strings.Builder
+	for _, line := range strings.SplitAfter(script, "\n") {
+		if strings.HasSuffix(line, " ("+dash+")\n") {
+			f := strings.Fields(line)
+			line = strings.Replace(line, " "+strings.Join(f[1:len(f)-1], " ")+" ", " [unknown] ", 1)
+		}
+		want.WriteString(line)
+	}
+	return want.String()
+}
+
+// checkPerfScript compares got with perf script on the recording b,
+// when perf is installed.
+func checkPerfScript(t *testing.T, b []byte, got string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "bid.data")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, "script", "-F", "ip,sym,dso", "--kallsyms", kallsymsSubset, "-i", file)
+	if err == perftest.ErrNotInstalled {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := linediff.First(got, out); d != "" {
+		t.Errorf("differs from perf script: %s", d)
+	}
+}
+
+// A HEADER_BUILD_ID record in a pipe-mode recording gives its file's DSO
+// that build id as perf reads it, before the queued samples are delivered:
+// a file on disk with another build id is then not used for symbols, so
+// every sample in /usr/bin/dash prints [unknown], as with perf script,
+// wherever the record is in the round (pipe.data has a single round).
+// A record with cpumode 0 is ignored, as perf ignores it, and so is one
+// for a guest machine (pid 0).
+func TestPipeHeaderBuildID(t *testing.T) {
+	data, script, plain := pipeDash(t)
 	// The offsets of the first SAMPLE and of the FINISHED_ROUND record.
 	firstSample, round := -1, -1
 	for p := 16; p+8 <= len(data); p += int(binary.LittleEndian.Uint16(data[p+6:])) {
@@ -63,22 +123,6 @@ func TestPipeHeaderBuildID(t *testing.T) {
 	}
 	if firstSample < 0 || round < 0 {
 		t.Fatal("pipe.data: no sample or no FINISHED_ROUND")
-	}
-	script := func(b []byte) (string, *Result) {
-		r, err := perfdata.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		res, err := Run(r, Options{Kallsyms: ks, Script: &out, DebugDir: "-"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), res
-	}
-	plain, _ := script(data)
-	if !strings.Contains(plain, "("+dash+")") || strings.Count(plain, "[unknown] ("+dash+")") == strings.Count(plain, "("+dash+")") {
-		t.Fatalf("pipe.data's %s samples are not symbolized: the test needs the machine it was recorded on", dash)
 	}
 	bogus := [20]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
 	for _, tc := range []struct {
@@ -96,35 +140,17 @@ func TestPipeHeaderBuildID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := append(append(append([]byte(nil), data[:tc.at]...), headerBuildID(tc.misc, tc.pid, bogus, dash)...), data[tc.at:]...)
 			got, res := script(b)
-			var want strings.Builder
-			for _, line := range strings.SplitAfter(plain, "\n") {
-				if tc.applied && strings.HasSuffix(line, " ("+dash+")\n") {
-					f := strings.Fields(line)
-					line = strings.Replace(line, " "+strings.Join(f[1:len(f)-1], " ")+" ", " [unknown] ", 1)
-				}
-				want.WriteString(line)
+			want := plain
+			if tc.applied {
+				want = dashUnknown(plain)
 			}
-			if d := linediff.First(got, want.String()); d != "" {
+			if d := linediff.First(got, want); d != "" {
 				t.Errorf("differs: %s", d)
 			}
 			if id, ok := res.BuildIDs[dash]; ok != tc.applied || ok && id != "0102030405060708090a0b0c0d0e0f1011121314" {
 				t.Errorf("Result.BuildIDs[%s] = %q, %v", dash, id, ok)
 			}
-			// perf script reads the same file the same way.
-			file := filepath.Join(t.TempDir(), "bid.data")
-			if err := os.WriteFile(file, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, "script", "-F", "ip,sym,dso", "--kallsyms", kallsymsSubset, "-i", file)
-			if err == perftest.ErrNotInstalled {
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := linediff.First(got, out); d != "" {
-				t.Errorf("differs from perf script: %s", d)
-			}
+			checkPerfScript(t, b, got) // perf script reads the same file the same way
 		})
 	}
 }
@@ -162,31 +188,7 @@ func withMmapBuildID(t *testing.T, data []byte, file string, id []byte) []byte {
 // [unknown], as with perf script; with the file's own build id nothing
 // changes.
 func TestMmapBuildID(t *testing.T) {
-	const dash = "/usr/bin/dash"
-	data, err := os.ReadFile("../perfdata/testdata/pipe.data")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := kallsyms.ReadFile(kallsymsSubset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := func(b []byte) (string, *Result) {
-		r, err := perfdata.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		res, err := Run(r, Options{Kallsyms: ks, Script: &out, DebugDir: "-"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), res
-	}
-	plain, _ := script(data)
-	if !strings.Contains(plain, "("+dash+")") || strings.Count(plain, "[unknown] ("+dash+")") == strings.Count(plain, "("+dash+")") {
-		t.Fatalf("pipe.data's %s samples are not symbolized: the test needs the machine it was recorded on", dash)
-	}
+	data, script, plain := pipeDash(t)
 	f, err := elf.Open(dash)
 	if err != nil {
 		t.Fatal(err)
@@ -207,34 +209,17 @@ func TestMmapBuildID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := withMmapBuildID(t, data, dash, tc.id)
 			got, res := script(b)
-			var want strings.Builder
-			for _, line := range strings.SplitAfter(plain, "\n") {
-				if tc.unknown && strings.HasSuffix(line, " ("+dash+")\n") {
-					f := strings.Fields(line)
-					line = strings.Replace(line, " "+strings.Join(f[1:len(f)-1], " ")+" ", " [unknown] ", 1)
-				}
-				want.WriteString(line)
+			want := plain
+			if tc.unknown {
+				want = dashUnknown(plain)
 			}
-			if d := linediff.First(got, want.String()); d != "" {
+			if d := linediff.First(got, want); d != "" {
 				t.Errorf("differs: %s", d)
 			}
 			if id := res.BuildIDs[dash]; id != fmt.Sprintf("%x", tc.id) {
 				t.Errorf("Result.BuildIDs[%s] = %q, want %x", dash, id, tc.id)
 			}
-			file := filepath.Join(t.TempDir(), "bid.data")
-			if err := os.WriteFile(file, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, "script", "-F", "ip,sym,dso", "--kallsyms", kallsymsSubset, "-i", file)
-			if err == perftest.ErrNotInstalled {
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := linediff.First(got, out); d != "" {
-				t.Errorf("differs from perf script: %s", d)
-			}
+			checkPerfScript(t, b, got)
 		})
 	}
 }
