@@ -27,7 +27,10 @@ import (
 // in them takes the collector's work. Interleaved medians
 // (scripts/abbench.sh), 50 against 25: the -a -g children table 62.6 ->
 // 58.1 MB, 0.60 -> 0.59 s (9 runs); by pid,sym 240 -> 192 MB, 6.08 ->
-// 6.04 s (3 runs; perf: 181 and 216 MB). Other views stay at
+// 6.04 s (3 runs; perf: 181 and 216 MB). Then 25 against 15: the -a -g
+// children table 71.1 -> 66.1 MB, 0.515 -> 0.525 s (6 runs), a DWARF
+// one 60.2 -> 57.2 MB, 0.250 -> 0.240 s; 10 took 64.1 MB but was 9 %
+// slower (4 runs). Other views stay at
 // steadyGOGC, where 25 cost more than it saved: the -a table spent 20 ms
 // more in the collector (8 collections instead of 4) and was 3-7 % slower
 // for 2-4 MB less; the flat -a table by pid,sym 1.19 -> 1.26 s for
@@ -36,7 +39,7 @@ const (
 	startHeap  = 32 << 20
 	startLimit = 64 << 20
 	steadyGOGC = 50
-	tightGOGC  = 25
+	tightGOGC  = 15
 	heapWatch  = 2 * time.Millisecond // how often the heap is looked at until then
 	startTime  = 5 * time.Second      // and for how long at most (kbench top runs for long)
 )
