@@ -125,7 +125,10 @@ func dataFiles(dir string) ([]stream, error) {
 			closeStreams(out)
 			return nil, fmt.Errorf("perfdata: %w", err)
 		}
-		out = append(out, stream{path: path, file: f, in: dataBufferFor(f, fi.Size()), end: fi.Size()})
+		// Read in perf's 2 MiB turns, each file through a buffer of its
+		// own: reading ahead would hold three chunks for every file of
+		// a recording made with a thread per CPU.
+		out = append(out, stream{path: path, file: f, in: plainDataBuffer(f, fi.Size()), end: fi.Size()})
 	}
 	if seen == 0 {
 		return nil, &FormatError{File: dir, Off: -1, Msg: "directory data version 1 without any data.* file (perf 6.1: invalid)"}

@@ -577,10 +577,16 @@ func (r *Reader) startData(off, end int64) {
 // reads in 1 MiB chunks, ahead of the decoding when it has more than
 // aheadMin bytes; a small one needs no more than its size.
 func dataBufferFor(src io.Reader, n int64) *dataBuffer {
-	size := 1 << 20
 	if n > aheadMin {
-		return newReadAheadBuffer(src, size, aheadReserve)
+		return newReadAheadBuffer(src, 1<<20, aheadReserve)
 	}
+	return plainDataBuffer(src, n)
+}
+
+// plainDataBuffer is dataBufferFor without reading ahead: 1 MiB, or as
+// much as the n bytes of records need.
+func plainDataBuffer(src io.Reader, n int64) *dataBuffer {
+	size := 1 << 20
 	if n >= 0 {
 		size = int(min(max(n, 64<<10), 1<<20))
 	}
