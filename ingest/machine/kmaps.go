@@ -37,11 +37,9 @@ func (k *perfKmaps) insert(mp index.Map) int32 {
 	if k.off {
 		return -1
 	}
-	for i, n := range k.nodes {
-		if o := k.maps[i]; n != nil && mp.Start < o.End && o.Start < mp.End {
-			k.overlap = true
-			break
-		}
+	for i := 0; i < len(k.nodes) && !k.overlap; i++ { // no scan once seen
+		o := k.maps[i]
+		k.overlap = k.nodes[i] != nil && mp.Start < o.End && o.Start < mp.End
 	}
 	v := int32(len(k.maps))
 	node := &rbtree.Node{Value: v}

@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"runtime"
 	"sync"
@@ -184,6 +185,9 @@ func (a *readAhead) run(src io.Reader) {
 
 func (a *readAhead) stop() { a.stopOnce.Do(func() { close(a.done) }) }
 
+// errReadAfterClose is what reading a stopped read-ahead buffer gives.
+var errReadAfterClose = errors.New("perfdata: the recording was read after Close")
+
 // fillAhead is fill with a read-ahead goroutine: each chunk it takes
 // follows the unread bytes of the one before.
 func (b *dataBuffer) fillAhead(n int) {
@@ -193,7 +197,13 @@ func (b *dataBuffer) fillAhead(n int) {
 			b.err = a.endErr // as a source read again after its end
 			return
 		}
-		c := <-a.full
+		var c aheadChunk
+		select {
+		case c = <-a.full:
+		case <-a.done:
+			b.err = errReadAfterClose // the goroutine is gone: no hang
+			return
+		}
 		if c.err != nil {
 			a.ended, a.endErr = true, c.err
 		}

@@ -93,6 +93,27 @@ func TestReadAheadStops(t *testing.T) {
 		t.Fatalf("%d goroutines with two buffers reading ahead, %d before", n, before)
 	}
 	closed.close()
+	// Reading a closed buffer fails; it does not wait for a goroutine
+	// that is gone.
+	failed := make(chan error, 1)
+	go func() {
+		p := make([]byte, 4<<10)
+		for range 1000 {
+			if _, err := io.ReadFull(closed, p); err != nil {
+				failed <- err
+				return
+			}
+		}
+		failed <- nil
+	}()
+	select {
+	case err := <-failed:
+		if err != errReadAfterClose {
+			t.Fatalf("reading a closed buffer: %v, want %v", err, errReadAfterClose)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading a closed buffer hangs")
+	}
 	dropped = nil
 	for range 500 {
 		runtime.GC()

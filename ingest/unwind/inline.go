@@ -3,12 +3,13 @@ package unwind
 import (
 	"cmp"
 	"debug/elf"
-	"github.com/kmapindex/kmapindex/internal/dwarf"
 	"io"
 	"os"
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/kmapindex/kmapindex/internal/dwarf"
 )
 
 // Inlines answers, for an address of a binary, what binutils' addr2line
@@ -515,8 +516,7 @@ var dwarfSections = []string{"abbrev", "info", "line", "ranges", "str", "addr", 
 // only the sections Inlines uses, decompressed in parallel (sectionData;
 // ra is f's file, at path, fi its stat), read by internal/dwarf, which
 // reads a unit's abbreviations when the unit is first read (libc's
-// debug file has over a thousand units, of which a report reads a
-// few).
+// debug file has 2,063 units, of which a report reads a few).
 func loadDWARF(f *elf.File, ra io.ReaderAt, cache *SectionCache, path string, fi os.FileInfo) (*dwarf.Data, error) {
 	data := make([][]byte, len(dwarfSections))
 	errs := make([]error, len(dwarfSections))
