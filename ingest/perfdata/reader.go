@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"os"
 	"runtime/debug"
+	"slices"
 	"unsafe"
 )
 
@@ -139,9 +140,13 @@ type Reader struct {
 	big      bool // bo is big-endian (setByteOrder)
 	attrs    []*Attr
 	idToAttr map[uint64]*Attr
-	// idDense mirrors idToAttr for small ids (perf numbers them from 1):
-	// the per-sample lookup without hashing.
+	// idDense mirrors idToAttr for the ids idBase to idBase+denseIDs-1,
+	// idBase being the first id set: the per-sample lookup without
+	// hashing. perf numbers ids from 1 since boot, so a recording's ids
+	// lie close together but far from 0 (53,173 on a host up for a day,
+	// whose 4 ids took a table of 53 k entries from 0).
 	idDense   []*Attr
+	idBase    uint64
 	idPos0    int // idPos of the first attr's sample type
 	features  Features
 	featErr   error
@@ -550,14 +555,20 @@ func (r *Reader) addAttr(a *Attr) {
 
 // setID records that sample id belongs to attr a.
 func (r *Reader) setID(id uint64, a *Attr) {
+	if len(r.idToAttr) == 0 {
+		r.idBase = id
+	}
 	r.idToAttr[id] = a
-	if id < 1<<16 {
-		for uint64(len(r.idDense)) <= id {
-			r.idDense = append(r.idDense, nil)
+	if i := id - r.idBase; id >= r.idBase && i < denseIDs {
+		if i >= uint64(len(r.idDense)) {
+			r.idDense = slices.Grow(r.idDense, int(i)+1-len(r.idDense))[:i+1]
 		}
-		r.idDense[id] = a
+		r.idDense[i] = a
 	}
 }
+
+// denseIDs bounds idDense: 64 Ki ids, 512 KiB of table.
+const denseIDs = 1 << 16
 
 func (r *Reader) startData(off, end int64) {
 	r.pos = off

@@ -65,8 +65,8 @@ func (r *Reader) attrByID(id uint64, what string, off int64) (*Attr, error) {
 	if id == 0 { // synthesized records
 		return r.attrs[0], nil
 	}
-	if id < uint64(len(r.idDense)) && r.idDense[id] != nil {
-		return r.idDense[id], nil
+	if i := id - r.idBase; i < uint64(len(r.idDense)) && r.idDense[i] != nil {
+		return r.idDense[i], nil
 	}
 	if a, ok := r.idToAttr[id]; ok {
 		return a, nil
