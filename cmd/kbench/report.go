@@ -208,6 +208,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer in.r.Close()
+	if wantsHugeHeap(in.r) {
+		adviseHugeHeap()
+	}
 	warn := func(format string, a ...any) { fmt.Fprintf(stderr, "kbench report: warning: "+format+"\n", a...) }
 	ks := *ksFile
 	if ks == "" && in.r.Dir() != "" {

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // Transparent huge pages for the heap. The Go runtime leaves its heap to
@@ -24,12 +26,29 @@ import (
 // table faulted 10,169 times with 64 MiB advised, 2,184 with 256).
 const heapAdvised = 256 << 20
 
+// hugeHeapMinData is the least data (4 MiB) a recording needs for kbench
+// report to advise huge pages. Below it the heap is mostly the kernel's
+// symbol tables, and its huge pages, filled in part, took the peak RSS
+// above perf report's, for 10-20 ms of a run's 60-90 (kbench report
+// -format table, 5 runs each, with and without KBENCH_THP=0, medians):
+// 416 samples 20.0 -> 23.9 MB (perf 24.8 MB), a 656 KB recording
+// 23.0 -> 26.9 MB (perf 25.4), a 1.2 MB -g one 26.0 -> 29.0 MB (perf
+// 26.3). From 10 MB of data up (0.08 against 0.13 s) the time pays.
+const hugeHeapMinData = 4 << 20
+
+// wantsHugeHeap reports whether kbench report advises huge pages for the
+// recording r: a pipe's or a directory's size is not known up front.
+func wantsHugeHeap(r *perfdata.Reader) bool {
+	return r.PipeMode() || r.Dir() != "" || r.Header().Data.Size >= hugeHeapMinData
+}
+
 // thpSetting is the kernel's THP mode file: "always [madvise] never".
 const thpSetting = "/sys/kernel/mm/transparent_hugepage/enabled"
 
 // adviseHugeHeap advises huge pages for the heap's first heapAdvised
 // bytes, when the kernel backs only advised memory with them and
-// KBENCH_THP is not 0. It runs before main, while the heap is small.
+// KBENCH_THP is not 0. It runs while the heap is small: before main, or
+// for kbench report once the recording's header is read (wantsHugeHeap).
 func adviseHugeHeap() {
 	if os.Getenv("KBENCH_THP") == "0" {
 		return
