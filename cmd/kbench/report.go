@@ -208,8 +208,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer in.r.Close()
-	if wantsHugeHeap(in.r) {
-		adviseHugeHeap()
+	if reportOpened != nil {
+		reportOpened(in.r)
 	}
 	warn := func(format string, a ...any) { fmt.Fprintf(stderr, "kbench report: warning: "+format+"\n", a...) }
 	ks := *ksFile
