@@ -26,8 +26,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-
-	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 const usage = `usage: kbench <command> [arguments]
@@ -71,19 +69,20 @@ var errMismatch = errors.New("btree and list outputs differ")
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "report" {
 		// report advises huge pages once it knows the recording's size,
+		// before it opens it (whose read-ahead chunks are 3 MiB of heap),
 		// and only then manages the collector: advising under startGC's
 		// memory limit took the -a table's peak RSS from 64 to 81 MB.
-		reportOpened = func(r *perfdata.Reader) { setUpMemory(wantsHugeHeap(r)) }
+		reportOpening = func(name string) { setUpMemory(wantsHugeHeap(name)) }
 	} else {
 		setUpMemory(true)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// reportOpened, when main sets it, runs once kbench report has opened its
-// recording: the process's memory settings, which tests calling run do
-// not take.
-var reportOpened func(r *perfdata.Reader)
+// reportOpening, when main sets it, runs before kbench report opens the
+// recording name: the process's memory settings, which tests calling run
+// do not take.
+var reportOpening func(name string)
 
 // setUpMemory advises huge pages for the heap if huge (adviseHugeHeap),
 // then manages the collector (startGC) unless GOGC or GOMEMLIMIT is set.

@@ -203,14 +203,14 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if name == "-" {
 		display = "standard input"
 	}
+	if reportOpening != nil {
+		reportOpening(name)
+	}
 	in, err := openRecording(name)
 	if err != nil {
 		return err
 	}
 	defer in.r.Close()
-	if reportOpened != nil {
-		reportOpened(in.r)
-	}
 	warn := func(format string, a ...any) { fmt.Fprintf(stderr, "kbench report: warning: "+format+"\n", a...) }
 	ks := *ksFile
 	if ks == "" && in.r.Dir() != "" {

@@ -7,8 +7,6 @@ import (
 	"runtime/debug"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
 // Transparent huge pages for the heap. The Go runtime leaves its heap to
@@ -37,9 +35,16 @@ const heapAdvised = 256 << 20
 const hugeHeapMinData = 4 << 20
 
 // wantsHugeHeap reports whether kbench report advises huge pages for the
-// recording r: a pipe's or a directory's size is not known up front.
-func wantsHugeHeap(r *perfdata.Reader) bool {
-	return r.PipeMode() || r.Dir() != "" || r.Header().Data.Size >= hugeHeapMinData
+// recording name: a file of hugeHeapMinData bytes or more (its data is
+// most of it), a pipe ("-") or a directory. It is asked before the
+// recording is opened; a name that cannot be looked at gets them, and
+// its error comes from the open.
+func wantsHugeHeap(name string) bool {
+	if name == "-" {
+		return true
+	}
+	fi, err := os.Stat(name)
+	return err != nil || fi.IsDir() || fi.Size() >= hugeHeapMinData
 }
 
 // thpSetting is the kernel's THP mode file: "always [madvise] never".
@@ -47,8 +52,8 @@ const thpSetting = "/sys/kernel/mm/transparent_hugepage/enabled"
 
 // adviseHugeHeap advises huge pages for the heap's first heapAdvised
 // bytes, when the kernel backs only advised memory with them and
-// KBENCH_THP is not 0. It runs while the heap is small: before main, or
-// for kbench report once the recording's header is read (wantsHugeHeap).
+// KBENCH_THP is not 0. It runs while the heap is small: at the start, or
+// for kbench report just before the recording is opened (wantsHugeHeap).
 func adviseHugeHeap() {
 	if os.Getenv("KBENCH_THP") == "0" {
 		return
