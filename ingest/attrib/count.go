@@ -250,10 +250,8 @@ type mapSymCount struct {
 	c  Counts
 }
 
-// entries lists the counts by map, symbol and event, as Result.ByMapSym
-// holds them (a MapSym may come more than once: they add up), sets
-// res.ByMap and hides the rows of hidden unknown samples.
-func (c *counter) entries(res *Result) []mapSymCount {
+// size is how many counts each visits.
+func (c *counter) size() int {
 	n := len(c.unknown)
 	for _, st := range c.order {
 		for _, tc := range st.tables {
@@ -269,7 +267,14 @@ func (c *counter) entries(res *Result) []mapSymCount {
 			}
 		}
 	}
-	out := make([]mapSymCount, 0, n)
+	return n
+}
+
+// each calls fn with the counts by map, symbol and event, as
+// Result.ByMapSym holds them (a MapSym may come more than once: they add
+// up), in no particular order; *ms is valid during the call only. It sets
+// res.ByMap and hides the rows of hidden unknown samples.
+func (c *counter) each(res *Result, fn func(ms *MapSym, n Counts)) {
 	for _, st := range c.order {
 		if !st.bm.IsEmpty() {
 			res.ByMap[st.key.m] = st.bm
@@ -283,7 +288,7 @@ func (c *counter) entries(res *Result) []mapSymCount {
 				counts.each(func(i int, n Counts) {
 					sym := tc.t.Symbol(i)
 					ms.Sym, ms.Addr, ms.Event = sym.Name, sym.Start, ev
-					out = append(out, mapSymCount{ms, n})
+					fn(&ms, n)
 				})
 			}
 		}
@@ -293,16 +298,22 @@ func (c *counter) entries(res *Result) []mapSymCount {
 			}
 			for addr, j := range m.at {
 				ms.Sym, ms.Addr, ms.Event = symbols.Unknown, addr, ev
-				out = append(out, mapSymCount{ms, *m.cells.at(int(j))})
+				fn(&ms, *m.cells.at(int(j)))
 			}
 		}
 	}
 	for k, u := range c.unknown {
 		ms := MapSym{Sym: symbols.Unknown, Kernel: u.first.Kernel, Hyper: u.first.Hyper, Addr: k.Addr, Event: k.Event}
-		out = append(out, mapSymCount{ms, u.n})
+		fn(&ms, u.n)
 		if u.hidden {
 			res.hide(ms.Key())
 		}
 	}
+}
+
+// entries lists what each visits.
+func (c *counter) entries(res *Result) []mapSymCount {
+	out := make([]mapSymCount, 0, c.size())
+	c.each(res, func(ms *MapSym, n Counts) { out = append(out, mapSymCount{*ms, n}) })
 	return out
 }

@@ -461,8 +461,20 @@ func TestNoCounts(t *testing.T) {
 }
 
 // NoMapSymCounts leaves ByMapSym empty and changes nothing else: the
+// counts by (dso, symbol), by event and by map, the hidden rows, the
 // tables, with and without children, and the JSON form.
 func TestNoMapSymCounts(t *testing.T) {
+	for _, name := range []string{"system.data", "multi.data", "ksym.data", "pipe.data"} {
+		full := runFormatOpts(t, name, Options{})
+		bare := runFormatOpts(t, name, Options{NoMapSymCounts: true})
+		if len(bare.ByMapSym) != 0 || len(full.ByMapSym) == 0 {
+			t.Fatalf("%s: %d counts by map and symbol with NoMapSymCounts, %d without", name, len(bare.ByMapSym), len(full.ByMapSym))
+		}
+		if !reflect.DeepEqual(full.BySym, bare.BySym) || !reflect.DeepEqual(full.ByEvent, bare.ByEvent) ||
+			!reflect.DeepEqual(full.ByMap, bare.ByMap) || !reflect.DeepEqual(full.hidden, bare.hidden) {
+			t.Errorf("%s: counts by symbol, event or map, or hidden rows, differ with NoMapSymCounts", name)
+		}
+	}
 	for _, children := range []bool{false, true} {
 		full := runFormatOpts(t, "callchain.data", Options{Children: children})
 		bare := runFormatOpts(t, "callchain.data", Options{Children: children, NoMapSymCounts: true})
