@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -361,6 +362,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	a.mapped, a.reader = r.MappedData(), r
+	size := r.Header().Data.Size
+	a.sampleBits, a.chainBits = cacheBits(size, sampleCacheBits), cacheBits(size, chainCacheBits)
 	kernelSeen, load, loaded, readEarly := prepareKernel(opts.LoadKallsyms)
 	if readEarly != nil && machine.KernelEntry(kernelBuildIDs(r.Features())) >= 0 {
 		// perf record lists the DSOs its samples hit: the kernel's
@@ -1027,13 +1030,15 @@ type attributor struct {
 	kstart    uint64
 	kstartSet bool
 	x86_64    bool
-	dw        *dwarfState                       // unwinds DWARF callchains (dwarf.go)
-	samples   *[1 << sampleCacheBits]sampleSlot // resolveSample's answers
-	unwound   []unwoundFrame                    // a sample's unwound frames, for the caller-order walks
+	dw        *dwarfState    // unwinds DWARF callchains (dwarf.go)
+	samples   []sampleSlot   // resolveSample's answers, 1<<cacheBits(sampleCacheBits) of them
+	unwound   []unwoundFrame // a sample's unwound frames, for the caller-order walks
 	// chainFrames caches callchain frames (chainFrame); curFrame is the
 	// one walkCallchain reports, nil for an unwound one.
-	chainFrames *[1 << chainCacheBits]chainSlot
-	curFrame    *chainSlot
+	chainFrames []chainSlot // 1<<chainBits of them
+	// The caches' sizes in bits, by the recording's size (cacheBits).
+	sampleBits, chainBits uint
+	curFrame              *chainSlot
 	// mapped is the recording's mapping (perfdata.Reader.MappedData),
 	// where DWARF samples' user stacks stay (withUserPayload); reader
 	// turns a fault reading them into an error (CatchFault).
@@ -1365,9 +1370,12 @@ func (a *attributor) resolveSample(e *event) (st *mapState, i int, slot *sampleS
 	}
 	ver := a.m.MapsVersionOf(e.cpumode, e.pid, e.tid)
 	if a.samples == nil {
-		a.samples = new([1 << sampleCacheBits]sampleSlot)
+		if a.sampleBits == 0 { // not set by Run
+			a.sampleBits = sampleCacheBits
+		}
+		a.samples = make([]sampleSlot, 1<<a.sampleBits)
 	}
-	slot = &a.samples[slotHash(e.ip, ver, sampleCacheBits)]
+	slot = &a.samples[slotHash(e.ip, ver, a.sampleBits)]
 	if slot.st != nil && slot.ip == e.ip && slot.ver == ver {
 		return slot.st, int(slot.i), slot, true
 	}
@@ -1665,9 +1673,12 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp *index.Map
 func (a *attributor) chainFrame(ip uint64, cpumode uint8, vers *frameVersions) *chainSlot {
 	ver := vers.of(cpumode)
 	if a.chainFrames == nil {
-		a.chainFrames = new([1 << chainCacheBits]chainSlot)
+		if a.chainBits == 0 { // not set by Run
+			a.chainBits = chainCacheBits
+		}
+		a.chainFrames = make([]chainSlot, 1<<a.chainBits)
 	}
-	slot := &a.chainFrames[slotHash(ip, ver, chainCacheBits)]
+	slot := &a.chainFrames[slotHash(ip, ver, a.chainBits)]
 	if slot.filled && slot.ip == ip && slot.ver == ver && slot.mode == cpumode && !sampleCacheOff {
 		return slot
 	}
@@ -1714,6 +1725,19 @@ func (v *frameVersions) resolve(cpumode uint8, ip uint64) (index.Map, bool) {
 
 // chainCacheBits sizes attributor.chainFrames (32 Ki slots).
 const chainCacheBits = 15
+
+// cacheBits is the size in bits of a cache of at most maxBits for a
+// recording of size bytes of data (0: not known, as in a pipe): more
+// slots than size/256 (the least power of two above it), at least 1 Ki.
+// A small recording touches few addresses, but hashing spreads them over
+// every page of a cache: the 1.5 MB of chainFrames put a 1.2 MB -g
+// recording's script above perf script's peak RSS.
+func cacheBits(size uint64, maxBits uint) uint {
+	if size == 0 {
+		return maxBits
+	}
+	return min(maxBits, max(10, uint(bits.Len64(size>>8))))
+}
 
 // chainSlot is a callchain frame's map state (nil: none) and, once
 // named with a final symbol table, its symbol's name.

@@ -193,3 +193,28 @@ func TestFrameTag(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheBits checks the caches' sizes by recording size: the largest
+// for a size not known (a pipe) or a large recording, more slots than
+// one per 256 bytes between, 1 Ki slots at least.
+func TestCacheBits(t *testing.T) {
+	for _, tc := range []struct {
+		size uint64
+		max  uint
+		want uint
+	}{
+		{0, chainCacheBits, chainCacheBits},
+		{1, chainCacheBits, 10},
+		{52 << 10, chainCacheBits, 10},
+		{1 << 20, chainCacheBits, 13}, // 4 Ki of 256 bytes: more than 4 Ki slots
+		{1<<20 - 1, chainCacheBits, 12},
+		{1200 << 10, sampleCacheBits, 13},
+		{8 << 20, sampleCacheBits, sampleCacheBits},
+		{118 << 20, chainCacheBits, chainCacheBits},
+		{1 << 62, chainCacheBits, chainCacheBits},
+	} {
+		if got := cacheBits(tc.size, tc.max); got != tc.want {
+			t.Errorf("cacheBits(%d, %d) = %d, want %d", tc.size, tc.max, got, tc.want)
+		}
+	}
+}
