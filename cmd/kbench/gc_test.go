@@ -99,3 +99,51 @@ func TestCollectTighter(t *testing.T) {
 		t.Errorf("GOGC %d, want the user's 100", p)
 	}
 }
+
+// TestCollectEarly checks that collectEarly collects while startGC holds
+// the collector off, and not once the steady setting is in force or when
+// startGC does not manage the collector.
+func TestCollectEarly(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collections but these
+	gcSteady.Lock()
+	saved := struct {
+		percent     int
+		managed, on bool
+	}{gcSteady.percent, gcSteady.managed, gcSteady.on}
+	gcSteady.Unlock()
+	defer func() {
+		gcSteady.Lock()
+		gcSteady.percent, gcSteady.managed, gcSteady.on = saved.percent, saved.managed, saved.on
+		gcSteady.Unlock()
+	}()
+	numGC := func() uint32 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.NumGC
+	}
+	for _, tc := range []struct {
+		name        string
+		managed, on bool
+		collects    bool
+	}{
+		{"held off", true, false, true},
+		{"steady", true, true, false},
+		{"not managed", false, false, false},
+	} {
+		gcSteady.Lock()
+		gcSteady.managed, gcSteady.on = tc.managed, tc.on
+		gcSteady.Unlock()
+		before := numGC()
+		collectEarly()
+		deadline := time.Now().Add(5 * time.Second)
+		if !tc.collects {
+			deadline = time.Now().Add(100 * time.Millisecond)
+		}
+		for numGC() == before && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if collected := numGC() != before; collected != tc.collects {
+			t.Errorf("%s: collected %v, want %v", tc.name, collected, tc.collects)
+		}
+	}
+}

@@ -259,6 +259,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	opts.NoCounts = *format == "script" || opts.Stacks || *format == "table" && (opts.SortKeys != nil || opts.Filter != nil)
 	opts.NoSampleSets = *format != "json" // only JSON shows the maps' sample sets
 	opts.NoMapSymCounts = true            // no output reads them by map
+	opts.KernelLoaded = collectEarly
 	opts.HideCallchain = *hideCallchain
 	if *format == "script" {
 		opts.Script = bw

@@ -122,6 +122,11 @@ type Options struct {
 	// map by (map, symbol) was 8 MB of a 1.3 M-sample children table's
 	// peak.
 	NoMapSymCounts bool
+	// KernelLoaded, if set, is called (on Run's goroutine) once the
+	// kernel's symbols are loaded: most of a run's fixed memory is in by
+	// then, and what reading kallsyms took is garbage (kbench collects it
+	// there, so that the allocations after it reuse that memory).
+	KernelLoaded func()
 	// SortKeys, if set, also counts the samples by these perf report
 	// --sort keys (ParseSortKeys) into Result.Rows; a Filter does too,
 	// by dso,sym when SortKeys is empty.
@@ -463,7 +468,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			a.sym.m = m
 			a.x86_64 = isX86_64(r.Features().Arch)
 			m.KernelBuildIDs = kernelBuildIDs(r.Features())
-			m.OnKernelLoad = a.sym.loadKernel
+			m.OnKernelLoad = func(m *machine.Machine) {
+				a.sym.loadKernel(m)
+				if opts.KernelLoaded != nil {
+					opts.KernelLoaded()
+				}
+			}
 		}
 		if runErr == nil { // else drain so the decoder ends
 			runErr = a.deliverAll(d.keys)

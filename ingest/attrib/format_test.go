@@ -504,3 +504,28 @@ func TestNoMapSymCounts(t *testing.T) {
 		}
 	}
 }
+
+// KernelLoaded is called once when the kernel's symbols load (at the
+// first kernel sample), however many kernel samples follow.
+func TestKernelLoadedHook(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want int
+	}{
+		{"system.data", 1},
+		{"ksym.data", 1},
+	} {
+		n := 0
+		res := runFormatOpts(t, tc.name, Options{KernelLoaded: func() { n++ }})
+		if n != tc.want {
+			t.Errorf("%s: KernelLoaded called %d times, want %d", tc.name, n, tc.want)
+		}
+		var kernel bool
+		for k := range res.BySym {
+			kernel = kernel || k.Kernel
+		}
+		if !kernel {
+			t.Errorf("%s: no kernel samples to load the kernel for", tc.name)
+		}
+	}
+}
