@@ -594,12 +594,14 @@ func dataBufferFor(src io.Reader, n int64) *dataBuffer {
 	return plainDataBuffer(src, n)
 }
 
-// plainDataBuffer is dataBufferFor without reading ahead: 1 MiB, or as
-// much as the n bytes of records need.
+// plainDataBuffer is dataBufferFor without reading ahead: 1 MiB, or a
+// quarter of the n bytes of records (64 KiB at least, a record's most):
+// a small recording's report read in four turns instead of one, for a MB
+// less of peak RSS where perf's is close.
 func plainDataBuffer(src io.Reader, n int64) *dataBuffer {
 	size := 1 << 20
 	if n >= 0 {
-		size = int(min(max(n, 64<<10), 1<<20))
+		size = int(min(max(n/4, 64<<10), 1<<20))
 	}
 	return newDataBuffer(src, size)
 }
