@@ -407,7 +407,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.rows = newRowCounter(sortKeys, children)
 		a.rows.firstLevel = branches
 	case children:
-		a.acc = newAccumulator()
+		a.acc = newAccumulatorBits(cacheBits(r.Header().Data.Size, frameCacheBits))
 		defer a.acc.stopTrees() // on errors too
 		for _, at := range r.Attrs() {
 			if needsUnwind(at) { // inlined frames can come (see replay)

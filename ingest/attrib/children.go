@@ -19,7 +19,8 @@ type accumulator struct {
 	// frames caches, per version of the maps, what a frame resolved to:
 	// callchains repeat the same return addresses, and resolving and
 	// symbolizing one took most of the time.
-	frames [1 << frameCacheBits]frameSlot
+	frames    []frameSlot // 1<<frameBits of them
+	frameBits uint
 	// meta is, per entry, what perf's comparison of entries needs beyond
 	// its key; anyInlined says an inlined function's entry was made.
 	meta       []entryMeta
@@ -207,8 +208,13 @@ type accState struct {
 	byAddr map[noMapKey]int32 // frames in the map without a symbol, by address
 }
 
-func newAccumulator() *accumulator {
-	return &accumulator{byKey: make(map[Key]int32), noMap: make(map[noMapKey]int32)}
+func newAccumulator() *accumulator { return newAccumulatorBits(frameCacheBits) }
+
+// newAccumulatorBits returns an accumulator whose frame cache has
+// 1<<frameBits slots.
+func newAccumulatorBits(frameBits uint) *accumulator {
+	return &accumulator{byKey: make(map[Key]int32), noMap: make(map[noMapKey]int32),
+		frames: make([]frameSlot, 1<<frameBits), frameBits: frameBits}
 }
 
 // entry returns the entry of k, made on first use. The entries of
@@ -388,7 +394,7 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 	// before the marker make no entry either (their level would stay).
 	ok := !chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		ver := vers.of(cpumode)
-		slot := &ac.frames[slotHash(ip, ver, frameCacheBits)]
+		slot := &ac.frames[slotHash(ip, ver, ac.frameBits)]
 		tag, cache := frameTag(ver, cpumode, event, false)
 		if slot.ip == ip && slot.tag|tagInMap == tag|tagInMap && cache {
 			if slot.tag&tagInMap != 0 {
