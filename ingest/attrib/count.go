@@ -53,12 +53,26 @@ type tableCounts struct {
 // size of its table (the kernel's slots were 1.5 MB of a 53-sample
 // report's 25 MB of allocations; most of their pages were never
 // touched, so its peak RSS fell only 0.25 MB).
+//
+// Between the two, a table of more than slotTable symbols (the kernel's)
+// finds its counts through a map until more than manySymbols are
+// counted: its slot array (488 KB for the kernel's) was the largest part
+// of a small recording's children table above perf's peak RSS.
 type symCounts struct {
-	n      int        // the table's symbols
-	slot   []int32    // [symbol index] 1 + its index in counts; 0: none yet; nil while few
-	few    []int32    // while slot is nil: the index of each symbol in counts
-	counts countCells // in the order first counted
+	n      int             // the table's symbols
+	slot   []int32         // [symbol index] 1 + its index in counts; 0: none yet; nil while few
+	few    []int32         // while slot is nil: the symbol of each count, in counts' order
+	some   map[int32]int32 // past fewSymbols, until slots: each symbol's index in counts
+	counts countCells      // in the order first counted
 }
+
+// slotTable is the size of the largest table whose symbols get slots as
+// soon as more than fewSymbols are counted (32 KiB of slots);
+// manySymbols is how many a larger table's map holds before they do.
+const (
+	slotTable   = 8192
+	manySymbols = 512
+)
 
 // countCells is a list of Counts whose cells never move: it grows by
 // blocks of 4, 8, 16, ... cells, so that a cell's address stays valid
@@ -99,7 +113,7 @@ const fewSymbols = 16
 
 // add counts c for symbol i and returns the cell it counted it in.
 func (s *symCounts) add(i int, c Counts) *Counts {
-	if s.slot == nil {
+	if s.slot == nil && s.some == nil {
 		for k, x := range s.few {
 			if int(x) == i {
 				cell := s.counts.at(k)
@@ -111,11 +125,27 @@ func (s *symCounts) add(i int, c Counts) *Counts {
 			s.few = append(s.few, int32(i))
 			return s.counts.append(c)
 		}
-		s.slot = make([]int32, s.n)
-		for k, x := range s.few {
-			s.slot[x] = int32(k + 1)
+		if s.n > slotTable {
+			s.some = make(map[int32]int32, 2*fewSymbols)
+			for k, x := range s.few {
+				s.some[x] = int32(k)
+			}
+		} else {
+			s.slots()
 		}
-		s.few = nil
+	}
+	if s.some != nil {
+		if k, ok := s.some[int32(i)]; ok {
+			cell := s.counts.at(int(k))
+			cell.add(c)
+			return cell
+		}
+		if len(s.some) < manySymbols {
+			s.some[int32(i)] = int32(s.counts.n)
+			s.few = append(s.few, int32(i))
+			return s.counts.append(c)
+		}
+		s.slots()
 	}
 	j := s.slot[i]
 	if j == 0 {
@@ -125,6 +155,15 @@ func (s *symCounts) add(i int, c Counts) *Counts {
 	cell := s.counts.at(int(j - 1))
 	cell.add(c)
 	return cell
+}
+
+// slots gives each symbol a slot, from the list of those counted.
+func (s *symCounts) slots() {
+	s.slot = make([]int32, s.n)
+	for k, x := range s.few {
+		s.slot[x] = int32(k + 1)
+	}
+	s.few, s.some = nil, nil
 }
 
 // each calls fn with each symbol counted, by index, and its count.

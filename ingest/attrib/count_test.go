@@ -6,15 +6,22 @@ import (
 )
 
 // symCounts counts as a map from symbol index would, before and after it
-// switches from its short list to a slot per symbol.
+// switches from its short list to a map (a large table) and to a slot
+// per symbol.
 func TestSymCountsMatchesMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := range 300 {
 		n := 1 + rng.IntN(200)
 		distinct := 1 + rng.IntN(2*fewSymbols+4)
+		adds := rng.IntN(500)
+		if iter%3 == 0 { // a large table, past its map too
+			n = slotTable + 1 + rng.IntN(2*slotTable)
+			distinct = 1 + rng.IntN(2*manySymbols)
+			adds = rng.IntN(4 * manySymbols)
+		}
 		s := &symCounts{n: n}
 		want := map[int]Counts{}
-		for range rng.IntN(500) {
+		for range adds {
 			i := rng.IntN(min(n, distinct))
 			c := Counts{Samples: 1, Period: uint64(rng.IntN(1000))}
 			cell := s.add(i, c)
@@ -40,8 +47,12 @@ func TestSymCountsMatchesMap(t *testing.T) {
 				t.Fatalf("iter %d: symbol %d = %+v, want %+v", iter, i, got[i], w)
 			}
 		}
-		if (s.slot != nil) != (len(want) > fewSymbols) {
-			t.Fatalf("iter %d: %d symbols, slots %v", iter, len(want), s.slot != nil)
+		limit := fewSymbols
+		if n > slotTable {
+			limit = manySymbols
+		}
+		if (s.slot != nil) != (len(want) > limit) || (s.some != nil) != (n > slotTable && len(want) > fewSymbols && len(want) <= manySymbols) {
+			t.Fatalf("iter %d: %d of %d symbols, slots %v, map %v", iter, len(want), n, s.slot != nil, s.some != nil)
 		}
 	}
 }
