@@ -24,11 +24,12 @@ import (
 // table faulted 10,169 times with 64 MiB advised, 2,184 with 256).
 const heapAdvised = 256 << 20
 
-// hugeHeapMinData is the least data (4 MiB) a recording needs for kbench
-// report to advise huge pages. Below it the heap is mostly the kernel's
-// symbol tables, and its huge pages, filled in part, took the peak RSS
-// above perf report's, for 10-20 ms of a run's 60-90 (kbench report
-// -format table, 5 runs each, with and without KBENCH_THP=0, medians):
+// hugeHeapMinData is the least size (4 MiB) of a recording file, most of
+// it data, for which kbench report advises huge pages. Below it the heap
+// is mostly the kernel's symbol tables, and its huge pages, filled in
+// part, took the peak RSS above perf report's, for 10-20 ms of a run's
+// 60-90 (kbench report -format table, 5 runs each, with and without
+// KBENCH_THP=0, medians):
 // 416 samples 20.0 -> 23.9 MB (perf 24.8 MB), a 656 KB recording
 // 23.0 -> 26.9 MB (perf 25.4), a 1.2 MB -g one 26.0 -> 29.0 MB (perf
 // 26.3). From 10 MB of data up (0.08 against 0.13 s) the time pays.
