@@ -24,7 +24,7 @@ import (
 // table faulted 10,169 times with 64 MiB advised, 2,184 with 256).
 const heapAdvised = 256 << 20
 
-// hugeHeapMinData is the least size (4 MiB) of a recording file, most of
+// hugeHeapMinSize is the least size (4 MiB) of a recording file, most of
 // it data, for which kbench report advises huge pages. Below it the heap
 // is mostly the kernel's symbol tables, and its huge pages, filled in
 // part, took the peak RSS above perf report's, for 10-20 ms of a run's
@@ -33,10 +33,10 @@ const heapAdvised = 256 << 20
 // 416 samples 20.0 -> 23.9 MB (perf 24.8 MB), a 656 KB recording
 // 23.0 -> 26.9 MB (perf 25.4), a 1.2 MB -g one 26.0 -> 29.0 MB (perf
 // 26.3). From 10 MB of data up (0.08 against 0.13 s) the time pays.
-const hugeHeapMinData = 4 << 20
+const hugeHeapMinSize = 4 << 20
 
 // wantsHugeHeap reports whether kbench report advises huge pages for the
-// recording name: a file of hugeHeapMinData bytes or more (its data is
+// recording name: a file of hugeHeapMinSize bytes or more (its data is
 // most of it), a pipe ("-") or a directory. It is asked before the
 // recording is opened; a name that cannot be looked at gets them, and
 // its error comes from the open.
@@ -45,7 +45,7 @@ func wantsHugeHeap(name string) bool {
 		return true
 	}
 	fi, err := os.Stat(name)
-	return err != nil || fi.IsDir() || fi.Size() >= hugeHeapMinData
+	return err != nil || fi.IsDir() || fi.Size() >= hugeHeapMinSize
 }
 
 // thpSetting is the kernel's THP mode file: "always [madvise] never".

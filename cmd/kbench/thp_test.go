@@ -48,7 +48,7 @@ func TestAdviseHugeHeap(t *testing.T) {
 }
 
 // TestWantsHugeHeap checks which recordings kbench report advises huge
-// pages for: files of hugeHeapMinData bytes or more, pipes and
+// pages for: files of hugeHeapMinSize bytes or more, pipes and
 // directories, and not smaller files.
 func TestWantsHugeHeap(t *testing.T) {
 	dir := t.TempDir()
@@ -68,8 +68,8 @@ func TestWantsHugeHeap(t *testing.T) {
 		want bool
 	}{
 		{"small file", testdataDir + "system.data", false},
-		{"just below", file("below.data", hugeHeapMinData-1), false},
-		{"at the bound", file("at.data", hugeHeapMinData), true},
+		{"just below", file("below.data", hugeHeapMinSize-1), false},
+		{"at the bound", file("at.data", hugeHeapMinSize), true},
 		{"pipe", "-", true},
 		{"directory", dir, true},
 		{"missing (the open says why)", filepath.Join(dir, "missing.data"), true},

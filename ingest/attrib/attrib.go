@@ -367,8 +367,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	a.mapped, a.reader = r.MappedData(), r
-	size := r.Header().Data.Size
-	a.sampleBits, a.chainBits = cacheBits(size, sampleCacheBits), cacheBits(size, chainCacheBits)
+	a.dataSize = r.Header().Data.Size
 	kernelSeen, load, loaded, readEarly := prepareKernel(opts.LoadKallsyms)
 	if readEarly != nil && machine.KernelEntry(kernelBuildIDs(r.Features())) >= 0 {
 		// perf record lists the DSOs its samples hit: the kernel's
@@ -407,7 +406,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.rows = newRowCounter(sortKeys, children)
 		a.rows.firstLevel = branches
 	case children:
-		a.acc = newAccumulatorBits(cacheBits(r.Header().Data.Size, frameCacheBits))
+		a.acc = newAccumulatorBits(cacheBits(a.dataSize, frameCacheBits))
 		defer a.acc.stopTrees() // on errors too
 		for _, at := range r.Attrs() {
 			if needsUnwind(at) { // inlined frames can come (see replay)
@@ -505,7 +504,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	// ByMapSym, BySym is filled straight from the counter: the list of
 	// every (map, symbol) count took 3-9 ms of the -a table's end, most of
 	// it faulting in its fresh memory.
-	bySym := make(map[Key]Counts, a.cnt.size())
+	nCounts := a.cnt.size()
+	bySym := make(map[Key]Counts, nCounts)
 	var byEvent []Counts
 	addSym := func(ms *MapSym, n Counts) {
 		k := ms.Key()
@@ -521,7 +521,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if opts.NoMapSymCounts {
 		a.cnt.each(a.res, addSym)
 	} else {
-		counts := a.cnt.entries(a.res)
+		counts := a.cnt.entries(a.res, nCounts)
 		byMapSym.Go(func() {
 			m := make(map[MapSym]Counts, len(counts))
 			for _, x := range counts {
@@ -1041,14 +1041,16 @@ type attributor struct {
 	kstartSet bool
 	x86_64    bool
 	dw        *dwarfState    // unwinds DWARF callchains (dwarf.go)
-	samples   []sampleSlot   // resolveSample's answers, 1<<cacheBits(sampleCacheBits) of them
+	samples   []sampleSlot   // resolveSample's answers, 1<<sampleBits of them
 	unwound   []unwoundFrame // a sample's unwound frames, for the caller-order walks
 	// chainFrames caches callchain frames (chainFrame); curFrame is the
 	// one walkCallchain reports, nil for an unwound one.
 	chainFrames []chainSlot // 1<<chainBits of them
-	// The caches' sizes in bits, by the recording's size (cacheBits).
+	curFrame    *chainSlot
+	// dataSize is the recording's data size (0: not known), which sizes
+	// the caches (cacheBits) when they are made; their sizes in bits.
+	dataSize              uint64
 	sampleBits, chainBits uint
-	curFrame              *chainSlot
 	// mapped is the recording's mapping (perfdata.Reader.MappedData),
 	// where DWARF samples' user stacks stay (withUserPayload); reader
 	// turns a fault reading them into an error (CatchFault).
@@ -1380,9 +1382,7 @@ func (a *attributor) resolveSample(e *event) (st *mapState, i int, slot *sampleS
 	}
 	ver := a.m.MapsVersionOf(e.cpumode, e.pid, e.tid)
 	if a.samples == nil {
-		if a.sampleBits == 0 { // not set by Run
-			a.sampleBits = sampleCacheBits
-		}
+		a.sampleBits = cacheBits(a.dataSize, sampleCacheBits)
 		a.samples = make([]sampleSlot, 1<<a.sampleBits)
 	}
 	slot = &a.samples[slotHash(e.ip, ver, a.sampleBits)]
@@ -1683,9 +1683,7 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp *index.Map
 func (a *attributor) chainFrame(ip uint64, cpumode uint8, vers *frameVersions) *chainSlot {
 	ver := vers.of(cpumode)
 	if a.chainFrames == nil {
-		if a.chainBits == 0 { // not set by Run
-			a.chainBits = chainCacheBits
-		}
+		a.chainBits = cacheBits(a.dataSize, chainCacheBits)
 		a.chainFrames = make([]chainSlot, 1<<a.chainBits)
 	}
 	slot := &a.chainFrames[slotHash(ip, ver, a.chainBits)]

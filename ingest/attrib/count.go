@@ -350,9 +350,9 @@ func (c *counter) each(res *Result, fn func(ms *MapSym, n Counts)) {
 	}
 }
 
-// entries lists what each visits.
-func (c *counter) entries(res *Result) []mapSymCount {
-	out := make([]mapSymCount, 0, c.size())
+// entries lists what each visits, n of them (size).
+func (c *counter) entries(res *Result, n int) []mapSymCount {
+	out := make([]mapSymCount, 0, n)
 	c.each(res, func(ms *MapSym, n Counts) { out = append(out, mapSymCount{*ms, n}) })
 	return out
 }

@@ -19,7 +19,7 @@ func TestAttrByIDLikeMap(t *testing.T) {
 		}
 		r.attrs = attrs
 		want := map[uint64]*Attr{}
-		base := rng.Uint64N(1 << 20)
+		base := 1 + rng.Uint64N(1<<20) // id 0 is the synthesized records' (attrs[0])
 		var ids []uint64
 		for range 1 + rng.IntN(200) {
 			var id uint64
