@@ -220,7 +220,16 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			ks = kc
 		}
 	}
-	loadKs, ksFrom := chooseKallsyms(ks, in.r.Features(), cacheDir, warn)
+	var ksFrom string // the kallsyms file chosen, once Run returned
+	chooseKs := chooseKallsyms(ks, in.r.Features(), cacheDir, warn)
+	if chooseKs != nil {
+		choose := chooseKs
+		chooseKs = func(mmapBuildID []byte) (func() (*kallsyms.List, error), string) {
+			load, file := choose(mmapBuildID)
+			ksFrom = file
+			return load, file
+		}
+	}
 
 	var out io.Writer = stdout
 	var file *os.File
@@ -238,7 +247,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(out, 256<<10)
-	opts := attrib.Options{Impl: impl, LoadKallsyms: loadKs, KallsymsFile: ksFrom, DebugDir: *debugDir, CacheDir: *sectionCache, Symfs: *symfs, VDSO: vdso}
+	opts := attrib.Options{Impl: impl, ChooseKallsyms: chooseKs, DebugDir: *debugDir, CacheDir: *sectionCache, Symfs: *symfs, VDSO: vdso}
 	if *format == "table" && !*noBranchStack {
 		opts.BranchMode = attrib.BranchModeDefault(in.r)
 	}
@@ -430,28 +439,43 @@ func openRecording(name string) (*recording, error) {
 	return &recording{r: r, size: -1}, nil
 }
 
-// chooseKallsyms returns the kernel symbols to use and the file they came
-// from. An explicit file is read as it is ("none": no symbols). By default
-// perf's choice: /proc/kallsyms when the recording's kernel build id is the
-// running kernel's (or the recording has none, or has not told it yet),
-// else the copy perf record left in the build-id cache
+// chooseKallsyms returns attrib.Options.ChooseKallsyms: the kernel
+// symbols to use and the file they come from, given the build id of the
+// kernel's MMAP2 record if any; nil for "none". An explicit file is read
+// as it is. By default perf's choice (dso__find_kallsyms) by the kernel
+// DSO's build id, the MMAP2's or else the header's: /proc/kallsyms when
+// it is the running kernel's (or the recording has none, or has not told
+// it yet), else the copy perf record left in the build-id cache
 // (DIR/[kernel.kallsyms]/ID/kallsyms), else none, with a warning.
-func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn func(string, ...any)) (load func() (*kallsyms.List, error), from string) {
+func chooseKallsyms(flagFile string, f *perfdata.Features, cacheDir string, warn func(string, ...any)) func(mmapBuildID []byte) (func() (*kallsyms.List, error), string) {
 	switch flagFile {
 	case "none":
-		return nil, ""
+		return nil
 	case "":
 	default:
 		read := attrib.LoadKallsymsFile(flagFile)
-		return func() (*kallsyms.List, error) {
-			ks, err := read()
-			if err == nil && ks == nil {
-				warn("%s: no kernel symbols in it (empty, or not kallsyms text): kernel samples print [unknown]", flagFile)
-			}
-			return ks, err
-		}, flagFile
+		return func([]byte) (func() (*kallsyms.List, error), string) {
+			return func() (*kallsyms.List, error) {
+				ks, err := read()
+				if err == nil && ks == nil {
+					warn("%s: no kernel symbols in it (empty, or not kallsyms text): kernel samples print [unknown]", flagFile)
+				}
+				return ks, err
+			}, flagFile
+		}
 	}
-	rec := attrib.KernelBuildID(f)
+	return func(mmapBuildID []byte) (func() (*kallsyms.List, error), string) {
+		rec := mmapBuildID
+		if rec == nil {
+			rec = attrib.KernelBuildID(f)
+		}
+		return defaultKallsyms(rec, cacheDir, warn)
+	}
+}
+
+// defaultKallsyms is chooseKallsyms' default for the kernel build id rec
+// (nil: none known).
+func defaultKallsyms(rec []byte, cacheDir string, warn func(string, ...any)) (load func() (*kallsyms.List, error), from string) {
 	file := procKallsyms
 	if rec != nil {
 		run, err := runningKernelBuildID()

@@ -509,29 +509,43 @@ func TestChooseKallsyms(t *testing.T) {
 		name     string
 		flag     string
 		recorded []kernelEntry
+		mmap     []byte // the build id of the kernel's MMAP2
 		cache    string
 		want     string // the file chosen; "" for none
 		warn     bool
 	}{
-		{"same kernel", "", kernel(running), cache, proc, false},
-		{"other kernel, zero padded", "", kernel(append(bytes.Clone(running[:16]), 0, 0, 0, 0)), "", "", true},
-		{"no kernel build id", "", nil, cache, proc, false},
-		{"other kernel, cached", "", kernel(other), cache, cached, false},
-		{"other kernel, cached in the old layout", "", kernel(oldStyle), cache, oldCached, false},
-		{"other kernel, no cache", "", kernel(other), "", "", true},
-		{"other kernel, cache lacks it", "", kernel(other), dir, "", true},
+		{"same kernel", "", kernel(running), nil, cache, proc, false},
+		{"other kernel, zero padded", "", kernel(append(bytes.Clone(running[:16]), 0, 0, 0, 0)), nil, "", "", true},
+		{"no kernel build id", "", nil, nil, cache, proc, false},
+		{"other kernel, cached", "", kernel(other), nil, cache, cached, false},
+		{"other kernel, cached in the old layout", "", kernel(oldStyle), nil, cache, oldCached, false},
+		{"other kernel, no cache", "", kernel(other), nil, "", "", true},
+		{"other kernel, cache lacks it", "", kernel(other), nil, dir, "", true},
 		// perf names the kernel DSO by its first kernel entry that is
 		// not a module's, a vmlinux path too, and chooses by its id.
-		{"other kernel named by its vmlinux", "", []kernelEntry{{"/lib/modules/4.10.13-1-ARCH/build/vmlinux", other}}, "", "", true},
-		{"same kernel named by its vmlinux", "", []kernelEntry{{"/tmp/vmlinux", running}}, "", proc, false},
-		{"module entry first", "", []kernelEntry{{"/lib/modules/6.1.0/kernel/fs/ext4/ext4.ko", other}, {"[kernel.kallsyms]", running}}, "", proc, false},
-		{"explicit", proc, kernel(other), cache, proc, false},
-		{"none", "none", kernel(running), cache, "", false},
+		{"other kernel named by its vmlinux", "", []kernelEntry{{"/lib/modules/4.10.13-1-ARCH/build/vmlinux", other}}, nil, "", "", true},
+		{"same kernel named by its vmlinux", "", []kernelEntry{{"/tmp/vmlinux", running}}, nil, "", proc, false},
+		{"module entry first", "", []kernelEntry{{"/lib/modules/6.1.0/kernel/fs/ext4/ext4.ko", other}, {"[kernel.kallsyms]", running}}, nil, "", proc, false},
+		{"explicit", proc, kernel(other), nil, cache, proc, false},
+		{"none", "none", kernel(running), nil, cache, "", false},
+		// perf record --buildid-mmap writes no build-id table; perf
+		// gives the kernel DSO its MMAP2's build id, which also wins
+		// over the header's.
+		{"MMAP2 of another kernel, no cache", "", nil, other, "", "", true},
+		{"MMAP2 of another kernel, cached", "", nil, other, cache, cached, false},
+		{"MMAP2 of the running kernel", "", nil, running, "", proc, false},
+		{"MMAP2 of the running kernel, header of another", "", kernel(other), running, "", proc, false},
+		{"MMAP2 of another kernel, header of the running one", "", kernel(running), other, "", "", true},
+		{"explicit, MMAP2 of another kernel", proc, nil, other, "", proc, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var warnings []string
 			warn := func(f string, a ...any) { warnings = append(warnings, f) }
-			load, from := chooseKallsyms(tc.flag, features(tc.recorded...), tc.cache, warn)
+			var load func() (*kallsyms.List, error)
+			var from string
+			if choose := chooseKallsyms(tc.flag, features(tc.recorded...), tc.cache, warn); choose != nil {
+				load, from = choose(tc.mmap)
+			}
 			var ks *kallsyms.List
 			if load != nil {
 				var err error
@@ -544,14 +558,14 @@ func TestChooseKallsyms(t *testing.T) {
 			}
 		})
 	}
-	if load, _ := chooseKallsyms(filepath.Join(dir, "zero"), nil, "", func(string, ...any) {}); load == nil {
+	if load, _ := chooseKallsyms(filepath.Join(dir, "zero"), nil, "", func(string, ...any) {})(nil); load == nil {
 		t.Error("no loader for an explicit file")
 	} else if _, err := load(); err == nil {
 		t.Error("an explicit restricted kallsyms was accepted")
 	}
 	kernelNotes = filepath.Join(dir, "missing")
 	var warned bool
-	if load, _ := chooseKallsyms("", features(kernel(running)...), "", func(string, ...any) { warned = true }); load != nil || !warned {
+	if load, _ := chooseKallsyms("", features(kernel(running)...), "", func(string, ...any) { warned = true })(nil); load != nil || !warned {
 		t.Error("unreadable notes: want no symbols and a warning")
 	}
 }

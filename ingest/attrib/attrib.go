@@ -54,6 +54,17 @@ type Options struct {
 	// "modules" files beside it when it loads the kernel, and so does Run
 	// (KcoreBeside), unless Kcore is set.
 	KallsymsFile string
+	// ChooseKallsyms, if set, replaces LoadKallsyms and KallsymsFile: Run
+	// asks it for them when it would start the load, with the build id
+	// the kernel's own MMAP2 record carried, if the decoder read one by
+	// then (perf record --buildid-mmap writes no build-id table). perf
+	// 6.1 gives that id to the kernel's DSO
+	// (machine__process_kernel_mmap_event), and the DSO's build id
+	// decides which kallsyms perf reads (dso__find_kallsyms). A nil load
+	// means no kernel symbols. A header that names the kernel among the
+	// DSOs hit starts the load before any record is read: the id is nil
+	// then, and the header's build id decides.
+	ChooseKallsyms func(kernelMmapBuildID []byte) (load func() (*kallsyms.List, error), file string)
 	// Kcore, if set, supplies the kcore segments and modules list perf
 	// would read beside the kallsyms file (a corpus has them parsed).
 	Kcore func() *Kcore
@@ -334,6 +345,52 @@ func LoadKallsymsFile(file string) func() (*kallsyms.List, error) {
 	}
 }
 
+// kallsymsChoice is where a Run's kernel symbols come from: Options'
+// ChooseKallsyms's answer when set, else its LoadKallsyms and
+// KallsymsFile. file is written by the load (before prepareKernel's
+// read ends, which whoever reads it waits for) when the choice is late.
+type kallsymsChoice struct {
+	choose func([]byte) (func() (*kallsyms.List, error), string)
+	load   func() (*kallsyms.List, error)
+	file   string
+}
+
+func newKallsymsChoice(opts Options) *kallsymsChoice {
+	return &kallsymsChoice{choose: opts.ChooseKallsyms, load: opts.LoadKallsyms, file: opts.KallsymsFile}
+}
+
+// loader returns prepareKernel's load: nil when there is nothing to load.
+func (c *kallsymsChoice) loader() func(mmapBuildID []byte) (*kallsyms.List, error) {
+	switch {
+	case c.choose != nil:
+		return func(mmapBuildID []byte) (*kallsyms.List, error) {
+			load, file := c.choose(mmapBuildID)
+			c.file = file
+			if load == nil {
+				return nil, nil
+			}
+			return load()
+		}
+	case c.load != nil:
+		return func([]byte) (*kallsyms.List, error) { return c.load() }
+	}
+	return nil
+}
+
+// kcoreBeside is KcoreBeside of the kallsyms file, known by the time the
+// kernel loads when the choice is late.
+func (c *kallsymsChoice) kcoreBeside() func() *Kcore {
+	if c.choose == nil {
+		return KcoreBeside(c.file)
+	}
+	return func() *Kcore {
+		if k := KcoreBeside(c.file); k != nil {
+			return k()
+		}
+		return nil
+	}
+}
+
 // Run reads the recording r and attributes every sample.
 func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if opts.Impl.New == nil {
@@ -368,11 +425,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	a.mapped, a.reader = r.MappedData(), r
 	a.dataSize = r.Header().Data.Size
-	kernelSeen, load, loaded, readEarly := prepareKernel(opts.LoadKallsyms)
+	ksChoice := newKallsymsChoice(opts)
+	kernelSeen, load, loaded, readEarly := prepareKernel(ksChoice.loader())
 	if readEarly != nil && machine.KernelEntry(kernelBuildIDs(r.Features())) >= 0 {
 		// perf record lists the DSOs its samples hit: the kernel's
 		// symbols will be needed.
-		readEarly()
+		readEarly(nil)
 	}
 	var ks *kallsyms.List // opts.Kallsyms; nil: none
 	if opts.Kallsyms != nil {
@@ -462,7 +520,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			buildIDs = a.sym.buildIDs
 			a.sym.kcore = opts.Kcore
 			if a.sym.kcore == nil {
-				a.sym.kcore = KcoreBeside(opts.KallsymsFile)
+				a.sym.kcore = ksChoice.kcoreBeside()
 			}
 			a.sym.m = m
 			a.x86_64 = isX86_64(r.Features().Arch)
@@ -603,11 +661,11 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	slices.Sort(a.res.UnknownUserTypes)
 	switch {
 	case a.sym.kcoreTable != nil:
-		a.res.KernelSymbols = "kcore " + a.sym.kcoreUsed + " with kallsyms " + opts.KallsymsFile
+		a.res.KernelSymbols = "kcore " + a.sym.kcoreUsed + " with kallsyms " + ksChoice.file
 	case a.sym.hasKallsyms && a.sym.kcoreNote != "":
-		a.res.KernelSymbols = "kallsyms " + opts.KallsymsFile + " (kcore not used: " + a.sym.kcoreNote + ")"
+		a.res.KernelSymbols = "kallsyms " + ksChoice.file + " (kcore not used: " + a.sym.kcoreNote + ")"
 	case a.sym.hasKallsyms:
-		a.res.KernelSymbols = "kallsyms " + opts.KallsymsFile
+		a.res.KernelSymbols = "kallsyms " + ksChoice.file
 	}
 	return a.res, nil
 }
@@ -620,6 +678,7 @@ type kernelHint struct {
 	noTables bool
 	refName  string
 	refAddr  uint64
+	buildID  []byte // the kernel MMAP2's (Options.ChooseKallsyms)
 }
 
 // preparedKernel is the background's work: the kallsyms list, the
@@ -647,7 +706,7 @@ type preparedKernel struct {
 // be: it may be called once (the symbolizer keeps them, and drops the
 // kallsyms list once it has its tables). loaded waits for the
 // background work, if started, to end; after it, start does nothing.
-func prepareKernel(load func() (*kallsyms.List, error)) (start func(kernelHint), take func() preparedKernel, loaded func(), readEarly func()) {
+func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error)) (start func(kernelHint), take func() preparedKernel, loaded func(), readEarly func(mmapBuildID []byte)) {
 	if load == nil {
 		return nil, nil, nil, nil
 	}
@@ -656,11 +715,11 @@ func prepareKernel(load func() (*kallsyms.List, error)) (start func(kernelHint),
 	var syms *kallsyms.List
 	var readErr error
 	read := make(chan struct{})
-	readEarly = func() {
+	readEarly = func(mmapBuildID []byte) {
 		readOnce.Do(func() {
 			go func() {
 				defer close(read)
-				syms, readErr = load()
+				syms, readErr = load(mmapBuildID)
 			}()
 		})
 	}
@@ -669,7 +728,7 @@ func prepareKernel(load func() (*kallsyms.List, error)) (start func(kernelHint),
 	var once sync.Once
 	start = func(h kernelHint) {
 		once.Do(func() {
-			readEarly()
+			readEarly(h.buildID)
 			go func() {
 				defer close(done)
 				<-read
@@ -845,6 +904,9 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				hint.noTables = hint.noTables || machine.IsModuleMmap(rec.Filename)
 				if name, addr, ok := machine.RefReloc(rec.Filename, rec.Pgoff); ok {
 					hint.refName, hint.refAddr = name, addr
+				}
+				if machine.IsKernelMmap(rec.Filename) && len(rec.BuildID) > 0 {
+					hint.buildID = slices.Clone(rec.BuildID)
 				}
 			}
 			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.MmapOf(rec)}}
@@ -1179,9 +1241,9 @@ func (a *attributor) buildID(e *event) {
 // map__new does for a user map and machine__process_kernel_mmap_event
 // for a module's: like a HEADER_BUILD_ID record's (buildID), it decides
 // the files the DSO's symbols may come from when it is first loaded.
-// The kernel's own map is left alone: the kernel's symbols were chosen
-// before the run (the default kallsyms of cmd/kbench goes by the
-// header's build ids), and so are a guest's maps, as buildID leaves
+// The kernel's own build id is the decoder's (kernelHint.buildID): it
+// chooses the kallsyms file (Options.ChooseKallsyms) before the
+// symbolizer reads any; a guest's maps are left alone, as buildID leaves
 // them.
 func (a *attributor) mmapBuildID(r machine.Mmap, id []byte) {
 	switch r.CPUMode {

@@ -36,10 +36,10 @@ func TestPrepareKernel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			start, take, loaded, readEarly := prepareKernel(func() (*kallsyms.List, error) { calls++; return list, nil })
+			start, take, loaded, readEarly := prepareKernel(func([]byte) (*kallsyms.List, error) { calls++; return list, nil })
 			if tt.early {
-				readEarly()
-				readEarly() // a second read does nothing
+				readEarly(nil)
+				readEarly(nil) // a second read does nothing
 			}
 			if tt.hint != nil {
 				start(*tt.hint)
@@ -61,18 +61,18 @@ func TestPrepareKernel(t *testing.T) {
 		})
 	}
 	t.Run("never started", func(t *testing.T) {
-		_, _, loaded, _ := prepareKernel(func() (*kallsyms.List, error) { t.Error("load called"); return nil, nil })
+		_, _, loaded, _ := prepareKernel(func([]byte) (*kallsyms.List, error) { t.Error("load called"); return nil, nil })
 		loaded()
 	})
 	t.Run("read early, never started", func(t *testing.T) {
 		// loaded waits for the read: Run returns with nothing running.
 		var read bool
-		_, _, loaded, readEarly := prepareKernel(func() (*kallsyms.List, error) {
+		_, _, loaded, readEarly := prepareKernel(func([]byte) (*kallsyms.List, error) {
 			time.Sleep(10 * time.Millisecond)
 			read = true
 			return list, nil
 		})
-		readEarly()
+		readEarly(nil)
 		loaded()
 		if !read {
 			t.Error("loaded returned before the read ended")
@@ -80,7 +80,7 @@ func TestPrepareKernel(t *testing.T) {
 	})
 	t.Run("error", func(t *testing.T) {
 		bad := errors.New("bad")
-		start, take, loaded, _ := prepareKernel(func() (*kallsyms.List, error) { return nil, bad })
+		start, take, loaded, _ := prepareKernel(func([]byte) (*kallsyms.List, error) { return nil, bad })
 		start(kernelHint{})
 		if p := take(); p.err != bad || p.kt != nil {
 			t.Errorf("got %+v", p)

@@ -58,7 +58,8 @@ type symbolizer struct {
 	bpf          map[index.Map]*symbols.Table
 	kernelMods   func() []index.Map // the kernel's module maps, for the split
 
-	// kcore, when set, names the kcore files beside the kallsyms file;
+	// kcore, when set, names the kcore files beside the kallsyms file
+	// (nil from it: none, the file being known only then);
 	// kcoreTable is the kernel DSO's table once kcore was loaded, and
 	// kcoreNote says why it was not.
 	kcore      func() *Kcore
@@ -148,16 +149,17 @@ func (s *symbolizer) loadKernel(m *machine.Machine) {
 		return
 	}
 	if _, ok := s.kernelDelta(ks); ok && s.kcore != nil {
-		k := s.kcore()
-		t, note, err := k.load(m, ks)
-		if err != nil && s.err == nil {
-			s.err = err
+		if k := s.kcore(); k != nil {
+			t, note, err := k.load(m, ks)
+			if err != nil && s.err == nil {
+				s.err = err
+			}
+			if t != nil {
+				s.kcoreTable, s.kcoreUsed = t, k.Source
+				return
+			}
+			s.kcoreNote = note
 		}
-		if t != nil {
-			s.kcoreTable, s.kcoreUsed = t, k.Source
-			return
-		}
-		s.kcoreNote = note
 	}
 	kt := s.kernelTables()
 	if kt != nil && kt.Kernel.Len() > 0 {
