@@ -60,6 +60,8 @@ func TestReportKernelMmapBuildID(t *testing.T) {
 	}{
 		{"running kernel", running, true},
 		{"no build id", nil, true},
+		// An all-zero id is none (build_id__is_defined).
+		{"zero build id", make([]byte, 20), true},
 		{"another kernel", other, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -905,12 +905,12 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				if name, addr, ok := machine.RefReloc(rec.Filename, rec.Pgoff); ok {
 					hint.refName, hint.refAddr = name, addr
 				}
-				if machine.IsKernelMmap(rec.Filename) && len(rec.BuildID) > 0 {
+				if machine.IsKernelMmap(rec.Filename) && buildIDDefined(rec.BuildID) {
 					hint.buildID = slices.Clone(rec.BuildID)
 				}
 			}
 			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.MmapOf(rec)}}
-			if len(rec.BuildID) > 0 {
+			if buildIDDefined(rec.BuildID) {
 				e.side.buildID = slices.Clone(rec.BuildID)
 			}
 		case *perfdata.Fork:
@@ -962,6 +962,13 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 	o.finish()
 	slab.payload.seal()
 	errc <- r.Err()
+}
+
+// buildIDDefined is perf 6.1's build_id__is_defined, which an MMAP2's
+// build id must pass to be given to its DSO (map__new,
+// machine__process_kernel_mmap_event): not empty, not all zero.
+func buildIDDefined(id []byte) bool {
+	return slices.ContainsFunc(id, func(b byte) bool { return b != 0 })
 }
 
 // stableChain reports whether chain lies in mapped, r's mapping, in a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,6 +206,8 @@ func TestMmapBuildID(t *testing.T) {
 	}{
 		{"another file's", []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, true},
 		{"the file's own", own, false},
+		// An all-zero one is none (build_id__is_defined): the file's.
+		{"all zero", make([]byte, 20), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := withMmapBuildID(t, data, dash, tc.id)
@@ -216,8 +219,9 @@ func TestMmapBuildID(t *testing.T) {
 			if d := linediff.First(got, want); d != "" {
 				t.Errorf("differs: %s", d)
 			}
-			if id := res.BuildIDs[dash]; id != fmt.Sprintf("%x", tc.id) {
-				t.Errorf("Result.BuildIDs[%s] = %q, want %x", dash, id, tc.id)
+			zero := !slices.ContainsFunc(tc.id, func(b byte) bool { return b != 0 })
+			if id := res.BuildIDs[dash]; (id == fmt.Sprintf("%x", tc.id)) == zero {
+				t.Errorf("Result.BuildIDs[%s] = %q; the MMAP2's %x applied: %v", dash, id, tc.id, !zero)
 			}
 			checkPerfScript(t, b, got)
 		})
