@@ -7,6 +7,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/internal/prefault"
 )
 
 // entryTrampolineName is x86_64's ENTRY_TRAMPOLINE_NAME; maps__split_kallsyms
@@ -218,6 +219,7 @@ func kernelSorted(l *kallsyms.List, modules []index.Map, opts KernelOptions) (*K
 	idx, n := keptOrder(l)
 	// The kernel's names stay in the list's pages (a copy was 2 MB).
 	t := &Table{syms: make([]sym, 0, n), pages: l.NamePages()}
+	prefault.Slice(t.syms) // 2.9 MB for 121k symbols: a first KernelFrom took 21 ms, 17 with this
 	split := newSplitter(modules, opts.Loaded)
 	walkFixedUp(l, idx, func(e entry) {
 		name, tag, isMod := strings.Cut(e.name, "\t")

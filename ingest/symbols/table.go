@@ -36,6 +36,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/rbtree"
+	"github.com/kmapindex/kmapindex/internal/prefault"
 )
 
 // Unknown is how perf script prints a sample without a symbol.
@@ -547,6 +548,8 @@ func flatten(t *Table) bool {
 	count.walk(t.syms)
 	fill.bounds = make([]uint64, 0, count.n)
 	fill.which = make([]int32, 0, count.n)
+	prefault.Slice(fill.bounds)
+	prefault.Slice(fill.which)
 	fill.walk(t.syms)
 	t.setBounds(fill.bounds, fill.which)
 	return true
