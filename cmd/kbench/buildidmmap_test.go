@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,19 +22,7 @@ func TestReportKernelMmapBuildID(t *testing.T) {
 	dir := t.TempDir()
 	running := bytes.Repeat([]byte{0x12}, 20)
 	other := bytes.Repeat([]byte{0x34}, 20)
-	proc := filepath.Join(dir, "kallsyms")
-	notes := filepath.Join(dir, "notes")
-	for name, text := range map[string]string{
-		proc:  "ffffffff81000000 T _text\nffffffff81000100 T fake_kernel_func\nffffffff81002000 T _etext\n",
-		notes: string(note("GNU", 3, running)),
-	} {
-		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	savedProc, savedNotes := procKallsyms, kernelNotes
-	procKallsyms, kernelNotes = proc, notes
-	defer func() { procKallsyms, kernelNotes = savedProc, savedNotes }()
+	fakeHost(t, dir, "ffffffff81000000 T _text\nffffffff81000100 T fake_kernel_func\nffffffff81002000 T _etext\n", running)
 
 	record := func(id []byte) string {
 		return writeRecording(t, func(w *perfdata.Writer) {

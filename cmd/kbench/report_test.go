@@ -460,12 +460,27 @@ type kernelEntry struct {
 	id   []byte
 }
 
+// fakeHost writes dir/kallsyms (text) and dir/notes (a GNU build-id note
+// of running) and makes them this test's /proc/kallsyms and
+// /sys/kernel/notes; it returns the kallsyms file.
+func fakeHost(t *testing.T, dir, text string, running []byte) string {
+	t.Helper()
+	proc, notes := filepath.Join(dir, "kallsyms"), filepath.Join(dir, "notes")
+	for name, b := range map[string]string{proc: text, notes: string(note("GNU", 3, running))} {
+		if err := os.WriteFile(name, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	savedProc, savedNotes := procKallsyms, kernelNotes
+	procKallsyms, kernelNotes = proc, notes
+	t.Cleanup(func() { procKallsyms, kernelNotes = savedProc, savedNotes })
+	return proc
+}
+
 func TestChooseKallsyms(t *testing.T) {
 	dir := t.TempDir()
 	running := bytes.Repeat([]byte{0xab}, 20)
 	other := bytes.Repeat([]byte{0xcd}, 20)
-	proc := filepath.Join(dir, "kallsyms")
-	notes := filepath.Join(dir, "notes")
 	cache := filepath.Join(dir, "debug")
 	cached := filepath.Join(cache, "[kernel.kallsyms]", strings.Repeat("cd", 20), "kallsyms")
 	write := func(path, text string) {
@@ -476,13 +491,9 @@ func TestChooseKallsyms(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(proc, "ffffffff81000000 T _text\nffffffff81000010 T running_kernel\n")
-	write(notes, string(note("GNU", 3, running)))
+	proc := fakeHost(t, dir, "ffffffff81000000 T _text\nffffffff81000010 T running_kernel\n", running)
 	write(cached, "ffffffff81000000 T _text\nffffffff81000010 T cached_kernel\n")
 	write(filepath.Join(dir, "zero"), "0000000000000000 T _text\n")
-	savedProc, savedNotes := procKallsyms, kernelNotes
-	procKallsyms, kernelNotes = proc, notes
-	defer func() { procKallsyms, kernelNotes = savedProc, savedNotes }()
 
 	oldStyle := bytes.Repeat([]byte{0xef}, 20)
 	oldCached := filepath.Join(cache, "[kernel.kallsyms]", strings.Repeat("ef", 20))
