@@ -77,10 +77,10 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	ksFile := fs.String("kallsyms", "", "kernel symbols `file`; \"none\" for none (default /proc/kallsyms when the recording's kernel build id is the running kernel's, else the build-id cache's copy)")
 	hideCallchain := fs.Bool("G", false, "script: hide callchains (perf script -G)")
 	implName := fs.String("impl", "btree", "map implementation: btree or list")
-	debugDir := fs.String("debugdir", "", "perf's build-id cache `dir` (default ~/.debug; \"-\" for none)")
+	debugDir := fs.String("debugdir", "", "perf's build-id cache `dir` (default ~/.debug, or SYMFS/.debug with -symfs; \"-\" for none)")
 	vdsoFile := fs.String("vdso", "", "symbolize and unwind [vdso] maps with the vdso image `file` instead of kbench's own (perf uses its own; for a recording from another machine)")
 	sectionCache := fs.String("cachedir", "", "keep the debug sections inflated for inline frames in `dir` for later runs (default kmapindex/sections in the user's cache directory; \"-\" for none)")
-	symfs := fs.String("symfs", "", "look for DSO files below `dir`, as perf's --symfs (for their symbols and unwinding)")
+	symfs := fs.String("symfs", "", "look for DSO files below `dir`, as perf's --symfs (for their symbols and unwinding); with it, as in perf, the build-id cache is DIR/.debug and the kernel has no symbols but a -kallsyms file")
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
@@ -168,6 +168,11 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	name := files[0]
+	if *debugDir == "" && *symfs != "" {
+		// symbol__config_symfs: perf's build-id cache moves to
+		// SYMFS/.debug.
+		*debugDir = *symfs + "/.debug"
+	}
 	cacheDir := *debugDir
 	if cacheDir == "" {
 		if home, err := os.UserHomeDir(); err == nil {
@@ -219,6 +224,11 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		if kc := filepath.Join(in.r.Dir(), perfdata.KcoreDirKallsyms); statOK(kc) {
 			ks = kc
 		}
+	}
+	if ks == "" && *symfs != "" {
+		// dso__load_kernel_sym: "do not try local files if a symfs was
+		// given", only a kallsyms file named as with -kallsyms.
+		ks = "none"
 	}
 	var ksFrom string // the kallsyms file chosen, once Run returned
 	chooseKs := chooseKallsyms(ks, in.r.Features(), cacheDir, warn)

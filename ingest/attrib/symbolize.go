@@ -318,7 +318,9 @@ func matchingCandidates(debugDir, symfs, dso string, id []byte) iter.Seq[string]
 func symbolSource(cand, debug string) string { return cmp.Or(debug, cand) }
 
 // dsoCandidates lists the files perf looks for a DSO's symbols in, with
-// perf's build-id cache at debugDir and its --symfs at symfs.
+// perf's build-id cache at debugDir and its --symfs at symfs. The cache's
+// entry is ID/elf (ID/vdso), or ID itself when that is a regular file
+// (__dso__build_id_filename: "old style build_id cache").
 func dsoCandidates(debugDir, symfs, dso string, id []byte) []string {
 	var out []string
 	if len(id) > 0 && debugDir != "" {
@@ -327,7 +329,11 @@ func dsoCandidates(debugDir, symfs, dso string, id []byte) []string {
 		if dso == "[vdso]" {
 			base = "vdso"
 		}
-		out = append(out, filepath.Join(debugDir, ".build-id", h[:2], h[2:], base))
+		link := filepath.Join(debugDir, ".build-id", h[:2], h[2:])
+		if !regular.Is(link) { // a regular file is the old layout's entry
+			link = filepath.Join(link, base)
+		}
+		out = append(out, link)
 	}
 	if strings.HasPrefix(dso, "/") {
 		out = append(out, symfs+dso) // __symbol__join_symfs
