@@ -1,0 +1,63 @@
+package elfwrite
+
+import (
+	"bytes"
+	"debug/elf"
+	"testing"
+)
+
+// The file reads back through debug/elf as written.
+func TestBytesReadBack(t *testing.T) {
+	id := []byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3}
+	f := File{Type: elf.ET_EXEC, Machine: elf.EM_X86_64, Sections: []Section{
+		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: 0x1000, Size: 0x500, Offset: 0x4000},
+		{Name: ".data", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC, Addr: 0x2000, Data: []byte("hello")},
+		{Name: ".notes", Type: elf.SHT_NOTE, Data: BuildIDNote(id)},
+	}, Symbols: []Symbol{
+		{Name: "f", Type: elf.STT_FUNC, Bind: elf.STB_GLOBAL, Section: ".text", Value: 0x1010, Size: 0x20},
+		{Name: "d", Type: elf.STT_OBJECT, Bind: elf.STB_LOCAL, Other: uint8(elf.STV_HIDDEN), Section: ".data", Value: 0x2000, Size: 5},
+		{Name: "a", Type: elf.STT_FUNC, Bind: elf.STB_WEAK, Index: elf.SHN_ABS, Value: 7},
+	}}
+	b, err := f.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ef.Type != elf.ET_EXEC || ef.Machine != elf.EM_X86_64 || ef.Class != elf.ELFCLASS64 {
+		t.Errorf("header %v %v %v", ef.Type, ef.Machine, ef.Class)
+	}
+	text := ef.Section(".text")
+	if text == nil || text.Addr != 0x1000 || text.Size != 0x500 || text.Offset != 0x4000 {
+		t.Errorf(".text %+v", text)
+	}
+	if data, err := ef.Section(".data").Data(); err != nil || string(data) != "hello" {
+		t.Errorf(".data %q, %v", data, err)
+	}
+	syms, err := ef.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []elf.Symbol{
+		{Name: "f", Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), Section: 1, Value: 0x1010, Size: 0x20},
+		{Name: "d", Info: elf.ST_INFO(elf.STB_LOCAL, elf.STT_OBJECT), Other: uint8(elf.STV_HIDDEN), Section: 2, Value: 0x2000, Size: 5},
+		{Name: "a", Info: elf.ST_INFO(elf.STB_WEAK, elf.STT_FUNC), Section: elf.SHN_ABS, Value: 7},
+	}
+	if len(syms) != len(want) {
+		t.Fatalf("%d symbols, want %d", len(syms), len(want))
+	}
+	for i := range want {
+		if syms[i] != want[i] {
+			t.Errorf("symbol %d: %+v, want %+v", i, syms[i], want[i])
+		}
+	}
+	notes, _ := ef.Section(".notes").Data()
+	if len(notes) != 12+4+8 || !bytes.Equal(notes[16:16+len(id)], id) {
+		t.Errorf("note % x", notes)
+	}
+	if _, err := (&File{Symbols: []Symbol{{Name: "x", Section: ".none"}}}).Bytes(); err == nil {
+		t.Error("a symbol in a missing section: no error")
+	}
+}
