@@ -40,10 +40,11 @@ const (
 	KindOOL                       // out-of-line kernel code (KSYMBOL type OOL)
 	KindUser                      // a file-backed user-space mapping
 	KindAnon                      // anonymous user memory ([heap], //anon, ...)
+	KindKernelSection             // a vmlinux section other than .text (perf's dso__load_vmlinux)
 	numKinds
 )
 
-var kindNames = [numKinds]string{"kernel", "kcore", "module", "section", "bpf_prog", "bpf_image", "ool", "user", "anon"}
+var kindNames = [numKinds]string{"kernel", "kcore", "module", "section", "bpf_prog", "bpf_image", "ool", "user", "anon", "kernel_section"}
 
 func (k Kind) String() string {
 	if k < numKinds {

@@ -144,9 +144,13 @@ type Machine struct {
 	// usesKcore is machine__uses_kcore: once the kernel maps come from
 	// kcore, kernel MMAP records are ignored.
 	usesKcore bool
-	gen       uint64 // see Generation
-	versions  uint64 // versions handed out (MapsVersion, KernelVersion)
-	kver      uint64 // the kernel maps' version
+	// remapped is set when the kernel's load moved the kernel map
+	// object itself (kcore, a vmlinux): the sample that loaded it then
+	// resolves to the moved map.
+	remapped bool
+	gen      uint64 // see Generation
+	versions uint64 // versions handed out (MapsVersion, KernelVersion)
+	kver     uint64 // the kernel maps' version
 
 	procs uint64     // address spaces made so far: the next one's id
 	pub   *publisher // what changed since the last View, once Publish ran
@@ -443,7 +447,7 @@ func (m *Machine) kernelMmap(r Mmap) error {
 		}
 		m.vmlinux = index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingIdentity, Kind: index.KindKernel, DSO: m.KernelDSO()}
 		m.kmaps.setKernel(m.vmlinux)
-		m.has, m.loaded = true, false
+		m.has, m.loaded, m.remapped = true, false, false
 		if ref, addr, ok := RefReloc(name, r.Pgoff); ok {
 			m.RefRelocName, m.RefRelocAddr = ref, addr
 		}
@@ -632,7 +636,7 @@ func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Ma
 		mp, ok := m.kernel.Find(addr)
 		if ok && m.has && !m.loaded && mp == m.vmlinux {
 			m.load()
-			if m.usesKcore {
+			if m.remapped {
 				return m.vmlinux, true
 			}
 		}
@@ -652,7 +656,7 @@ func (m *Machine) resolvePerfKmaps(addr uint64) (index.Map, bool) {
 	}
 	if v == m.kmaps.kernel && m.has && !m.loaded {
 		m.load()
-		if m.usesKcore {
+		if m.remapped {
 			return m.vmlinux, true
 		}
 	}
@@ -711,7 +715,7 @@ func (m *Machine) IsKmodule(mp index.Map) bool {
 	switch {
 	case m.has && mp == m.vmlinux, mp.Kind == index.KindKernel, mp.Kind == index.KindKcore:
 		return false
-	case mp.Kind == index.KindBPFImage, mp.Kind == index.KindOOL, mp.Kind == index.KindModuleSection:
+	case mp.Kind == index.KindBPFImage, mp.Kind == index.KindOOL, mp.Kind == index.KindModuleSection, mp.Kind == index.KindKernelSection:
 		return false
 	case strings.HasPrefix(mp.DSO, "bpf_prog_"):
 		return false
@@ -746,6 +750,48 @@ func (m *Machine) LoadKcore(segs []index.Segment, lm index.Landmarks) error {
 	if err != nil {
 		return err
 	}
-	m.vmlinux, m.has, m.loaded, m.usesKcore = kernel, true, true, true
+	m.vmlinux, m.has, m.loaded, m.usesKcore, m.remapped = kernel, true, true, true, true
+	return nil
+}
+
+// LoadVmlinux changes the kernel maps as perf 6.1's dso__load_vmlinux does
+// while it reads a vmlinux's symbols (dso__process_kernel_symbol): the
+// kernel map object moves to the .text section text (start, end and pgoff
+// from the file, MapIP by offset), out of perf's tree and in again, and a
+// map for each other section holding symbols (kind
+// index.KindKernelSection) goes in after it, in order, without fixing
+// overlaps (maps__insert). A nil text leaves the kernel map where it is,
+// as perf does when no symbol lies in .text. The map that loaded the
+// kernel then resolves to the moved map (Resolve).
+func (m *Machine) LoadVmlinux(text *index.Map, sections []index.Map) error {
+	m.gen++
+	m.markKernel()
+	if text != nil && m.has {
+		if text.End <= text.Start {
+			return fmt.Errorf("vmlinux .text map %#x-%#x: empty or wrapping past 2^64", text.Start, text.End)
+		}
+		k := m.kmaps
+		if !k.off && k.kernel >= 0 {
+			k.remove(k.kernel)
+			k.kernel = k.insert(*text)
+		}
+		m.kernel.Remove(m.vmlinux)
+		m.vmlinux, m.remapped = *text, true
+		if err := m.kernel.FixupOverlapAndInsert(*text); err != nil {
+			return err
+		}
+	}
+	for _, sec := range sections {
+		if sec.End < sec.Start {
+			return fmt.Errorf("vmlinux section map %s: range %#x-%#x wraps past 2^64", sec.DSO, sec.Start, sec.End)
+		}
+		m.kmaps.insert(sec)
+		if sec.Start == sec.End {
+			continue // an empty section: no address finds its map
+		}
+		if err := m.kernel.FixupOverlapAndInsert(sec); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -3,6 +3,7 @@ package symbols
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -160,46 +161,19 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 	}
 	b.grow(n)
 	for s := range syms {
-		typ := elf.ST_TYPE(s.Info)
-		isLabel := typ == elf.STT_NOTYPE && s.Name != "" && s.Section != elf.SHN_UNDEF &&
-			s.Section != elf.SHN_ABS && elf.ST_VISIBILITY(s.Other) != elf.STV_HIDDEN &&
-			elf.ST_VISIBILITY(s.Other) != elf.STV_INTERNAL
-		isFunc := (typ == elf.STT_FUNC || typ == elf.STT_GNU_IFUNC || typ == elf.STT_OBJECT) &&
-			s.Name != "" && s.Section != elf.SHN_UNDEF
-		if !isLabel && !isFunc {
-			continue
-		}
-		if m := symFile.Machine; (m == elf.EM_ARM || m == elf.EM_AARCH64) && isARMMappingSymbol(s.Name) {
-			continue
-		}
-		if s.Section == elf.SHN_ABS {
-			continue // e.g. glibc's GLIBC_2.x version OBJECTs
-		}
-		if int(s.Section) >= len(symFile.Sections) {
+		sec, value, keep, stop := keptSymbol(symFile, rt, s)
+		if stop {
 			return nr, false, nil // elf_getscn fails: perf stops here
 		}
-		sec := symFile.Sections[s.Section]
-		if sec.Flags&elf.SHF_ALLOC == 0 {
+		if !keep {
 			continue
-		}
-		if sec.Type == elf.SHT_NOBITS {
-			if int(s.Section) >= len(rt.Sections) {
-				return nr, false, nil
-			}
-			sec = rt.Sections[s.Section]
-		}
-		if isLabel && !strings.Contains(sec.Name, "text") && !strings.Contains(sec.Name, "data") {
-			continue
-		}
-		value := s.Value
-		if symFile.Machine == elf.EM_ARM && typ == elf.STT_FUNC && value&1 != 0 {
-			value--
 		}
 		if p := loadSegment(rt, value); p != nil {
 			value -= p.Vaddr - p.Off
 		} else {
 			value -= sec.Addr - sec.Offset
 		}
+		typ := elf.ST_TYPE(s.Info)
 		end := value
 		if s.Size != 0 {
 			end = value + s.Size
@@ -208,6 +182,57 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 		nr++
 	}
 	return nr, true, nil
+}
+
+// keptSymbol is dso__load_sym's test of the symbol s of symFile (runtime
+// file rt): keep says whether perf keeps it, in section sec (rt's section
+// of the same index for a SHT_NOBITS one) at value (a thumb function's
+// address without its low bit), and stop that perf stops loading there
+// (elf_getscn fails on its section index).
+//
+//   - Kept: STT_FUNC, STT_GNU_IFUNC and STT_OBJECT with a name and a
+//     defined section (elf_sym__filter); STT_NOTYPE labels with a name, a
+//     section other than SHN_UNDEF/SHN_ABS and default or protected
+//     visibility, in a section whose name contains "text" or "data".
+//   - Dropped: ARM and AArch64 mapping symbols ("$a", "$d.x"), SHN_ABS
+//     ones, and those of a section without SHF_ALLOC.
+func keptSymbol(symFile, rt *elf.File, s elf.Symbol) (sec *elf.Section, value uint64, keep, stop bool) {
+	typ := elf.ST_TYPE(s.Info)
+	isLabel := typ == elf.STT_NOTYPE && s.Name != "" && s.Section != elf.SHN_UNDEF &&
+		s.Section != elf.SHN_ABS && elf.ST_VISIBILITY(s.Other) != elf.STV_HIDDEN &&
+		elf.ST_VISIBILITY(s.Other) != elf.STV_INTERNAL
+	isFunc := (typ == elf.STT_FUNC || typ == elf.STT_GNU_IFUNC || typ == elf.STT_OBJECT) &&
+		s.Name != "" && s.Section != elf.SHN_UNDEF
+	if !isLabel && !isFunc {
+		return nil, 0, false, false
+	}
+	if m := symFile.Machine; (m == elf.EM_ARM || m == elf.EM_AARCH64) && isARMMappingSymbol(s.Name) {
+		return nil, 0, false, false
+	}
+	if s.Section == elf.SHN_ABS {
+		return nil, 0, false, false // e.g. glibc's GLIBC_2.x version OBJECTs
+	}
+	if int(s.Section) >= len(symFile.Sections) {
+		return nil, 0, false, true
+	}
+	sec = symFile.Sections[s.Section]
+	if sec.Flags&elf.SHF_ALLOC == 0 {
+		return nil, 0, false, false
+	}
+	if sec.Type == elf.SHT_NOBITS {
+		if int(s.Section) >= len(rt.Sections) {
+			return nil, 0, false, true
+		}
+		sec = rt.Sections[s.Section]
+	}
+	if isLabel && !strings.Contains(sec.Name, "text") && !strings.Contains(sec.Name, "data") {
+		return nil, 0, false, false
+	}
+	value = s.Value
+	if symFile.Machine == elf.EM_ARM && typ == elf.STT_FUNC && value&1 != 0 {
+		value--
+	}
+	return sec, value, true, false
 }
 
 func isARMMappingSymbol(name string) bool {
@@ -432,7 +457,8 @@ func hasSymtab(path string) bool {
 	return s != nil && s.Type == elf.SHT_SYMTAB
 }
 
-// BuildID returns the NT_GNU_BUILD_ID note of f, or nil.
+// BuildID returns the NT_GNU_BUILD_ID note of f's first SHT_NOTE section
+// that has one, or nil.
 func BuildID(f *elf.File) []byte {
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_NOTE {
@@ -442,20 +468,30 @@ func BuildID(f *elf.File) []byte {
 		if err != nil {
 			continue
 		}
-		for len(data) >= 12 {
-			nameSz := uint64(f.ByteOrder.Uint32(data))
-			descSz := uint64(f.ByteOrder.Uint32(data[4:]))
-			typ := f.ByteOrder.Uint32(data[8:])
-			nameEnd := 12 + (nameSz+3)&^3
-			descEnd := nameEnd + (descSz+3)&^3
-			if descEnd > uint64(len(data)) {
-				break
-			}
-			if typ == 3 && nameSz == 4 && string(data[12:15]) == "GNU" {
-				return data[nameEnd : nameEnd+descSz]
-			}
-			data = data[descEnd:]
+		if id := NoteBuildID(data, f.ByteOrder); id != nil {
+			return id
 		}
+	}
+	return nil
+}
+
+// NoteBuildID returns the descriptor of the first NT_GNU_BUILD_ID note
+// (type 3, name "GNU") in data, a sequence of ELF notes in byte order bo
+// (a SHT_NOTE section, /sys/kernel/notes), or nil.
+func NoteBuildID(data []byte, bo binary.ByteOrder) []byte {
+	for len(data) >= 12 {
+		nameSz := uint64(bo.Uint32(data))
+		descSz := uint64(bo.Uint32(data[4:]))
+		typ := bo.Uint32(data[8:])
+		nameEnd := 12 + (nameSz+3)&^3
+		descEnd := nameEnd + (descSz+3)&^3
+		if descEnd > uint64(len(data)) {
+			break
+		}
+		if typ == 3 && nameSz == 4 && string(data[12:16]) == "GNU\x00" {
+			return data[nameEnd : nameEnd+descSz]
+		}
+		data = data[descEnd:]
 	}
 	return nil
 }
