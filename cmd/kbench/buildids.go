@@ -193,5 +193,5 @@ func (h *hitTracker) notes(rel string) []byte {
 	if err != nil {
 		return nil
 	}
-	return noteBuildID(b, binary.NativeEndian)
+	return symbols.NoteBuildID(b, binary.NativeEndian)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
 	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
@@ -35,6 +36,7 @@ const reportUsage = `usage: kbench report [-format table|script|json|folded|ppro
                     [-pid L] [-tid L] [-comm L] [-cpu L] [-time START,END]
                     [-dso L] [-sym L]
                     [-impl btree|list] [-debugdir DIR] [-cachedir DIR] [-symfs DIR] [-vdso FILE]
+                    [-vmlinux FILE] [-ignore-vmlinux]
                     [-o FILE]
                     [-progress auto|always|never] [-cpuprofile FILE]
                     [-memprofile FILE] [-trace FILE] FILE | -i FILE
@@ -80,6 +82,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	debugDir := fs.String("debugdir", "", "perf's build-id cache `dir` (default ~/.debug, or SYMFS/.debug with -symfs; \"-\" for none)")
 	vdsoFile := fs.String("vdso", "", "symbolize and unwind [vdso] maps with the vdso image `file` instead of kbench's own (perf uses its own; for a recording from another machine)")
 	sectionCache := fs.String("cachedir", "", "keep the debug sections inflated for inline frames in `dir` for later runs (default kmapindex/sections in the user's cache directory; \"-\" for none)")
+	vmlinux := fs.String("vmlinux", "", "kernel symbols from this vmlinux `file` only, as perf's -k (not with -kallsyms)")
+	ignoreVmlinux := fs.Bool("ignore-vmlinux", false, "look for no vmlinux on perf's vmlinux path (perf --ignore-vmlinux)")
 	symfs := fs.String("symfs", "", "look for DSO files below `dir`, as perf's --symfs (for their symbols and unwinding); with it, as in perf, the build-id cache is DIR/.debug and the kernel has no symbols but a -kallsyms file")
 	outFile := fs.String("o", "", "write the output to `file` (required for pprof)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always or never")
@@ -225,6 +229,17 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			ks = kc
 		}
 	}
+	var vmlinuxPath []string
+	switch {
+	case ks != "":
+	case *ignoreVmlinux:
+		vmlinuxPath = []string{} // the build-id cache's still counts
+	default:
+		// dso__load_kernel_sym: with no kallsyms file named, a vmlinux
+		// comes first: perf's -k, else the build-id cache's and perf's
+		// vmlinux_path.
+		vmlinuxPath = attrib.VmlinuxPath(in.r.Features().OSRelease, *symfs)
+	}
 	if ks == "" && *symfs != "" {
 		// dso__load_kernel_sym: "do not try local files if a symfs was
 		// given", only a kallsyms file named as with -kallsyms.
@@ -258,6 +273,10 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	bw := bufio.NewWriterSize(out, 256<<10)
 	opts := attrib.Options{Impl: impl, ChooseKallsyms: chooseKs, DebugDir: *debugDir, CacheDir: *sectionCache, Symfs: *symfs, VDSO: vdso}
+	opts.VmlinuxPath = vmlinuxPath
+	if vmlinuxPath != nil && !*ignoreVmlinux {
+		opts.Vmlinux = *vmlinux
+	}
 	if *format == "table" && !*noBranchStack {
 		opts.BranchMode = attrib.BranchModeDefault(in.r)
 	}
@@ -337,7 +356,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		// A stream's build ids come late: check now what could not be
 		// checked before.
 		if rec := attrib.KernelBuildID(in.r.Features()); rec != nil {
-			if run, err := runningKernelBuildID(); err != nil || !sameBuildID(rec, run) {
+			if run, err := runningKernelBuildID(); err != nil || !symbols.SameBuildID(rec, run) {
 				warn("%s: kernel symbols came from %s, but the recording's kernel build id is %x (running kernel: %x); kernel symbols may be wrong (use -kallsyms)", display, ksFrom, rec, run)
 			}
 		}
@@ -489,7 +508,7 @@ func defaultKallsyms(rec []byte, cacheDir string, warn func(string, ...any)) (lo
 	file := procKallsyms
 	if rec != nil {
 		run, err := runningKernelBuildID()
-		if err != nil || !sameBuildID(rec, run) {
+		if err != nil || !symbols.SameBuildID(rec, run) {
 			file = ""
 			if cacheDir != "" {
 				// build_id_cache__kallsyms_path: ID/kallsyms, else the
@@ -530,41 +549,11 @@ func runningKernelBuildID() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	id := noteBuildID(b, binary.NativeEndian)
+	id := symbols.NoteBuildID(b, binary.NativeEndian)
 	if id == nil {
 		return nil, fmt.Errorf("%s: no GNU build id note", kernelNotes)
 	}
 	return id, nil
-}
-
-// noteBuildID returns the descriptor of the first NT_GNU_BUILD_ID note
-// (type 3, name "GNU") in a sequence of ELF notes, or nil.
-func noteBuildID(b []byte, bo binary.ByteOrder) []byte {
-	const ntGNUBuildID = 3
-	align4 := func(n uint64) uint64 { return (n + 3) &^ 3 }
-	for len(b) >= 12 {
-		namesz, descsz, typ := uint64(bo.Uint32(b)), uint64(bo.Uint32(b[4:])), bo.Uint32(b[8:])
-		b = b[12:]
-		nameEnd := align4(namesz)
-		descEnd := nameEnd + align4(descsz)
-		if nameEnd > uint64(len(b)) || nameEnd+descsz > uint64(len(b)) {
-			return nil
-		}
-		if typ == ntGNUBuildID && namesz == 4 && string(b[:4]) == "GNU\x00" {
-			return bytes.Clone(b[nameEnd : nameEnd+descsz])
-		}
-		if descEnd > uint64(len(b)) {
-			return nil
-		}
-		b = b[descEnd:]
-	}
-	return nil
-}
-
-// sameBuildID compares two build ids, ignoring the zero padding perf
-// stores short ids with.
-func sameBuildID(a, b []byte) bool {
-	return len(a) > 0 && bytes.Equal(bytes.TrimRight(a, "\x00"), bytes.TrimRight(b, "\x00"))
 }
 
 // isTerminal reports whether w is a terminal.

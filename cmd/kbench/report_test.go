@@ -22,6 +22,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/attrib"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
 	"github.com/kmapindex/kmapindex/internal/linediff"
 	"github.com/kmapindex/kmapindex/internal/perftest"
 )
@@ -445,7 +446,7 @@ func TestNoteBuildID(t *testing.T) {
 		{"empty", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := noteBuildID(tc.notes, binary.NativeEndian); !bytes.Equal(got, tc.want) {
+			if got := symbols.NoteBuildID(tc.notes, binary.NativeEndian); !bytes.Equal(got, tc.want) {
 				t.Errorf("got %x, want %x", got, tc.want)
 			}
 		})

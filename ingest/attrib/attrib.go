@@ -68,6 +68,21 @@ type Options struct {
 	// Kcore, if set, supplies the kcore segments and modules list perf
 	// would read beside the kallsyms file (a corpus has them parsed).
 	Kcore func() *Kcore
+	// Vmlinux is perf's -k/--vmlinux: the kernel's symbols come from
+	// this vmlinux file and from nothing else, none when it cannot be used
+	// (symbols.ReadVmlinux says when). It overrides VmlinuxPath and the
+	// kallsyms options.
+	Vmlinux string
+	// VmlinuxPath, when not nil, makes Run look for a vmlinux before
+	// kallsyms when it loads the kernel, as perf's dso__load_kernel_sym
+	// does when no kallsyms file was named: the build-id cache's
+	// DebugDir/.build-id/xx/ID/elf, then these files in order (perf's
+	// vmlinux_path, see VmlinuxPath), then the cache's ID/kallsyms
+	// entry. The first usable one (symbols.ReadVmlinux, with the kernel
+	// DSO's build id) gives the kernel's symbols, and kallsyms and kcore
+	// are then not used for it; module maps then have no symbols, their
+	// .ko files not being read.
+	VmlinuxPath []string
 	// FetchInsn makes Run load the kernel at the first sample, as perf
 	// script does on x86 hosts for recordings of the host's architecture
 	// (or pipe mode): it fetches each sample's instruction, and the first
@@ -426,6 +441,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	a.mapped, a.reader = r.MappedData(), r
 	a.dataSize = r.Header().Data.Size
 	ksChoice := newKallsymsChoice(opts)
+	if opts.Vmlinux != "" {
+		ksChoice = &kallsymsChoice{} // perf reads no kallsyms then
+	}
 	kernelSeen, load, loaded, readEarly := prepareKernel(ksChoice.loader())
 	if readEarly != nil && machine.KernelEntry(kernelBuildIDs(r.Features())) >= 0 {
 		// perf record lists the DSOs its samples hit: the kernel's
@@ -505,6 +523,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	newSym := func() *symbolizer {
 		s := newSymbolizer(ks, load, buildIDMap(r.Features()), opts.DebugDir, a.m.ModuleMaps)
 		s.noFiles, s.symfs, s.vdso = opts.NoFiles, opts.Symfs, opts.VDSO
+		s.vmlinuxOnly, s.vmlinuxPath = opts.Vmlinux, opts.VmlinuxPath
 		s.prefetch = pre
 		return s
 	}
@@ -555,6 +574,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	if a.sym.err != nil {
 		return nil, fmt.Errorf("attrib: kallsyms: %w", a.sym.err)
+	}
+	if a.sym.vmlinuxErr != nil {
+		return nil, fmt.Errorf("attrib: vmlinux %w", a.sym.vmlinuxErr)
 	}
 	// BySym holds the counts by (dso, symbol), and ByMapSym (when kept)
 	// the same counts by map: both are filled on two cores, one after the
@@ -659,7 +681,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		}
 	}
 	slices.Sort(a.res.UnknownUserTypes)
+	if a.sym.vmlinuxNote != "" {
+		a.warn("vmlinux %s", a.sym.vmlinuxNote)
+	}
 	switch {
+	case a.sym.vmlinuxUsed != "":
+		a.res.KernelSymbols = "vmlinux " + a.sym.vmlinuxUsed
 	case a.sym.kcoreTable != nil:
 		a.res.KernelSymbols = "kcore " + a.sym.kcoreUsed + " with kallsyms " + ksChoice.file
 	case a.sym.hasKallsyms && a.sym.kcoreNote != "":
@@ -1248,17 +1275,20 @@ func (a *attributor) buildID(e *event) {
 // map__new does for a user map and machine__process_kernel_mmap_event
 // for a module's: like a HEADER_BUILD_ID record's (buildID), it decides
 // the files the DSO's symbols may come from when it is first loaded.
-// The kernel's own build id is the decoder's (kernelHint.buildID): it
-// chooses the kallsyms file (Options.ChooseKallsyms) before the
-// symbolizer reads any; a guest's maps are left alone, as buildID leaves
-// them.
+// The kernel's own build id chooses the vmlinux (loadVmlinux); the
+// decoder's copy of it (kernelHint.buildID) chooses the kallsyms file
+// (Options.ChooseKallsyms) before the symbolizer reads any. A guest's
+// maps are left alone, as buildID leaves them.
 func (a *attributor) mmapBuildID(r machine.Mmap, id []byte) {
 	switch r.CPUMode {
 	case machine.CPUModeUser:
 		a.sym.buildIDs[machine.UserMap(r).DSO] = id
 	case machine.CPUModeKernel:
-		if machine.IsModuleMmap(r.Filename) {
+		switch {
+		case machine.IsModuleMmap(r.Filename):
 			a.sym.buildIDs[r.Filename] = id
+		case machine.IsKernelMmap(r.Filename):
+			a.sym.kernelMmapBuildID = id // which vmlinux fits (loadVmlinux)
 		}
 	}
 }

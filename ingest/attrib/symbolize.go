@@ -71,6 +71,19 @@ type symbolizer struct {
 	// that, from their files, which have none here.
 	kernelLoaded bool
 	modLoaded    map[string]bool
+	// vmlinuxOnly and vmlinuxPath are Options.Vmlinux and
+	// Options.VmlinuxPath; vmlinuxUsed is the vmlinux the kernel's
+	// symbols came from, and vmlinuxNote why Options.Vmlinux could not
+	// be used. kernelSections are its sections' tables, by their maps'
+	// DSO. kernelMmapBuildID is the build id the kernel's MMAP2 gave
+	// its DSO.
+	vmlinuxOnly       string
+	vmlinuxPath       []string
+	vmlinuxUsed       string
+	vmlinuxNote       string
+	vmlinuxErr        error // the kernel maps could not take the vmlinux's
+	kernelSections    map[string]*symbols.Table
+	kernelMmapBuildID []byte
 }
 
 func newSymbolizer(ks *kallsyms.List, load func() preparedKernel, buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
@@ -86,6 +99,8 @@ func newSymbolizer(ks *kallsyms.List, load func() preparedKernel, buildIDs map[s
 		bpf:          make(map[index.Map]*symbols.Table),
 		kernelMods:   kernelMods,
 		modLoaded:    make(map[string]bool),
+
+		kernelSections: make(map[string]*symbols.Table),
 	}
 }
 
@@ -119,8 +134,11 @@ func (s *symbolizer) kernelDelta(ks *kallsyms.List) (delta uint64, ok bool) {
 // kernelTables loads the kallsyms tables (dso__load_kallsyms +
 // maps__split_kallsyms) with the module maps present at first use.
 func (s *symbolizer) kernelTables() *symbols.KernelTables {
+	if s.kernel != nil {
+		return s.kernel // a vmlinux's, or kallsyms' made before
+	}
 	ks := s.kernelSyms()
-	if s.kernel != nil || ks == nil {
+	if ks == nil {
 		return s.kernel
 	}
 	mods := s.kernelMods()
@@ -138,12 +156,16 @@ func (s *symbolizer) kernelTables() *symbols.KernelTables {
 }
 
 // loadKernel is the machine's OnKernelLoad hook, perf's
-// dso__load_kernel_sym with a kallsyms file: kcore beside it when perf
+// dso__load_kernel_sym: a vmlinux when one is found (loadVmlinux), else
+// the kallsyms file with kcore beside it when perf
 // would use it (the kernel maps are rebuilt from its segments), else the
 // kallsyms split and the kernel map's range fixed up to its symbols
 // (map__fixup_start/end).
 func (s *symbolizer) loadKernel(m *machine.Machine) {
 	s.kernelLoaded = true
+	if s.loadVmlinux(m) {
+		return
+	}
 	ks := s.kernelSyms()
 	if ks == nil {
 		return
@@ -236,6 +258,8 @@ func (s *symbolizer) table(m index.Map) (t *symbols.Table, final bool) {
 		if !s.noFiles {
 			t = s.section(m.DSO)
 		}
+	case index.KindKernelSection:
+		t = s.kernelSections[m.DSO]
 	}
 	return t, true
 }

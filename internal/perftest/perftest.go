@@ -20,6 +20,8 @@ type Options struct {
 	// NoBuildIDCache runs perf with HOME set to a new empty directory,
 	// so that ~/.debug plays no part.
 	NoBuildIDCache bool
+	// Home, if set, is perf's HOME: its build-id cache is Home/.debug.
+	Home string
 }
 
 // Run runs perf with args and returns its standard output and standard
@@ -33,6 +35,9 @@ func Run(opts Options, args ...string) (stdout, stderr string, err error) {
 	cmd := exec.Command(perf, args...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
+	if opts.Home != "" {
+		cmd.Env = append(os.Environ(), "HOME="+opts.Home)
+	}
 	if opts.NoBuildIDCache {
 		home, err := os.MkdirTemp("", "perftest-home-")
 		if err != nil {
