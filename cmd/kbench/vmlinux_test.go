@@ -210,6 +210,14 @@ func TestReportVmlinuxAgainstPerf(t *testing.T) {
 							symbolLines[name]++
 						}
 					}
+					if v.name == "named" {
+						// Its section maps are a kind of their own in JSON.
+						doc := mustReport(t, nil, append(append(kbArgs, "-format", "json"), file)...)
+						validate(t, []byte(doc))
+						if strings.Contains(table, "[kernel.kallsyms].init.text") && !strings.Contains(doc, `"kind": "kernel_section"`) {
+							t.Errorf("JSON lists no kernel_section map")
+						}
+					}
 					if !v.cached {
 						r, err := perfdata.Open(file)
 						if err != nil {
