@@ -444,7 +444,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if opts.Vmlinux != "" {
 		ksChoice = &kallsymsChoice{} // perf reads no kallsyms then
 	}
-	kernelSeen, load, loaded, readEarly := prepareKernel(ksChoice.loader())
+	kernelSeen, load, loaded, readEarly := prepareKernel(ksChoice.loader(), func() bool {
+		// The kallsyms tables would be thrown away if kcore is used.
+		return opts.Kcore != nil || kcoreFileBeside(ksChoice.file)
+	})
 	if readEarly != nil && machine.KernelEntry(kernelBuildIDs(r.Features())) >= 0 {
 		// perf record lists the DSOs its samples hit: the kernel's
 		// symbols will be needed.
@@ -722,9 +725,10 @@ type preparedKernel struct {
 // prepareKernel runs load in the background once start is called (at
 // the recording's first kernel sample in a kernel map: a recording of
 // user space alone never reads kallsyms, which took 8 MB) and, when the
-// hint says there are no module maps, builds the kernel symbol tables
-// there too, relocated by the hint's reference symbol, so that both
-// overlap decoding; all nil for a nil load. readEarly starts the load
+// hint says there are no module maps and kcoreLikely (asked once the
+// kallsyms file is known) says no kcore sits beside it, builds the kernel
+// symbol tables there too, relocated by the hint's reference symbol, so
+// that both overlap decoding; all nil for a nil load. readEarly starts the load
 // alone, before the hint: when the recording's header says its samples
 // hit the kernel, reading kallsyms (40 ms of a kernel's time here) need
 // not wait for the decoder to reach the first kernel sample, 10 ms of
@@ -733,7 +737,7 @@ type preparedKernel struct {
 // be: it may be called once (the symbolizer keeps them, and drops the
 // kallsyms list once it has its tables). loaded waits for the
 // background work, if started, to end; after it, start does nothing.
-func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error)) (start func(kernelHint), take func() preparedKernel, loaded func(), readEarly func(mmapBuildID []byte)) {
+func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error), kcoreLikely func() bool) (start func(kernelHint), take func() preparedKernel, loaded func(), readEarly func(mmapBuildID []byte)) {
 	if load == nil {
 		return nil, nil, nil, nil
 	}
@@ -761,7 +765,7 @@ func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error)) (start
 				<-read
 				p := preparedKernel{syms: syms, err: readErr}
 				syms = nil // the symbolizer's, which drops it once it has its tables
-				build := p.err == nil && p.syms != nil && !h.noTables
+				build := p.err == nil && p.syms != nil && !h.noTables && !kcoreLikely()
 				if build && h.refName != "" {
 					addr, ok := p.syms.FunctionStart(h.refName)
 					if build = ok; ok {

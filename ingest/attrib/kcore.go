@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -39,6 +40,17 @@ func KcoreBeside(path string) func() *Kcore {
 		k.Modules, k.ModulesErr = modules.ReadFile(filepath.Join(dir, "modules"))
 		return k
 	}
+}
+
+// kcoreFileBeside reports whether the kallsyms file at path has a kcore
+// file beside it that KcoreBeside would read: whether perf will likely
+// use kcore.
+func kcoreFileBeside(path string) bool {
+	if path == "" || filepath.Base(path) != "kallsyms" {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(filepath.Dir(path), "kcore"))
+	return err == nil && st.Mode().IsRegular()
 }
 
 // load is perf 6.1's kcore attempt in __dso__load_kallsyms

@@ -21,6 +21,7 @@ func TestPrepareKernel(t *testing.T) {
 		name      string
 		hint      *kernelHint // nil: not started before take
 		early     bool        // readEarly first
+		kcore     bool        // kcoreLikely
 		tables    bool
 		delta     uint64
 		loadCalls int
@@ -32,11 +33,12 @@ func TestPrepareKernel(t *testing.T) {
 		{name: "modules", hint: &kernelHint{noTables: true}, tables: false, loadCalls: 1},
 		{name: "read early, relocated", hint: &kernelHint{refName: "_text", refAddr: 0xffffffff80000000}, early: true, tables: true, delta: 0x1000000, loadCalls: 1},
 		{name: "read early, taken unstarted", hint: nil, early: true, tables: false, loadCalls: 1},
+		{name: "kcore beside", hint: &kernelHint{}, kcore: true, tables: false, loadCalls: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			start, take, loaded, readEarly := prepareKernel(func([]byte) (*kallsyms.List, error) { calls++; return list, nil })
+			start, take, loaded, readEarly := prepareKernel(func([]byte) (*kallsyms.List, error) { calls++; return list, nil }, func() bool { return tt.kcore })
 			if tt.early {
 				readEarly(nil)
 				readEarly(nil) // a second read does nothing
@@ -61,7 +63,7 @@ func TestPrepareKernel(t *testing.T) {
 		})
 	}
 	t.Run("never started", func(t *testing.T) {
-		_, _, loaded, _ := prepareKernel(func([]byte) (*kallsyms.List, error) { t.Error("load called"); return nil, nil })
+		_, _, loaded, _ := prepareKernel(func([]byte) (*kallsyms.List, error) { t.Error("load called"); return nil, nil }, func() bool { return false })
 		loaded()
 	})
 	t.Run("read early, never started", func(t *testing.T) {
@@ -71,7 +73,7 @@ func TestPrepareKernel(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 			read = true
 			return list, nil
-		})
+		}, func() bool { return false })
 		readEarly(nil)
 		loaded()
 		if !read {
@@ -80,7 +82,7 @@ func TestPrepareKernel(t *testing.T) {
 	})
 	t.Run("error", func(t *testing.T) {
 		bad := errors.New("bad")
-		start, take, loaded, _ := prepareKernel(func([]byte) (*kallsyms.List, error) { return nil, bad })
+		start, take, loaded, _ := prepareKernel(func([]byte) (*kallsyms.List, error) { return nil, bad }, func() bool { return false })
 		start(kernelHint{})
 		if p := take(); p.err != bad || p.kt != nil {
 			t.Errorf("got %+v", p)

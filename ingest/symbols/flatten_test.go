@@ -143,3 +143,78 @@ func TestKernelObjects(t *testing.T) {
 		}
 	}
 }
+
+// kcoreSorted (no tree) gives the same table as kcoreTree whenever it
+// applies, on random kallsyms over random kcore maps whose file offsets
+// follow their addresses or not, with symbols outside every map, in BPF
+// maps and at map ends.
+func TestKcoreSortedMatchesTree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	types := []byte("TtWwDdBbR")
+	applied, unsorted := 0, 0
+	for range 500 {
+		var maps []index.Map
+		for i := range 1 + rng.IntN(4) {
+			start := uint64(i)*0x20000 + uint64(rng.IntN(4))*0x1000
+			kind := index.KindKcore
+			switch rng.IntN(5) {
+			case 0:
+				kind = index.KindKernel
+			case 1:
+				kind = index.KindBPFProg
+			}
+			maps = append(maps, index.Map{Start: start, End: start + 0x8000 + uint64(rng.IntN(8))*0x1000, Pgoff: uint64(rng.IntN(8)) * 0x10000, Kind: kind})
+		}
+		find := func(a uint64) (index.Map, bool) {
+			for _, m := range maps {
+				if m.Contains(a) {
+					return m, true
+				}
+			}
+			return index.Map{}, false
+		}
+		var syms []kallsyms.Symbol
+		for range 1 + rng.IntN(80) {
+			s := kallsyms.Symbol{Addr: uint64(rng.IntN(160)) * 0x400, Type: types[rng.IntN(len(types))], Name: fmt.Sprintf("f%d", rng.IntN(30))}
+			if rng.IntN(6) == 0 {
+				s.Module = "m1"
+			}
+			syms = append(syms, s)
+		}
+		if rng.IntN(2) == 0 {
+			slices.SortStableFunc(syms, func(a, b kallsyms.Symbol) int { return cmp.Compare(a.Addr, b.Addr) })
+		}
+		l := kallsyms.NewList(syms)
+		idx, _ := keptOrder(l)
+		want := kcoreTree(l, idx, find)
+		got, ok := kcoreSorted(l, idx, find)
+		if !ok {
+			continue
+		}
+		applied++
+		if !slices.IsSortedFunc(want.Symbols(), func(a, b Symbol) int { return cmp.Compare(a.Start, b.Start) }) {
+			t.Fatal("the tree's symbols are not in order")
+		}
+		if !slices.Equal(got.Symbols(), want.Symbols()) {
+			t.Fatalf("tables differ:\nsorted %v\ntree   %v", got.Symbols(), want.Symbols())
+		}
+		for _, s := range want.Symbols() {
+			for _, a := range []uint64{s.Start - 1, s.Start, s.Start + 1, s.End - 1, s.End} {
+				g, gok := got.Find(a)
+				w, wok := want.Find(a)
+				if g != w || gok != wok {
+					t.Fatalf("Find(%#x) = %v %v, tree %v %v", a, g, gok, w, wok)
+				}
+			}
+		}
+		for _, m := range maps {
+			if m.Pgoff < maps[0].Pgoff {
+				unsorted++
+				break
+			}
+		}
+	}
+	if applied < 100 || unsorted < 20 {
+		t.Errorf("the sorted path applied to %d of 500 cases, %d of them with maps out of offset order", applied, unsorted)
+	}
+}
