@@ -29,7 +29,8 @@ const vmlinuxDelta = 0x2000000
 // of the kallsyms file ks, linked vmlinuxDelta below their addresses,
 // with the build id id (none when nil). rng shapes it: each symbol's
 // size (0, up to the next symbol, or less, leaving a gap perf resolves to
-// no symbol), type, binding and aliases, and where .text ends and a
+// no symbol), type, binding, aliases and labels inside functions, and
+// where .text ends and a
 // second text section, ".init.text", begins (perf gives it a map of its
 // own).
 func fakeVmlinux(t *testing.T, path, ks string, id []byte, rng *rand.Rand, symtab bool) {
@@ -95,6 +96,11 @@ func fakeVmlinux(t *testing.T, path, ks string, id []byte, rng *rand.Rand, symta
 		if rng.IntN(6) == 0 { // an alias: symbols__fixup_duplicate picks one
 			sym.Name, sym.Bind, sym.Size = "alias_"+s.Name, binds[rng.IntN(len(binds))], size/2
 			f.Symbols = append(f.Symbols, sym)
+		}
+		if size > 8 && rng.IntN(5) == 0 {
+			// A label inside the function, as entry code has: the
+			// symbols overlap, and perf's tree decides.
+			f.Symbols = append(f.Symbols, elfwrite.Symbol{Name: "inner_" + s.Name, Type: elf.STT_NOTYPE, Bind: elf.STB_LOCAL, Section: sec(addr), Value: addr + size/2})
 		}
 	}
 	f.Symbols = append(f.Symbols,

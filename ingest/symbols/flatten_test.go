@@ -218,3 +218,55 @@ func TestKcoreSortedMatchesTree(t *testing.T) {
 		t.Errorf("the sorted path applied to %d of 500 cases, %d of them with maps out of offset order", applied, unsorted)
 	}
 }
+
+// insertAll answers every lookup as inserting the symbols one by one in
+// their order does, with and without the fix-ups after it, whether it
+// sorted them or not.
+func TestInsertAllMatchesInOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	sortedIn := 0
+	for iter := range 4000 {
+		fixedUp := iter%2 == 0
+		var es []entry
+		for range 1 + rng.IntN(30) {
+			start := uint64(rng.IntN(400)) * 4
+			size := uint64(0)
+			if rng.IntN(3) > 0 {
+				size = uint64(rng.IntN(16)) * 4
+			}
+			if iter%3 == 0 && rng.IntN(2) == 0 && len(es) > 0 { // apart more often: sizes up to the next start
+				size = 0
+			}
+			es = append(es, entry{start: start, end: start + size, name: fmt.Sprintf("%sf%d", strings.Repeat("_", rng.IntN(2)), rng.IntN(50)), binding: uint8(rng.IntN(3))})
+		}
+		var a, b builder
+		if a.insertAll(es, fixedUp) {
+			sortedIn++
+		}
+		for _, e := range es {
+			b.insert(e)
+		}
+		if fixedUp {
+			a.fixupEnd(false)
+			a.fixupDuplicate()
+			b.fixupEnd(false)
+			b.fixupDuplicate()
+		}
+		ta, tb := a.table(nil), b.table(nil)
+		if !slices.Equal(ta.Symbols(), tb.Symbols()) {
+			t.Fatalf("iter %d: symbols differ:\ninsertAll %v\nin order  %v", iter, ta.Symbols(), tb.Symbols())
+		}
+		for _, s := range tb.Symbols() {
+			for _, p := range []uint64{s.Start - 1, s.Start, s.Start + 1, s.End - 1, s.End, s.End + 1} {
+				x, xok := ta.Find(p)
+				y, yok := tb.Find(p)
+				if x != y || xok != yok {
+					t.Fatalf("iter %d Find(%#x): insertAll %v %v, in order %v %v", iter, p, x, xok, y, yok)
+				}
+			}
+		}
+	}
+	if sortedIn < 400 || sortedIn > 3600 {
+		t.Errorf("sorted %d of 4000 times: the test exercises one path only", sortedIn)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+
+	"github.com/kmapindex/kmapindex/internal/prefault"
 )
 
 // Errors of ReadVmlinux that make perf 6.1 go on to its next candidate
@@ -99,7 +101,7 @@ func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAd
 	if s := f.Section(".symtab"); s == nil || s.Type != elf.SHT_SYMTAB {
 		return nil, &FileError{File: path, Err: ErrStripped}
 	}
-	_, syms, err := elfSymbols(f, elf.SHT_SYMTAB)
+	n, syms, err := elfSymbols(f, elf.SHT_SYMTAB)
 	if errors.Is(err, elf.ErrNoSymbols) {
 		return &Vmlinux{}, nil
 	}
@@ -122,8 +124,11 @@ func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAd
 			return nil, &FileError{File: path, Err: fmt.Errorf("ELF type %v: perf 6.1 keeps such a kernel's symbols at their addresses, which kbench does not model", f.Type)}
 		}
 	}
-	var text builder
-	others := map[string]*builder{}
+	// The symbols go in after the loop, the kernel DSO's with
+	// insertAll.
+	text := make([]entry, 0, n)
+	prefault.Slice(text) // fresh pages cost 10 µs each on first write here
+	others := map[string]*[]entry{}
 	var order []*elf.Section
 	cur := &text // the DSO the previous symbol went to
 	curName := ""
@@ -149,30 +154,32 @@ func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAd
 			}
 			cur, curName = &text, ""
 		default:
-			b, ok := others[sec.Name]
+			es, ok := others[sec.Name]
 			if !ok {
-				b = new(builder)
-				others[sec.Name] = b
+				es = new([]entry)
+				others[sec.Name] = es
 				order = append(order, sec)
 			}
-			cur, curName = b, sec.Name
+			cur, curName = es, sec.Name
 		}
 		end := value
 		if s.Size != 0 {
 			end = value + s.Size
 		}
-		cur.insert(entry{start: value, end: end, name: s.Name, binding: uint8(elf.ST_BIND(s.Info)), object: elf.ST_TYPE(s.Info) == elf.STT_OBJECT})
+		*cur = append(*cur, entry{start: value, end: end, name: s.Name, binding: uint8(elf.ST_BIND(s.Info)), object: elf.ST_TYPE(s.Info) == elf.STT_OBJECT})
 		v.Symbols++
 	}
-	if v.Symbols > 0 {
-		text.fixupEnd(false)
-		text.fixupDuplicate()
-	}
 	if v.Text != nil {
-		v.Text.Table = text.table(nil)
+		var b builder
+		b.insertAll(text, true)
+		b.fixupEnd(false)
+		b.fixupDuplicate()
+		v.Text.Table = b.table(nil)
 	}
 	for _, sec := range order {
-		v.Sections = append(v.Sections, KernelSection{Name: sec.Name, Addr: sec.Addr, Size: sec.Size, Offset: sec.Offset, Table: others[sec.Name].table(nil)})
+		var b builder // a section DSO's symbols are not fixed up
+		b.insertAll(*others[sec.Name], false)
+		v.Sections = append(v.Sections, KernelSection{Name: sec.Name, Addr: sec.Addr, Size: sec.Size, Offset: sec.Offset, Table: b.table(nil)})
 	}
 	return v, nil
 }
