@@ -2,7 +2,6 @@ package attrib
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -42,15 +41,20 @@ func KcoreBeside(path string) func() *Kcore {
 	}
 }
 
-// kcoreFileBeside reports whether the kallsyms file at path has a kcore
-// file beside it that KcoreBeside would read: whether perf will likely
-// use kcore.
+// kcoreFileBeside reports whether the kallsyms file at path has a
+// readable kcore file beside it that KcoreBeside would read: whether perf
+// will likely use kcore (/proc/kcore is there for every user, readable by
+// root only).
 func kcoreFileBeside(path string) bool {
 	if path == "" || filepath.Base(path) != "kallsyms" {
 		return false
 	}
-	st, err := os.Stat(filepath.Join(filepath.Dir(path), "kcore"))
-	return err == nil && st.Mode().IsRegular()
+	f, err := regular.Open(filepath.Join(filepath.Dir(path), "kcore"))
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
 }
 
 // load is perf 6.1's kcore attempt in __dso__load_kallsyms

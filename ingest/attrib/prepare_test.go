@@ -2,6 +2,8 @@ package attrib
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -89,4 +91,36 @@ func TestPrepareKernel(t *testing.T) {
 		}
 		loaded()
 	})
+}
+
+// The kallsyms tables are left unbuilt only where perf would read kcore:
+// a readable regular kcore beside a file named kallsyms.
+func TestKcoreFileBeside(t *testing.T) {
+	dir := t.TempDir()
+	ks := filepath.Join(dir, "kallsyms")
+	other := filepath.Join(dir, "ksyms")
+	for _, f := range []string{ks, other} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kcoreFileBeside(ks) {
+		t.Error("no kcore: true")
+	}
+	if err := os.Mkdir(filepath.Join(dir, "kcore"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if kcoreFileBeside(ks) {
+		t.Error("a directory named kcore: true")
+	}
+	os.Remove(filepath.Join(dir, "kcore"))
+	if err := os.WriteFile(filepath.Join(dir, "kcore"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !kcoreFileBeside(ks) {
+		t.Error("kcore beside kallsyms: false")
+	}
+	if kcoreFileBeside(other) || kcoreFileBeside("") {
+		t.Error("a file not named kallsyms: true")
+	}
 }
