@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
@@ -246,7 +247,19 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		ks = "none"
 	}
 	var ksFrom string // the kallsyms file chosen, once Run returned
-	chooseKs := chooseKallsyms(ks, in.r.Features(), cacheDir, warn)
+	// The kallsyms choice's warnings wait for the end of the run: a
+	// vmlinux found when the kernel loads makes them moot (they come from
+	// the background read, hence the lock).
+	var ksWarnings struct {
+		sync.Mutex
+		lines []string
+	}
+	ksWarn := func(format string, a ...any) {
+		ksWarnings.Lock()
+		defer ksWarnings.Unlock()
+		ksWarnings.lines = append(ksWarnings.lines, fmt.Sprintf(format, a...))
+	}
+	chooseKs := chooseKallsyms(ks, in.r.Features(), cacheDir, ksWarn)
 	if chooseKs != nil {
 		choose := chooseKs
 		chooseKs = func(mmapBuildID []byte) (func() (*kallsyms.List, error), string) {
@@ -318,6 +331,13 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			bar.Set64(in.size)
 		}
 		bar.Finish()
+	}
+	if err != nil || !strings.HasPrefix(res.KernelSymbols, "vmlinux ") {
+		ksWarnings.Lock()
+		for _, w := range ksWarnings.lines {
+			warn("%s", w)
+		}
+		ksWarnings.Unlock()
 	}
 	if err != nil {
 		bw.Flush()

@@ -175,6 +175,7 @@ func TestReportVmlinuxAgainstPerf(t *testing.T) {
 						path = filepath.Join(home, ".debug", ".build-id", h[:2], h[2:], "elf")
 					}
 					fakeVmlinux(t, path, kallsymsSubset, v.id(rec), rand.New(rand.NewPCG(seed, 7)), v.symtab)
+					used := v.name == "named" || v.name == "cached"
 					perfArgs := []string{"-k", path}
 					kbArgs := []string{"-vmlinux", path}
 					if v.cached {
@@ -189,7 +190,14 @@ func TestReportVmlinuxAgainstPerf(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got := mustReport(t, nil, append(kbArgs, file)...)
+					got, stderr, err := report(t, nil, append(kbArgs, file)...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if used && strings.Contains(stderr, "no kernel symbols") {
+						// The kallsyms choice's warning, moot with a vmlinux.
+						t.Errorf("warns of no kernel symbols, with the vmlinux's: %s", stderr)
+					}
 					g, w := linediff.ReportRows(got), linediff.ReportRows(table)
 					if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
 						t.Errorf("table differs from perf report %q: %s", perfArgs, d)
@@ -206,7 +214,6 @@ func TestReportVmlinuxAgainstPerf(t *testing.T) {
 					if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
 						t.Errorf("children table differs from perf report --children %q: %s", perfArgs, d)
 					}
-					used := v.name == "named" || v.name == "cached"
 					for _, line := range strings.Split(script, "\n") {
 						switch {
 						case !used:
