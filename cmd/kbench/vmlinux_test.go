@@ -148,6 +148,8 @@ func TestReportVmlinuxAgainstPerf(t *testing.T) {
 		{"no-build-id-in-file", func([]byte) []byte { return nil }, true, false},
 		{"other-build-id", func(rec []byte) []byte { return append([]byte{rec[0] ^ 0xff}, rec[1:]...) }, true, false},
 		{"stripped", func(rec []byte) []byte { return rec }, false, false},
+		// Found first, refused, and kallsyms after all.
+		{"cached-other-build-id", func(rec []byte) []byte { return append([]byte{rec[0] ^ 0xff}, rec[1:]...) }, true, true},
 	}
 	// Lines of perf's scripts with a symbol of the vmlinux, and in the
 	// section map: a test in which perf shows none tests little.

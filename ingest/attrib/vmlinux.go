@@ -80,6 +80,9 @@ func vmlinuxCandidates(only string, path []string, debugDir string, id []byte) [
 // or Options.Vmlinux was given (perf then uses nothing else, and warns
 // when it cannot be used).
 func (s *symbolizer) loadVmlinux(m *machine.Machine) bool {
+	if s.vmlinuxUsed != "" {
+		return true // the DSO is loaded: perf moves no later kernel map
+	}
 	id := s.kernelMmapBuildID
 	if id == nil {
 		id = s.buildIDs[m.KernelDSO()]
