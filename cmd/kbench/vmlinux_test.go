@@ -267,3 +267,44 @@ func kernelBuildIDOf(t *testing.T, file string) []byte {
 	}
 	return id
 }
+
+// A file named vmlinux in the working directory is perf's first
+// vmlinux_path entry; -ignore-vmlinux (perf's --ignore-vmlinux) passes
+// the path over. Both compared with perf live, run in the same directory.
+func TestReportVmlinuxInWorkingDirectory(t *testing.T) {
+	if _, err := perftest.ReportTable(testdataDir + "sleep.data"); errors.Is(err, perftest.ErrNotInstalled) {
+		t.Skip(err)
+	}
+	file, err := filepath.Abs(testdataDir + "system.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := filepath.Abs(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, home := t.TempDir(), t.TempDir()
+	fakeVmlinux(t, filepath.Join(dir, "vmlinux"), ks, kernelBuildIDOf(t, file), rand.New(rand.NewPCG(11, 7)), true)
+	t.Chdir(dir)
+	tables := map[bool]string{}
+	for _, ignore := range []bool{false, true} {
+		perfArgs := []string{"--stdio", "--sort", "dso,sym", "--no-children", "-n", "-g", "none"}
+		kbArgs := []string{"-debugdir", filepath.Join(home, ".debug")}
+		if ignore {
+			perfArgs, kbArgs = append(perfArgs, "--ignore-vmlinux"), append(kbArgs, "-ignore-vmlinux")
+		}
+		want, _, err := perftest.Run(perftest.Options{Home: home, Dir: dir}, append([]string{"report", "-i", file}, perfArgs...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mustReport(t, nil, append(kbArgs, file)...)
+		g, w := linediff.ReportRows(got), linediff.ReportRows(want)
+		if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
+			t.Errorf("ignore-vmlinux %v: table differs from perf report: %s", ignore, d)
+		}
+		tables[ignore] = strings.Join(g, "\n")
+	}
+	if tables[false] == tables[true] {
+		t.Error("the vmlinux in the working directory changed no row: the test tests nothing")
+	}
+}

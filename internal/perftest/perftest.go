@@ -22,6 +22,9 @@ type Options struct {
 	NoBuildIDCache bool
 	// Home, if set, is perf's HOME: its build-id cache is Home/.debug.
 	Home string
+	// Dir, if set, is perf's working directory (where it looks for a
+	// file named vmlinux first).
+	Dir string
 }
 
 // Run runs perf with args and returns its standard output and standard
@@ -35,6 +38,7 @@ func Run(opts Options, args ...string) (stdout, stderr string, err error) {
 	cmd := exec.Command(perf, args...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
+	cmd.Dir = opts.Dir
 	if opts.Home != "" {
 		cmd.Env = append(os.Environ(), "HOME="+opts.Home)
 	}
