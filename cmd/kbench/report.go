@@ -230,15 +230,17 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			ks = kc
 		}
 	}
+	// dso__load_kernel_sym: with no kallsyms file named, a vmlinux comes
+	// first: perf's -k, else the build-id cache's and perf's vmlinux_path
+	// (-ignore-vmlinux skips both of perf's own, not the cache's).
+	var vmlinuxOnly string
 	var vmlinuxPath []string
 	switch {
 	case ks != "":
 	case *ignoreVmlinux:
-		vmlinuxPath = []string{} // the build-id cache's still counts
+		vmlinuxPath = []string{}
 	default:
-		// dso__load_kernel_sym: with no kallsyms file named, a vmlinux
-		// comes first: perf's -k, else the build-id cache's and perf's
-		// vmlinux_path.
+		vmlinuxOnly = *vmlinux
 		vmlinuxPath = attrib.VmlinuxPath(in.r.Features().OSRelease, *symfs)
 	}
 	if ks == "" && *symfs != "" {
@@ -285,11 +287,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(out, 256<<10)
-	opts := attrib.Options{Impl: impl, ChooseKallsyms: chooseKs, DebugDir: *debugDir, CacheDir: *sectionCache, Symfs: *symfs, VDSO: vdso}
-	opts.VmlinuxPath = vmlinuxPath
-	if vmlinuxPath != nil && !*ignoreVmlinux {
-		opts.Vmlinux = *vmlinux
-	}
+	opts := attrib.Options{Impl: impl, ChooseKallsyms: chooseKs, DebugDir: *debugDir, CacheDir: *sectionCache, Symfs: *symfs, VDSO: vdso,
+		Vmlinux: vmlinuxOnly, VmlinuxPath: vmlinuxPath}
 	if *format == "table" && !*noBranchStack {
 		opts.BranchMode = attrib.BranchModeDefault(in.r)
 	}

@@ -88,18 +88,17 @@ type symbolizer struct {
 
 func newSymbolizer(ks *kallsyms.List, load func() preparedKernel, buildIDs map[string][]byte, debugDir string, kernelMods func() []index.Map) *symbolizer {
 	return &symbolizer{
-		kallsyms:     ks,
-		hasKallsyms:  ks != nil,
-		load:         load,
-		buildIDs:     buildIDs,
-		debugDir:     debugDir,
-		files:        make(map[string]*symbols.Table),
-		sections:     make(map[string]*symbols.Table),
-		sectionFiles: make(map[string]string),
-		bpf:          make(map[index.Map]*symbols.Table),
-		kernelMods:   kernelMods,
-		modLoaded:    make(map[string]bool),
-
+		kallsyms:       ks,
+		hasKallsyms:    ks != nil,
+		load:           load,
+		buildIDs:       buildIDs,
+		debugDir:       debugDir,
+		files:          make(map[string]*symbols.Table),
+		sections:       make(map[string]*symbols.Table),
+		sectionFiles:   make(map[string]string),
+		bpf:            make(map[index.Map]*symbols.Table),
+		kernelMods:     kernelMods,
+		modLoaded:      make(map[string]bool),
 		kernelSections: make(map[string]*symbols.Table),
 	}
 }
@@ -342,27 +341,34 @@ func matchingCandidates(debugDir, symfs, dso string, id []byte) iter.Seq[string]
 func symbolSource(cand, debug string) string { return cmp.Or(debug, cand) }
 
 // dsoCandidates lists the files perf looks for a DSO's symbols in, with
-// perf's build-id cache at debugDir and its --symfs at symfs. The cache's
-// entry is ID/elf (ID/vdso), or ID itself when that is a regular file
-// (__dso__build_id_filename: "old style build_id cache").
+// perf's build-id cache at debugDir (buildIDCacheEntry) and its --symfs
+// at symfs.
 func dsoCandidates(debugDir, symfs, dso string, id []byte) []string {
 	var out []string
 	if len(id) > 0 && debugDir != "" {
-		h := hex.EncodeToString(id)
 		base := "elf"
 		if dso == "[vdso]" {
 			base = "vdso"
 		}
-		link := filepath.Join(debugDir, ".build-id", h[:2], h[2:])
-		if !regular.Is(link) { // a regular file is the old layout's entry
-			link = filepath.Join(link, base)
-		}
-		out = append(out, link)
+		out = append(out, buildIDCacheEntry(debugDir, id, base))
 	}
 	if strings.HasPrefix(dso, "/") {
 		out = append(out, symfs+dso) // __symbol__join_symfs
 	}
 	return out
+}
+
+// buildIDCacheEntry is __dso__build_id_filename: the file perf's build-id
+// cache at debugDir keeps for build id id, .build-id/xx/ID/base (base
+// "elf", "vdso", "debug" or "kallsyms"), or .build-id/xx/ID itself when
+// that is a regular file ("old style build_id cache").
+func buildIDCacheEntry(debugDir string, id []byte, base string) string {
+	h := hex.EncodeToString(id)
+	link := filepath.Join(debugDir, ".build-id", h[:2], h[2:])
+	if regular.Is(link) {
+		return link
+	}
+	return filepath.Join(link, base)
 }
 
 // matchesBuildID reports whether the ELF file at path has build id id

@@ -1,14 +1,11 @@
 package attrib
 
 import (
-	"encoding/hex"
 	"fmt"
-	"path/filepath"
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
-	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // VmlinuxPath returns perf 6.1's vmlinux_path (vmlinux_path__init) for a
@@ -45,8 +42,7 @@ func VmlinuxPath(osRelease, symfs string) []string {
 // vmlinux for a kernel DSO with build id id (none: nil), in its order:
 // Options.Vmlinux alone when set; else the build-id cache's ELF entry,
 // the vmlinux path, and the cache's kallsyms entry that
-// dso__load_vmlinux_path tries last (__dso__build_id_filename: ID/elf,
-// ID/kallsyms, or ID itself when it is a regular file).
+// dso__load_vmlinux_path tries last (buildIDCacheEntry).
 func vmlinuxCandidates(only string, path []string, debugDir string, id []byte) []string {
 	if only != "" {
 		return []string{only}
@@ -58,12 +54,7 @@ func vmlinuxCandidates(only string, path []string, debugDir string, id []byte) [
 		if len(id) == 0 || debugDir == "" {
 			return nil
 		}
-		h := hex.EncodeToString(id)
-		link := filepath.Join(debugDir, ".build-id", h[:2], h[2:])
-		if regular.Is(link) {
-			return []string{link}
-		}
-		return []string{filepath.Join(link, base)}
+		return []string{buildIDCacheEntry(debugDir, id, base)}
 	}
 	out := append(cache("elf"), path...)
 	if len(path) > 0 {

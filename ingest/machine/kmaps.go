@@ -106,6 +106,16 @@ func (k *perfKmaps) setKernel(mp index.Map) {
 	k.kernel = k.insert(mp)
 }
 
+// moveKernel is the kernel map moved to mp as dso__process_kernel_symbol
+// moves it to a vmlinux's .text: out of the tree and in again at its new
+// start.
+func (k *perfKmaps) moveKernel(mp index.Map) {
+	if k.kernel >= 0 {
+		k.remove(k.kernel)
+		k.kernel = k.insert(mp)
+	}
+}
+
 // fixupKernel is map__fixup_start and map__fixup_end on the kernel map:
 // its range changes in place, the tree does not move.
 func (k *perfKmaps) fixupKernel(start, end uint64) {

@@ -770,11 +770,7 @@ func (m *Machine) LoadVmlinux(text *index.Map, sections []index.Map) error {
 		if text.End <= text.Start {
 			return fmt.Errorf("vmlinux .text map %#x-%#x: empty or wrapping past 2^64", text.Start, text.End)
 		}
-		k := m.kmaps
-		if !k.off && k.kernel >= 0 {
-			k.remove(k.kernel)
-			k.kernel = k.insert(*text)
-		}
+		m.kmaps.moveKernel(*text)
 		m.kernel.Remove(m.vmlinux)
 		m.vmlinux, m.remapped = *text, true
 		if err := m.kernel.FixupOverlapAndInsert(*text); err != nil {

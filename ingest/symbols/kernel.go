@@ -152,60 +152,77 @@ func keptOrder(l *kallsyms.List) (idx []int32, kernel int) {
 // each run of equal starts, choose_best_symbol's pick (a fold over the
 // run in order) is kept.
 func walkFixedUp(l *kallsyms.List, idx []int32, fn func(entry)) {
-	// next returns the position after k in the walk and its symbol's
-	// index in l; ok is false at the end.
-	next := func(k int) (int, int, bool) {
-		if idx != nil {
-			k++
-			if k >= len(idx) {
-				return k, 0, false
-			}
-			return k, int(idx[k]), true
+	f := fixedUpFold{isKallsyms: true, fn: fn}
+	if idx != nil {
+		for _, i := range idx {
+			f.add(kallsymsEntry(l, int(i)))
 		}
-		for k++; k < l.Len(); k++ {
-			if isKept(l, k) {
-				return k, k, true
+	} else {
+		for i := range l.Len() {
+			if isKept(l, i) {
+				f.add(kallsymsEntry(l, i))
 			}
 		}
-		return k, 0, false
 	}
-	var kept, e entry
-	var eBracket bool // '[' in e's name
-	have := false
-	k, i, ok := next(-1)
-	if ok {
-		e = kallsymsEntry(l, i)
-		eBracket = strings.IndexByte(e.name, '[') >= 0
-	}
-	for ok {
-		var after entry
-		var afterBracket bool
-		if k, i, ok = next(k); ok {
-			after = kallsymsEntry(l, i)
-			afterBracket = strings.IndexByte(after.name, '[') >= 0
-			if eBracket != afterBracket {
+	f.finish()
+}
+
+// fixedUpFold is symbols__fixup_end (isKallsyms: with its rounding where
+// kernel and module symbols meet) and then symbols__fixup_duplicate over
+// symbols added in tree order: a zero-size symbol ends where the next one
+// starts, the last at roundup(start, 4096) + 4096; of each run of equal
+// starts, choose_best_symbol's pick (a fold over the run in order) goes
+// to fn. finish ends the run.
+type fixedUpFold struct {
+	isKallsyms bool
+	fn         func(entry)
+	e, kept    entry // the symbol waiting for its successor; the run's pick
+	eBracket   bool  // '[' in e's name (kallsyms)
+	haveE      bool
+	haveKept   bool
+}
+
+func (f *fixedUpFold) add(next entry) {
+	nextBracket := f.isKallsyms && strings.IndexByte(next.name, '[') >= 0
+	if f.haveE {
+		if e := &f.e; e.end == e.start {
+			if f.eBracket != nextBracket {
 				e.end = roundup4K(e.end + 4096)
 			} else {
-				e.end = after.start
+				e.end = next.start
 			}
-		} else {
+		}
+		f.pick()
+	}
+	f.e, f.eBracket, f.haveE = next, nextBracket, true
+}
+
+// pick folds e, its end fixed, into the run of equal starts.
+func (f *fixedUpFold) pick() {
+	switch {
+	case f.haveKept && f.kept.start == f.e.start:
+		if !chooseBest(&f.kept, &f.e) {
+			f.kept = f.e
+		}
+	default:
+		if f.haveKept {
+			f.fn(f.kept)
+		}
+		f.kept, f.haveKept = f.e, true
+	}
+}
+
+func (f *fixedUpFold) finish() {
+	if f.haveE {
+		if e := &f.e; e.end == e.start {
 			e.end = roundup4K(e.start) + 4096
 		}
-		switch {
-		case have && kept.start == e.start:
-			if !chooseBest(&kept, &e) {
-				kept = e
-			}
-		default:
-			if have {
-				fn(kept)
-			}
-			kept, have = e, true
-		}
-		e, eBracket = after, afterBracket
+		f.pick()
+		f.haveE = false
 	}
-	if have {
-		fn(kept)
+	if f.haveKept {
+		f.fn(f.kept)
+		f.haveKept = false
 	}
 }
 

@@ -316,91 +316,70 @@ func (b *builder) insert(e entry) {
 // search tree of them answers alike, and they go in sorted by start
 // instead, equal starts in their order: the tree's in-order walk, which
 // the fix-ups and the table follow, is the same, and each insertion
-// descends the tree's right edge, in the cache, where a vmlinux's 120 k
-// symbols in symbol-table order missed it at every level (200 ms). It
-// reports whether they went in sorted.
+// descends the tree's right edge, in the cache, where a vmlinux's 141 k
+// symbols in symbol-table order missed it at every level (200 ms a run in
+// a CPU profile). It reports whether they went in sorted.
 func (b *builder) insertAll(es []entry, fixedUp bool) (sortedIn bool) {
 	b.grow(len(es))
 	prefault.Slice(b.syms[len(b.syms):])
 	// The order by start, equal starts by index: a stable sort of 16-byte
 	// keys (sorting the entries stably took 120 ms for 140 k).
-	type key struct {
-		start uint64
-		i     int32
-	}
-	keys := make([]key, len(es))
+	keys := make([]startKey, len(es))
 	for i := range es {
-		keys[i] = key{es[i].start, int32(i)}
+		keys[i] = startKey{es[i].start, int32(i)}
 	}
-	slices.SortFunc(keys, func(x, y key) int {
+	slices.SortFunc(keys, func(x, y startKey) int {
 		if c := cmp.Compare(x.start, y.start); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.i, y.i)
 	})
-	order := make([]int32, len(keys))
-	for k := range keys {
-		order[k] = keys[k].i
-	}
-	if fixedUp {
-		sortedIn = fixedUpApart(es, order)
-	} else {
-		sortedIn = apart(es, order)
-	}
-	for k := range es {
-		if sortedIn {
-			b.insert(es[order[k]])
-		} else {
-			b.insert(es[k])
+	if sortedIn = apart(es, keys, fixedUp); sortedIn {
+		for _, k := range keys {
+			b.insert(es[k.i])
 		}
+		return true
 	}
-	return sortedIn
+	for i := range es {
+		b.insert(es[i])
+	}
+	return false
 }
 
-// apart reports whether the symbols es, in the order of start (order),
-// neither overlap nor share a start.
-func apart(es []entry, order []int32) bool {
-	for k := 1; k < len(order); k++ {
-		p, e := &es[order[k-1]], &es[order[k]]
-		if p.end > e.start || p.start == e.start {
-			return false
-		}
-	}
-	return true
+// startKey is the position i of a symbol starting at start.
+type startKey struct {
+	start uint64
+	i     int32
 }
 
-// fixedUpApart reports whether the symbols es, in the order of start
-// (order: equal starts in insertion order), are apart once fixupEnd (not
-// for kallsyms) and fixupDuplicate have run on them, computed on copies:
-// a zero-size symbol ends where the next starts (the last at the next
-// page but one), and of each run of equal starts choose_best_symbol's
-// pick stays.
-func fixedUpApart(es []entry, order []int32) bool {
+// apart reports whether the symbols es, in the order of keys (by start,
+// equal starts in insertion order), neither overlap nor share a start;
+// with fixedUp, once fixupEnd (not for kallsyms) and fixupDuplicate have
+// made them what perf keeps (fixedUpFold, on copies).
+func apart(es []entry, keys []startKey, fixedUp bool) bool {
+	if !fixedUp {
+		for k := 1; k < len(keys); k++ {
+			p, e := &es[keys[k-1].i], &es[keys[k].i]
+			if p.end > e.start || p.start == e.start {
+				return false
+			}
+		}
+		return true
+	}
+	ok := true
 	var prev entry
 	havePrev := false
-	for k := 0; k < len(order); {
-		var win entry
-		start := es[order[k]].start
-		j := k
-		for ; j < len(order) && es[order[j]].start == start; j++ {
-			e := es[order[j]]
-			if e.end == e.start {
-				if j+1 < len(order) {
-					e.end = es[order[j+1]].start
-				} else {
-					e.end = roundup4K(e.start) + 4096
-				}
-			}
-			if j == k || !chooseBest(&win, &e) {
-				win = e
-			}
+	f := fixedUpFold{fn: func(e entry) {
+		if havePrev && prev.end > e.start {
+			ok = false
 		}
-		if havePrev && prev.end > win.start {
-			return false
-		}
-		prev, havePrev, k = win, true, j
+		prev, havePrev = e, true
+	}}
+	for _, k := range keys {
+		f.add(es[k.i])
 	}
-	return true
+	f.finish()
+	return ok
 }
 
 // fixupEnd is symbols__fixup_end (perf 6.1, after 5.18's "Update
