@@ -229,6 +229,21 @@ func (t *Table) FindIndex(addr uint64) int {
 // Symbol returns the symbol at index i (0 <= i < Len) in Symbols order.
 func (t *Table) Symbol(i int) Symbol { return t.symbol(i) }
 
+// IndexOf returns the index of the symbol equal to s (start, end and
+// name), or -1.
+func (t *Table) IndexOf(s Symbol) int {
+	if t == nil {
+		return -1
+	}
+	i, _ := slices.BinarySearchFunc(t.syms, s.Start, func(x sym, start uint64) int { return cmp.Compare(x.start, start) })
+	for ; i < len(t.syms) && t.syms[i].start == s.Start; i++ {
+		if x := t.symbol(i); x == s {
+			return i
+		}
+	}
+	return -1
+}
+
 // IsObject reports whether the symbol at index i is an object
 // (Symbol.Object), without making its Symbol.
 func (t *Table) IsObject(i int) bool { return t.syms[i].n&objectBit != 0 }

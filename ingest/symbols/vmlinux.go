@@ -31,6 +31,35 @@ type KernelSection struct {
 	Size   uint64
 	Offset uint64
 	Table  *Table
+	// entries are .text's symbols in symbol-table order, as perf
+	// inserts them (WithKallsyms replays that).
+	entries []entry
+}
+
+// WithKallsyms returns the table of a module DSO whose file's .text
+// symbols (s, the Text of ReadModule) were loaded before the kernel's,
+// once the kernel's load has split kallsyms among the modules and moved
+// the module's kallsyms symbols (extra, its KernelTables table, in
+// address order) in too: maps__split_kallsyms checks a DSO's loaded flag
+// only when its walk enters the module (dropping that one symbol, as
+// KernelFrom does), and inserts the rest into the same tree, after the
+// file's fix-ups, without fixing them up. Lookups then follow that tree.
+// A nil or empty extra gives s.Table.
+func (s *KernelSection) WithKallsyms(extra *Table) *Table {
+	if extra == nil || extra.Len() == 0 {
+		return s.Table
+	}
+	var b builder
+	for _, e := range s.entries {
+		b.insert(e) // in perf's order: the tree's shape will matter
+	}
+	b.fixupEnd(false)
+	b.fixupDuplicate()
+	for i := range extra.Len() {
+		x := extra.Symbol(i)
+		b.insert(entry{start: x.Start, end: x.End, name: x.Name, object: x.Object})
+	}
+	return b.table(nil)
 }
 
 // Vmlinux is a kernel image's symbols as perf 6.1's dso__load_vmlinux
@@ -83,11 +112,12 @@ func ReadVmlinux(path string, buildID []byte, refName string, refAddr uint64) (v
 		return nil, err
 	}
 	defer f.Close()
-	return readVmlinux(f, path, buildID, refName, refAddr)
+	return readVmlinux(f, path, buildID, refName, refAddr, false)
 }
 
-// readVmlinux is ReadVmlinux on the open file f.
-func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAddr uint64) (v *Vmlinux, err error) {
+// readVmlinux is ReadVmlinux on the open file f; module keeps .text's
+// entries for WithKallsyms.
+func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAddr uint64, module bool) (v *Vmlinux, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = nil, &FileError{File: path, Err: fmt.Errorf("malformed ELF: %v", r)}
@@ -175,6 +205,9 @@ func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAd
 		b.fixupEnd(false)
 		b.fixupDuplicate()
 		v.Text.Table = b.table(nil)
+		if module {
+			v.Text.entries = text
+		}
 	}
 	for _, sec := range order {
 		var b builder // a section DSO's symbols are not fixed up

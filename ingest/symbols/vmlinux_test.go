@@ -173,7 +173,7 @@ func FuzzReadVmlinux(f *testing.F) {
 		if err != nil {
 			return
 		}
-		v, err := readVmlinux(ef, "fuzz", id, "_text", 0xffffffff81000000)
+		v, err := readVmlinux(ef, "fuzz", id, "_text", 0xffffffff81000000, false)
 		if err == nil && v.Text != nil {
 			v.Text.Table.Find(v.Text.Offset)
 		}
