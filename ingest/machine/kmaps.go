@@ -116,6 +116,18 @@ func (k *perfKmaps) moveKernel(mp index.Map) {
 	}
 }
 
+// setPgoff changes the pgoff of the live map equal to mp in place
+// (dso__process_kernel_symbol remapping a module's map): the tree does
+// not move.
+func (k *perfKmaps) setPgoff(mp index.Map, pgoff uint64) {
+	for v := range k.maps {
+		if k.nodes[v] != nil && k.maps[v] == mp {
+			k.maps[v].Pgoff = pgoff
+			return
+		}
+	}
+}
+
 // fixupKernel is map__fixup_start and map__fixup_end on the kernel map:
 // its range changes in place, the tree does not move.
 func (k *perfKmaps) fixupKernel(start, end uint64) {

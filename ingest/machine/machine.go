@@ -141,6 +141,17 @@ type Machine struct {
 	// LoadKcore (kcore).
 	OnKernelLoad func(m *Machine)
 	loaded       bool
+	// OnModuleLoad, if set, is called the first time Resolve finds a map
+	// of a module DSO, before it answers, as perf's thread__find_map
+	// loads a kernel-space map before mapping the address through it
+	// (map__load, dso__load of the module): it may change the module's
+	// maps through LoadModule, and Resolve then answers with the map as
+	// changed.
+	OnModuleLoad func(m *Machine, mod index.Map)
+	modsLoaded   map[string]bool // module DSOs OnModuleLoad was called for
+	// moduleFiles are the module DSOs' file names (perf's long name), by
+	// DSO: the build-id entry's or the first MMAP's.
+	moduleFiles map[string]string
 	// usesKcore is machine__uses_kcore: once the kernel maps come from
 	// kcore, kernel MMAP records are ignored.
 	usesKcore bool
@@ -438,6 +449,18 @@ func (m *Machine) kernelMmap(r Mmap) error {
 	switch {
 	case IsModuleMmap(name):
 		mod := index.Map{Start: r.Addr, End: r.Addr + r.Len, Mapping: index.MappingDSO, Kind: index.KindModule, DSO: m.ModuleDSO(name)}
+		if _, ok := m.moduleFiles[mod.DSO]; !ok {
+			// machine__findnew_module_dso names a new DSO by the MMAP;
+			// one the build-id table made keeps that entry's name.
+			if m.moduleFiles == nil {
+				m.moduleFiles = map[string]string{}
+			}
+			file := name
+			if strings.HasPrefix(mod.DSO, "/") {
+				file = mod.DSO
+			}
+			m.moduleFiles[mod.DSO] = file
+		}
 		m.kmaps.insert(mod)
 		return m.kernel.FixupOverlapAndInsert(mod)
 	case isKernel:
@@ -640,6 +663,9 @@ func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Ma
 				return m.vmlinux, true
 			}
 		}
+		if ok && mp.Kind == index.KindModule && m.loadModule(mp) {
+			return m.Resolve(cpumode, pid, tid, addr)
+		}
 		return mp, ok
 	case CPUModeUser:
 		return m.findnewThread(pid, tid).Find(addr)
@@ -660,7 +686,74 @@ func (m *Machine) resolvePerfKmaps(addr uint64) (index.Map, bool) {
 			return m.vmlinux, true
 		}
 	}
+	if mp := m.kmaps.maps[v]; mp.Kind == index.KindModule && m.loadModule(mp) {
+		return m.resolvePerfKmaps(addr)
+	}
 	return m.kmaps.maps[v], true // after the load's fixups
+}
+
+// loadModule calls OnModuleLoad for the module map mp the first time a
+// map of its DSO is found, and reports whether it did.
+func (m *Machine) loadModule(mp index.Map) bool {
+	if m.OnModuleLoad == nil || m.modsLoaded[mp.DSO] {
+		return false
+	}
+	if m.modsLoaded == nil {
+		m.modsLoaded = map[string]bool{}
+	}
+	m.modsLoaded[mp.DSO] = true
+	m.OnModuleLoad(m, mp)
+	return true
+}
+
+// ModuleFile is the file name perf gives the module DSO dso (its long
+// name, where dso__load looks for the module's file below --symfs):
+// the build-id entry that named the DSO, else the path or "[name]" of
+// the first MMAP of it; "" when no MMAP mapped it.
+func (m *Machine) ModuleFile(dso string) string { return m.moduleFiles[dso] }
+
+// LoadModule changes the kernel maps as perf 6.1's dso__load_sym does
+// while it reads a module file's symbols (dso__process_kernel_symbol
+// with kmodule): the module map mod (as Resolve found it) takes pgoff
+// text, the file offset of the module's .text, when hasText (a symbol
+// lay in .text), so that MapIP gives file offsets; the map stays where
+// it is in perf's tree, and other maps of the same DSO are left alone,
+// as perf changes only the map being loaded. Each section map goes in
+// after it, as LoadVmlinux's do, unless a map of its name is there
+// already (maps__find_by_name: the section's symbols then belong to
+// that map's DSO).
+func (m *Machine) LoadModule(mod index.Map, text uint64, hasText bool, sections []index.Map) error {
+	m.gen++
+	m.markKernel()
+	if hasText {
+		m.kmaps.setPgoff(mod, text)
+		// The index's copy: mod itself unless overlaps cut it, when
+		// Resolve answers from perf's tree.
+		if cur, ok := m.kernel.Find(mod.Start); ok && cur.Kind == index.KindModule && cur.DSO == mod.DSO && cur.Pgoff != text {
+			m.kernel.Remove(cur)
+			cur.Pgoff = text
+			if err := m.kernel.FixupOverlapAndInsert(cur); err != nil {
+				return err
+			}
+		}
+	}
+	var fresh []index.Map
+	for _, sec := range sections {
+		if !m.hasKernelMapNamed(sec.DSO) {
+			fresh = append(fresh, sec)
+		}
+	}
+	return m.insertSections("module", fresh)
+}
+
+// hasKernelMapNamed reports whether a kernel map's DSO is dso.
+func (m *Machine) hasKernelMapNamed(dso string) bool {
+	for _, mp := range m.kernel.Slice() {
+		if mp.DSO == dso {
+			return true
+		}
+	}
+	return false
 }
 
 // LoadKernel loads the kernel map's symbols now if there is a kernel map
@@ -777,9 +870,16 @@ func (m *Machine) LoadVmlinux(text *index.Map, sections []index.Map) error {
 			return err
 		}
 	}
+	return m.insertSections("vmlinux", sections)
+}
+
+// insertSections inserts the section maps a kernel image's symbols made
+// (dso__process_kernel_symbol), in order, into perf's tree without fixing
+// overlaps (maps__insert); what names the image in errors.
+func (m *Machine) insertSections(what string, sections []index.Map) error {
 	for _, sec := range sections {
 		if sec.End < sec.Start {
-			return fmt.Errorf("vmlinux section map %s: range %#x-%#x wraps past 2^64", sec.DSO, sec.Start, sec.End)
+			return fmt.Errorf("%s section map %s: range %#x-%#x wraps past 2^64", what, sec.DSO, sec.Start, sec.End)
 		}
 		m.kmaps.insert(sec)
 		if sec.Start == sec.End {

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -85,6 +86,55 @@ func TestKernelLoadHook(t *testing.T) {
 		}
 		if _, ok := m.Resolve(CPUModeKernel, 0, 0, 0x11800); !ok {
 			t.Error("no hit in the loaded range")
+		}
+	})
+}
+
+// The first hit in a module's map runs the module hook once per DSO,
+// before Resolve answers: the map it answers with is the one LoadModule
+// remapped (the hit that loaded it too), a second map of the DSO keeps
+// its pgoff, section maps go in unless a map of their name is there, and
+// ModuleFile names the DSO's file.
+func TestModuleLoadHook(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, m *Machine) {
+		const a, b = 0xffffffffc0a00000, 0xffffffffc0b00000
+		var loads []string
+		m.OnModuleLoad = func(m *Machine, mod index.Map) {
+			loads = append(loads, mod.DSO)
+			if mod.DSO != "[moda]" {
+				return
+			}
+			secs := []index.Map{
+				{Start: 0, End: 0x100, Pgoff: 0x2000, Kind: index.KindKernelSection, DSO: "[moda].init.text"},
+				{Start: 0, End: 0x80, Pgoff: 0x3000, Kind: index.KindKernelSection, DSO: "[modb]"}, // named as a map: not inserted
+			}
+			must(t, m.LoadModule(mod, 0x40, true, secs))
+		}
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Addr: a, Len: 0x2000, Filename: "/lib/modules/6.1/moda.ko.xz"}))
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Addr: a + 0x10000, Len: 0x1000, Filename: "/lib/modules/6.1/other/moda.ko"}))
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Addr: b, Len: 0x1000, Filename: "[modb]"}))
+		if got, ok := m.Resolve(CPUModeKernel, 0, 0, a+0x10); !ok || got.Pgoff != 0x40 || got.MapIP(a+0x10) != 0x50 {
+			t.Errorf("the loading hit: %v %v, want pgoff 0x40", got, ok)
+		}
+		if got, _ := m.Resolve(CPUModeKernel, 0, 0, a+0x20); got.Pgoff != 0x40 {
+			t.Errorf("a later hit: %v", got)
+		}
+		if got, _ := m.Resolve(CPUModeKernel, 0, 0, a+0x10010); got.Pgoff != 0 {
+			t.Errorf("the DSO's other map: %v, want pgoff 0", got)
+		}
+		m.Resolve(CPUModeKernel, 0, 0, b+0x10)
+		m.Resolve(CPUModeKernel, 0, 0, b+0x20)
+		if !slices.Equal(loads, []string{"[moda]", "[modb]"}) {
+			t.Errorf("hook ran for %q", loads)
+		}
+		if got, ok := m.Resolve(CPUModeKernel, 0, 0, 0x10); !ok || got.DSO != "[moda].init.text" || got.MapIP(0x10) != 0x2010 {
+			t.Errorf("section map: %v %v", got, ok)
+		}
+		if got, _ := m.Resolve(CPUModeKernel, 0, 0, 0x90); got.DSO == "[modb]" {
+			t.Errorf("a section map named as an existing map went in: %v", got)
+		}
+		if f := m.ModuleFile("[moda]"); f != "/lib/modules/6.1/moda.ko.xz" {
+			t.Errorf("ModuleFile = %q, want the first MMAP's", f)
 		}
 	})
 }
