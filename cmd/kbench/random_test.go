@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"debug/elf"
 	"flag"
 	"fmt"
@@ -205,6 +206,10 @@ func withModules(t *testing.T, dir, file string, ks []kallsyms.Symbol, rng *rand
 	return out, all
 }
 
+// moduleFile is the file of module name's MMAP in a random recording,
+// unless randomRecording.moduleFiles says otherwise.
+func moduleFile(name string) string { return "/lib/modules/6.1.0/kernel/drivers/" + name + ".ko" }
+
 // randomRecording is the kind of recording writeRandomRecording makes.
 type randomRecording struct {
 	chains bool // samples with callchains
@@ -235,6 +240,11 @@ type randomRecording struct {
 	// read makes the samples read a counter (PERF_SAMPLE_READ): perf
 	// delivers each with the counter's growth as its period.
 	read bool
+	// moduleFiles, with modules, names the file of a module's MMAP by
+	// the module's name (default /lib/modules/6.1.0/kernel/drivers/NAME.ko).
+	moduleFiles map[string]string
+	// buildIDs are the recording's build-id table.
+	buildIDs []perfdata.BuildID
 	// far puts addresses from all over the address space in callchains
 	// (what frame-pointer walks through code without frame pointers
 	// read): outside every map, many 2^63 or more apart, which perf's
@@ -261,7 +271,8 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 	}
 	defer out.Close()
 	w, err := perfdata.NewWriter(out, perfdata.WriterOptions{Hostname: "test", OSRelease: "6.1.0", Arch: "x86_64", Version: "6.1", Cmdline: []string{"test"},
-		Callchains: opts.chains, CPU: opts.cpus, NrCPUs: 2, BranchSampleType: lbrBranchType(opts.lbr), SampleRead: opts.read})
+		Callchains: opts.chains, CPU: opts.cpus, NrCPUs: 2, BranchSampleType: lbrBranchType(opts.lbr), SampleRead: opts.read,
+		BuildIDs: opts.buildIDs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,8 +369,9 @@ func writeRandomRecording(t *testing.T, path string, rng *rand.Rand, opts random
 			rng.Shuffle(len(maps), func(i, j int) { maps[i], maps[j] = maps[j], maps[i] })
 		}
 		for _, mm := range maps {
+			file := cmp.Or(opts.moduleFiles[mm.name], moduleFile(mm.name))
 			must(w.WriteMmap(&perfdata.Mmap{Info: perfdata.Info{Misc: kernel}, Pid: ^uint32(0), Addr: mm.addr, Len: mm.len,
-				Filename: "/lib/modules/6.1.0/kernel/drivers/" + mm.name + ".ko", Prot: 5, Flags: 2}))
+				Filename: file, Prot: 5, Flags: 2}))
 		}
 	}
 	// A few addresses per map, so that entries repeat.

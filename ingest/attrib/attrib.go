@@ -547,6 +547,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			a.sym.m = m
 			a.x86_64 = isX86_64(r.Features().Arch)
 			m.KernelBuildIDs = kernelBuildIDs(r.Features())
+			m.OnModuleLoad = a.sym.loadModuleFile
 			m.OnKernelLoad = func(m *machine.Machine) {
 				a.sym.loadKernel(m)
 				if opts.KernelLoaded != nil {
@@ -578,8 +579,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if a.sym.err != nil {
 		return nil, fmt.Errorf("attrib: kallsyms: %w", a.sym.err)
 	}
-	if a.sym.vmlinuxErr != nil {
-		return nil, fmt.Errorf("attrib: vmlinux %w", a.sym.vmlinuxErr)
+	if a.sym.mapsErr != nil {
+		return nil, fmt.Errorf("attrib: %w", a.sym.mapsErr)
 	}
 	// BySym holds the counts by (dso, symbol), and ByMapSym (when kept)
 	// the same counts by map: both are filled on two cores, one after the
@@ -1509,7 +1510,7 @@ func (a *attributor) resolveUncached(e *event) (st *mapState, i int, ok bool) {
 		return nil, -1, false
 	}
 	st = a.cnt.state(mp, e.cpumode == machine.CPUModeKernel)
-	return st, a.stateTable(st).FindIndex(mp.MapIP(e.ip)), true
+	return st, a.sym.findIn(mp, a.stateTable(st), mp.MapIP(e.ip)), true
 }
 
 // sampleCacheOff makes resolveSample resolve every sample (tests).
@@ -1876,8 +1877,8 @@ func (a *attributor) frameName(mp *index.Map, ip uint64) string {
 	}
 	t := a.stateTable(f.st)
 	name := symbols.Unknown
-	if sym, ok := t.Find(mp.MapIP(ip)); ok {
-		name = sym.Name
+	if i := a.sym.findIn(*mp, t, mp.MapIP(ip)); i >= 0 {
+		name = t.Symbol(i).Name
 	}
 	if f.st.final {
 		f.name = name

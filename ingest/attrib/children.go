@@ -422,7 +422,7 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 		st := a.cnt.state(mp, kernel)
 		t := a.stateTable(st)
 		var id int32
-		if i := t.FindIndex(mp.MapIP(ip)); i >= 0 {
+		if i := a.sym.findIn(mp, t, mp.MapIP(ip)); i >= 0 {
 			id = ac.symEntry(st, t, i, event, ip)
 			if t.IsObject(i) {
 				// Its map names the entry's row: not cached, so that

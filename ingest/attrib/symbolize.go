@@ -71,6 +71,12 @@ type symbolizer struct {
 	// that, from their files, which have none here.
 	kernelLoaded bool
 	modLoaded    map[string]bool
+	// moduleTables are the tables of the module DSOs whose symbols came
+	// from their files (loadModuleFile), by DSO; moduleText their .text
+	// sections while the kernel's symbols are not in, which add to them.
+	moduleTables map[string]*symbols.Table
+	moduleText   map[string]*symbols.KernelSection
+	lastFinds    map[string]*lastFind // by module DSO (findIn)
 	// vmlinuxOnly and vmlinuxPath are Options.Vmlinux and
 	// Options.VmlinuxPath; vmlinuxUsed is the vmlinux the kernel's
 	// symbols came from, and vmlinuxNote why Options.Vmlinux could not
@@ -81,7 +87,7 @@ type symbolizer struct {
 	vmlinuxPath       []string
 	vmlinuxUsed       string
 	vmlinuxNote       string
-	vmlinuxErr        error // the kernel maps could not take the vmlinux's
+	mapsErr           error // the kernel maps could not take a vmlinux's or module file's
 	kernelSections    map[string]*symbols.Table
 	kernelMmapBuildID []byte
 }
@@ -99,6 +105,8 @@ func newSymbolizer(ks *kallsyms.List, load func() preparedKernel, buildIDs map[s
 		bpf:            make(map[index.Map]*symbols.Table),
 		kernelMods:     kernelMods,
 		modLoaded:      make(map[string]bool),
+		moduleTables:   make(map[string]*symbols.Table),
+		moduleText:     make(map[string]*symbols.KernelSection),
 		kernelSections: make(map[string]*symbols.Table),
 	}
 }
@@ -213,7 +221,11 @@ func (s *symbolizer) name(m index.Map, ip uint64) string {
 // symbol returns the symbol at ip in map m.
 func (s *symbolizer) symbol(m index.Map, ip uint64) (symbols.Symbol, bool) {
 	t, _ := s.table(m)
-	return t.Find(m.MapIP(ip))
+	i := s.findIn(m, t, m.MapIP(ip))
+	if i < 0 {
+		return symbols.Symbol{}, false
+	}
+	return t.Symbol(i), true
 }
 
 // table returns the symbol table of map m (look up m.MapIP(ip)), loading
@@ -233,6 +245,25 @@ func (s *symbolizer) table(m index.Map) (t *symbols.Table, final bool) {
 		return t, s.kernelLoaded
 	case index.KindModule:
 		s.loadModule(m)
+		if t, ok := s.moduleTables[m.DSO]; ok {
+			if sec, pre := s.moduleText[m.DSO]; pre {
+				if !s.kernelLoaded {
+					return t, false
+				}
+				if kt := s.kernelTables(); kt != nil {
+					t = sec.WithKallsyms(kt.Module(m.DSO))
+				}
+				s.moduleTables[m.DSO] = t
+				delete(s.moduleText, m.DSO)
+				if lf := s.lastFinds[m.DSO]; lf != nil && lf.found && t != sec.Table {
+					lf.merged = true
+				} else {
+					delete(s.lastFinds, m.DSO)
+				}
+			}
+			// Not final while perf's last lookup may still answer.
+			return t, s.lastFinds[m.DSO] == nil
+		}
 		if s.kernelLoaded {
 			if kt := s.kernelTables(); kt != nil {
 				t = kt.Module(m.DSO)

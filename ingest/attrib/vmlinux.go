@@ -120,8 +120,8 @@ func (s *symbolizer) useVmlinux(m *machine.Machine, file string, v *symbols.Vmli
 		sections[i] = index.Map{Start: start, End: start + sec.Size, Pgoff: sec.Offset, Mapping: index.MappingDSO, Kind: index.KindKernelSection, DSO: short + sec.Name}
 		s.kernelSections[sections[i].DSO] = sec.Table
 	}
-	if err := m.LoadVmlinux(text, sections); err != nil && s.vmlinuxErr == nil {
-		s.vmlinuxErr = fmt.Errorf("%s: %w", file, err)
+	if err := m.LoadVmlinux(text, sections); err != nil && s.mapsErr == nil {
+		s.mapsErr = fmt.Errorf("vmlinux %s: %w", file, err)
 	}
 	s.kernel = &symbols.KernelTables{Kernel: kernel, Modules: map[string]*symbols.Table{}}
 	s.vmlinuxUsed = file

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"debug/elf"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/elfwrite"
+	"github.com/kmapindex/kmapindex/internal/linediff"
+	"github.com/kmapindex/kmapindex/internal/perftest"
+	"github.com/ulikunitz/xz"
+)
+
+var moduleSeeds = flag.Int("module-seeds", 10, "TestReportModuleFilesAgainstPerf: the number of random recordings")
+
+// TestReportModuleFilesAgainstPerf compares kbench report with perf on
+// random recordings (writeRandomRecording) whose module maps name files
+// perf finds, made at random by randomModuleFile: below --symfs, or in
+// the build-id cache under the build id the recording gives the module;
+// plain, .ko.xz or .ko.gz; sometimes stripped, or cached under another
+// build id, which perf refuses. perf 6.1 then takes a module's symbols
+// from its file, whether its first sample comes before the kernel's or
+// after, remaps the module's map to the file's .text and adds a map for
+// each other section. Tables and scripts are compared in order.
+func TestReportModuleFilesAgainstPerf(t *testing.T) {
+	if _, _, err := perftest.Run(perftest.Options{}, "version"); err != nil {
+		t.Skipf("perf: %v", err)
+	}
+	lib, segs := symbolLibrary(t)
+	base := filepath.Join(foreignDir, "kallsyms")
+	baseKs, err := kallsyms.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := *moduleSeeds
+	if testing.Short() {
+		seeds = 4
+	}
+	for seed := range seeds {
+		cache := seed%2 == 1
+		name := fmt.Sprintf("seed%d/symfs", seed)
+		if cache {
+			name = fmt.Sprintf("seed%d/cache", seed)
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if k := os.Getenv("KMOD_KEEP"); k != "" {
+				dir = filepath.Join(k, fmt.Sprint(seed))
+				os.MkdirAll(dir, 0o755)
+			}
+			rng := rand.New(rand.NewPCG(uint64(seed), 29))
+			ksFile, ks := withModules(t, dir, base, baseKs, rng)
+			opts := randomRecording{chains: seed%4 >= 2, cpus: true, rounds: seed%3 == 0, modules: true, moduleFiles: map[string]string{}}
+			home := filepath.Join(dir, "home")
+			symfs := filepath.Join(dir, "symfs")
+			debugDir := filepath.Join(home, ".debug")
+			spans := moduleSpans(ks)
+			for i, mod := range []string{"kmoda", "kmodb"} {
+				comp := []string{"", ".xz", ".gz"}[rng.IntN(3)]
+				file := moduleFile(mod) + comp
+				opts.moduleFiles[mod] = file
+				var id []byte
+				if cache {
+					id = make([]byte, 20)
+					for j := range id {
+						id[j] = byte(rng.Uint32())
+					}
+					opts.buildIDs = append(opts.buildIDs, perfdata.BuildID{Info: perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}, Pid: -1, BuildID: id, Filename: file})
+				}
+				fileID := id
+				if cache && i == 1 && seed%4 == 3 {
+					fileID = slices.Clone(id)
+					fileID[0]++ // perf refuses it: kallsyms' symbols stay
+				}
+				stripped := seed%5 == 4 && i == 0
+				b := compressed(t, randomModuleFile(t, rng, spans[mod], fileID, !stripped), comp)
+				path := symfs + file
+				if cache {
+					entry := "elf"
+					if rng.IntN(3) == 0 {
+						entry = "debug"
+					}
+					h := fmt.Sprintf("%x", id)
+					path = filepath.Join(debugDir, ".build-id", h[:2], h[2:], entry)
+				}
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			data := filepath.Join(dir, "perf.data")
+			writeRandomRecording(t, data, rng, opts, lib, segs, ks)
+			perfOpts := perftest.Options{Home: home}
+			var perfLayout, kbLayout []string
+			if cache {
+				kbLayout = []string{"-debugdir", debugDir}
+			} else {
+				perfLayout, kbLayout = []string{"--symfs", symfs}, []string{"-debugdir", "-", "-symfs", symfs}
+				if err := os.MkdirAll(home, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, c := range randomComparisons {
+				switch c.name {
+				case "table", "sym", "script", "scriptG":
+				case "children", "children sym":
+					if !opts.chains {
+						continue
+					}
+				default:
+					continue
+				}
+				want, _, err := perftest.Run(perfOpts, append(append(append([]string{}, c.perf...), "-i", data, "--kallsyms", ksFile), perfLayout...)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := mustReport(t, nil, append(append(append([]string{"-progress", "never", "-kallsyms", ksFile}, kbLayout...), c.args...), data)...)
+				if c.table {
+					g, w := linediff.ReportRows(got), linediff.ReportRows(want)
+					if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
+						t.Errorf("%s: rows differ from perf report's (%d rows): %s", c.name, len(w), d)
+					}
+				} else if d := linediff.First(trimLines(got), trimLines(want)); d != "" {
+					t.Errorf("%s: differs from perf script: %s", c.name, d)
+				}
+			}
+		})
+	}
+}
+
+// moduleSpans returns the length writeRandomRecording gives each module's
+// map, by module name: from the page of its first kallsyms symbol to
+// 0x100 past its last, in whole pages.
+func moduleSpans(ks []kallsyms.Symbol) map[string]uint64 {
+	first, last := map[string]uint64{}, map[string]uint64{}
+	for _, s := range ks {
+		if s.Module == "" {
+			continue
+		}
+		if _, ok := first[s.Module]; !ok {
+			first[s.Module] = s.Addr &^ 0xfff
+		}
+		last[s.Module] = s.Addr + 0x100
+	}
+	spans := map[string]uint64{}
+	for m, f := range first {
+		spans[m] = (last[m] - f + 0xfff) &^ 0xfff
+	}
+	return spans
+}
+
+// randomModuleFile returns a relocatable module (ET_REL) whose .text
+// spans span bytes, with the build id id (none when nil) and, with
+// symtab, symbols drawn from rng: functions across .text (sizes of 0, to
+// the next, or less; aliases; all bindings), functions in .init.text and
+// .text.unlikely, objects in .data, and symbols perf drops (in a section
+// not loaded, absolute, of a file or a section). A .modinfo section of
+// random size before .text moves its file offset.
+func randomModuleFile(t *testing.T, rng *rand.Rand, span uint64, id []byte, symtab bool) []byte {
+	t.Helper()
+	var secs []elfwrite.Section
+	if id != nil {
+		secs = append(secs, elfwrite.Section{Name: ".note.gnu.build-id", Type: elf.SHT_NOTE, Flags: elf.SHF_ALLOC, Data: elfwrite.BuildIDNote(id)})
+	}
+	exec := elf.SHF_ALLOC | elf.SHF_EXECINSTR
+	secs = append(secs,
+		elfwrite.Section{Name: ".modinfo", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC, Data: make([]byte, 0x10+rng.IntN(0x400))},
+		elfwrite.Section{Name: ".text", Type: elf.SHT_PROGBITS, Flags: exec, Data: make([]byte, span)},
+		elfwrite.Section{Name: ".init.text", Type: elf.SHT_PROGBITS, Flags: exec, Data: make([]byte, 0x100)},
+		elfwrite.Section{Name: ".text.unlikely", Type: elf.SHT_PROGBITS, Flags: exec, Data: make([]byte, 0x80)},
+		elfwrite.Section{Name: ".data", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Data: make([]byte, 0x100)},
+		elfwrite.Section{Name: ".comment", Type: elf.SHT_PROGBITS, Data: make([]byte, 0x20)},
+	)
+	f := elfwrite.File{Type: elf.ET_REL, Machine: elf.EM_X86_64, Sections: secs}
+	if !symtab {
+		b, err := f.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	binds := []elf.SymBind{elf.STB_LOCAL, elf.STB_GLOBAL, elf.STB_WEAK}
+	bind := func() elf.SymBind { return binds[rng.IntN(len(binds))] }
+	starts := make([]uint64, 3+rng.IntN(10))
+	for i := range starts {
+		starts[i] = uint64(rng.IntN(int(span)))
+	}
+	slices.Sort(starts)
+	var syms []elfwrite.Symbol
+	for i, a := range starts {
+		var size uint64
+		next := span
+		if i+1 < len(starts) {
+			next = starts[i+1]
+		}
+		switch rng.IntN(3) {
+		case 1:
+			size = next - a
+		case 2:
+			size = (next - a) / 2
+		}
+		syms = append(syms, elfwrite.Symbol{Name: fmt.Sprintf("ko_fn%d", i), Type: elf.STT_FUNC, Bind: bind(), Section: ".text", Value: a, Size: size})
+		if rng.IntN(5) == 0 {
+			syms = append(syms, elfwrite.Symbol{Name: fmt.Sprintf("ko_alias%d", i), Type: elf.STT_FUNC, Bind: bind(), Section: ".text", Value: a, Size: size})
+		}
+	}
+	syms = append(syms,
+		elfwrite.Symbol{Name: "ko_init", Type: elf.STT_FUNC, Bind: bind(), Section: ".init.text", Value: uint64(rng.IntN(0x80)), Size: 0x20},
+		elfwrite.Symbol{Name: "ko_cold", Type: elf.STT_FUNC, Bind: bind(), Section: ".text.unlikely", Value: 0x10, Size: uint64(rng.IntN(0x40))},
+		elfwrite.Symbol{Name: "ko_var", Type: elf.STT_OBJECT, Bind: bind(), Section: ".data", Value: 0x8, Size: 8},
+		elfwrite.Symbol{Name: "ko_note", Type: elf.STT_FUNC, Bind: bind(), Section: ".comment", Value: 0, Size: 4},
+		elfwrite.Symbol{Name: "ko_abs", Type: elf.STT_FUNC, Bind: elf.STB_GLOBAL, Index: elf.SHN_ABS, Value: 0x40, Size: 4},
+		elfwrite.Symbol{Name: "ko.c", Type: elf.STT_FILE, Bind: elf.STB_LOCAL, Index: elf.SHN_ABS},
+		elfwrite.Symbol{Name: "", Type: elf.STT_SECTION, Bind: elf.STB_LOCAL, Section: ".text"},
+	)
+	rng.Shuffle(len(syms), func(i, j int) { syms[i], syms[j] = syms[j], syms[i] })
+	f.Symbols = syms
+	b, err := f.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// compressed returns b compressed as a module file with suffix comp
+// (".xz", ".gz"; "": b itself).
+func compressed(t *testing.T, b []byte, comp string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	switch comp {
+	case "":
+		return b
+	case ".xz":
+		w, err := xz.NewWriter(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(b)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	case ".gz":
+		w := gzip.NewWriter(&buf)
+		w.Write(b)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatalf("compression %q", comp)
+	}
+	return buf.Bytes()
+}
