@@ -10,13 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/internal/elfwrite"
-	"github.com/kmapindex/kmapindex/internal/linediff"
 	"github.com/kmapindex/kmapindex/internal/perftest"
 	"github.com/ulikunitz/xz"
 )
@@ -122,19 +120,7 @@ func TestReportModuleFilesAgainstPerf(t *testing.T) {
 				default:
 					continue
 				}
-				want, _, err := perftest.Run(perfOpts, append(append(append([]string{}, c.perf...), "-i", data, "--kallsyms", ksFile), perfLayout...)...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := mustReport(t, nil, append(append(append([]string{"-progress", "never", "-kallsyms", ksFile}, kbLayout...), c.args...), data)...)
-				if c.table {
-					g, w := linediff.ReportRows(got), linediff.ReportRows(want)
-					if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
-						t.Errorf("%s: rows differ from perf report's (%d rows): %s", c.name, len(w), d)
-					}
-				} else if d := linediff.First(trimLines(got), trimLines(want)); d != "" {
-					t.Errorf("%s: differs from perf script: %s", c.name, d)
-				}
+				c.run(t, data, perfOpts, append([]string{"--kallsyms", ksFile}, perfLayout...), append([]string{"-kallsyms", ksFile}, kbLayout...))
 			}
 		})
 	}

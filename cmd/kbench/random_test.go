@@ -27,12 +27,7 @@ var randomSeeds = flag.Int("random-seeds", 20, "TestRandomRecordingsAgainstPerf:
 // its hist-entry trees (sym without dso, with and without comm), the
 // default table, children tables by the default and those keys, filters,
 // and perf script.
-var randomComparisons = []struct {
-	name       string
-	perf, args []string // perf's arguments after -i FILE; kbench report's before FILE
-	table      bool     // compare the rows of a report table
-	sparse     bool     // a filter that may leave few rows
-}{
+var randomComparisons = []randomComparison{
 	{"comm,sym", reportArgs("--sort", "comm,sym"), []string{"-no-children", "-sort", "comm,sym"}, true, false},
 	{"sym,comm", reportArgs("--sort", "sym,comm"), []string{"-no-children", "-sort", "sym,comm"}, true, false},
 	{"sym", reportArgs("--sort", "sym"), []string{"-no-children", "-sort", "sym"}, true, false},
@@ -58,6 +53,35 @@ var randomComparisons = []struct {
 	{"children comm,dso,sym", append(reportArgs("--sort", "comm,dso,sym"), "--children"), []string{"-children", "-sort", "comm,dso,sym"}, true, false},
 	{"dso", reportArgs("--sort", "dso"), []string{"-no-children", "-sort", "dso"}, true, false},
 	{"cpu,dso", reportArgs("--sort", "cpu,dso"), []string{"-no-children", "-sort", "cpu,dso"}, true, false},
+}
+
+// randomComparison is one output compared with perf's.
+type randomComparison struct {
+	name       string
+	perf, args []string // perf's arguments after -i FILE; kbench report's before FILE
+	table      bool     // compare the rows of a report table
+	sparse     bool     // a filter that may leave few rows
+}
+
+// run runs perf (perfOpts; c.perf, -i data, perfMore) and kbench report
+// (kbMore, c.args, data), reports where kbench's table rows or script
+// lines differ from perf's, in order, and returns both outputs.
+func (c randomComparison) run(t *testing.T, data string, perfOpts perftest.Options, perfMore, kbMore []string) (got, want string) {
+	t.Helper()
+	want, _, err := perftest.Run(perfOpts, slices.Concat(c.perf, []string{"-i", data}, perfMore)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = mustReport(t, nil, slices.Concat([]string{"-progress", "never"}, kbMore, c.args, []string{data})...)
+	if c.table {
+		g, w := linediff.ReportRows(got), linediff.ReportRows(want)
+		if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
+			t.Errorf("%s: rows differ from perf report's (%d rows): %s", c.name, len(w), d)
+		}
+	} else if d := linediff.First(trimLines(got), trimLines(want)); d != "" {
+		t.Errorf("%s: differs from perf script: %s", c.name, d)
+	}
+	return got, want
 }
 
 // lbrBranchType is the branch_sample_type of perf record --call-graph
@@ -115,31 +139,19 @@ func TestRandomRecordingsAgainstPerf(t *testing.T) {
 				}
 			}
 			for _, c := range randomComparisons {
-				perfArgs, args := append([]string{}, c.perf...), c.args
+				var perfMore, kbMore []string
 				if opts.lbr && c.table {
 					// Not branch mode, which a branch stack makes the
 					// default: the tables of the samples and their chains.
-					perfArgs, args = append(perfArgs, "--no-branch-stack"), append([]string{"-no-branch-stack"}, args...)
+					perfMore, kbMore = []string{"--no-branch-stack"}, []string{"-no-branch-stack"}
 				}
-				want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, append(perfArgs, "-i", data, "--kallsyms", ksFile)...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-progress", "never", "-kallsyms", ksFile}, args...), data)...)
+				got, want := c.run(t, data, perftest.Options{NoBuildIDCache: true}, append(perfMore, "--kallsyms", ksFile), append(kbMore, "-debugdir", "-", "-kallsyms", ksFile))
 				if !c.sparse && strings.Count(want, "\n") < 10 {
 					t.Fatalf("%s: perf printed no more than:\n%s", c.name, want)
 				}
 				if *keepRandom {
 					os.WriteFile(filepath.Join(os.TempDir(), fmt.Sprintf("random%d.%s.perf", seed, c.name)), []byte(want), 0o644)
 					os.WriteFile(filepath.Join(os.TempDir(), fmt.Sprintf("random%d.%s.kbench", seed, c.name)), []byte(got), 0o644)
-				}
-				if c.table {
-					g, w := linediff.ReportRows(got), linediff.ReportRows(want)
-					if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
-						t.Errorf("%s: rows differ from perf report's (%d rows): %s", c.name, len(w), d)
-					}
-				} else if d := linediff.First(trimLines(got), trimLines(want)); d != "" {
-					t.Errorf("%s: differs from perf script: %s", c.name, d)
 				}
 			}
 		})
