@@ -31,15 +31,7 @@ var moduleSeeds = flag.Int("module-seeds", 10, "TestReportModuleFilesAgainstPerf
 // after, remaps the module's map to the file's .text and adds a map for
 // each other section. Tables and scripts are compared in order.
 func TestReportModuleFilesAgainstPerf(t *testing.T) {
-	if _, _, err := perftest.Run(perftest.Options{}, "version"); err != nil {
-		t.Skipf("perf: %v", err)
-	}
-	lib, segs := symbolLibrary(t)
-	base := filepath.Join(foreignDir, "kallsyms")
-	baseKs, err := kallsyms.ReadFile(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib, segs, base, baseKs := randomInputs(t)
 	seeds := *moduleSeeds
 	if testing.Short() {
 		seeds = 4

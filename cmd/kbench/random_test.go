@@ -104,15 +104,7 @@ func reportArgs(more ...string) []string {
 // in order. Periods repeat, so that many rows tie and their order is
 // perf's trees'. Needs perf.
 func TestRandomRecordingsAgainstPerf(t *testing.T) {
-	if _, _, err := perftest.Run(perftest.Options{}, "version"); err != nil {
-		t.Skipf("perf: %v", err)
-	}
-	lib, segs := symbolLibrary(t)
-	ksFile := filepath.Join(foreignDir, "kallsyms")
-	ks, err := kallsyms.ReadFile(ksFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib, segs, ksFile, ks := randomInputs(t)
 	seeds := *randomSeeds
 	if testing.Short() {
 		seeds = min(seeds, 3)
@@ -156,6 +148,24 @@ func TestRandomRecordingsAgainstPerf(t *testing.T) {
 			}
 		})
 	}
+}
+
+// randomInputs skips the test without perf, and returns what random
+// recordings are made of: the symbol library and its executable segments
+// (symbolLibrary), and the committed kallsyms excerpt, its file and its
+// symbols.
+func randomInputs(t *testing.T) (lib string, segs []*elf.Prog, ksFile string, ks []kallsyms.Symbol) {
+	t.Helper()
+	if _, _, err := perftest.Run(perftest.Options{}, "version"); err != nil {
+		t.Skipf("perf: %v", err)
+	}
+	lib, segs = symbolLibrary(t)
+	ksFile = filepath.Join(foreignDir, "kallsyms")
+	ks, err := kallsyms.ReadFile(ksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib, segs, ksFile, ks
 }
 
 // symbolLibrary builds a shared library of functions of assorted sizes,
