@@ -4,15 +4,20 @@ import (
 	"bytes"
 	"compress/gzip"
 	"debug/elf"
+	"encoding/binary"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/kcore"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/internal/elfwrite"
 	"github.com/kmapindex/kmapindex/internal/perftest"
@@ -26,7 +31,10 @@ var moduleSeeds = flag.Int("module-seeds", 10, "TestReportModuleFilesAgainstPerf
 // perf finds, made at random by randomModuleFile: below --symfs, or in
 // the build-id cache under the build id the recording gives the module;
 // plain, .ko.xz or .ko.gz; sometimes stripped, or cached under another
-// build id, which perf refuses. perf 6.1 then takes a module's symbols
+// build id, which perf refuses; and with kcore beside kallsyms, which
+// perf refuses once a module file's section maps are in (no modules file
+// lists their names), or when the modules file's last line lacks its
+// newline. perf 6.1 then takes a module's symbols
 // from its file, whether its first sample comes before the kernel's or
 // after, remaps the module's map to the file's .text and adds a map for
 // each other section. Tables and scripts are compared in order.
@@ -37,10 +45,13 @@ func TestReportModuleFilesAgainstPerf(t *testing.T) {
 		seeds = 4
 	}
 	for seed := range seeds {
-		cache := seed%2 == 1
+		cache, kcore := seed%2 == 1, seed%3 == 2
 		name := fmt.Sprintf("seed%d/symfs", seed)
 		if cache {
 			name = fmt.Sprintf("seed%d/cache", seed)
+		}
+		if kcore {
+			name += "+kcore"
 		}
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -55,6 +66,9 @@ func TestReportModuleFilesAgainstPerf(t *testing.T) {
 			symfs := filepath.Join(dir, "symfs")
 			debugDir := filepath.Join(home, ".debug")
 			spans := moduleSpans(ks)
+			if kcore {
+				writeKcoreBeside(t, dir, ks, spans, rng.IntN(3) == 0)
+			}
 			for i, mod := range []string{"kmoda", "kmodb"} {
 				comp := []string{"", ".xz", ".gz"}[rng.IntN(3)]
 				file := moduleFile(mod) + comp
@@ -73,7 +87,7 @@ func TestReportModuleFilesAgainstPerf(t *testing.T) {
 					fileID[0]++ // perf refuses it: kallsyms' symbols stay
 				}
 				stripped := seed%5 == 4 && i == 0
-				b := compressed(t, randomModuleFile(t, rng, spans[mod], fileID, !stripped), comp)
+				b := compressed(t, randomModuleFile(t, rng, spans[mod][1], fileID, !stripped), comp)
 				path := symfs + file
 				if cache {
 					entry := "elf"
@@ -118,10 +132,10 @@ func TestReportModuleFilesAgainstPerf(t *testing.T) {
 	}
 }
 
-// moduleSpans returns the length writeRandomRecording gives each module's
-// map, by module name: from the page of its first kallsyms symbol to
-// 0x100 past its last, in whole pages.
-func moduleSpans(ks []kallsyms.Symbol) map[string]uint64 {
+// moduleSpans returns the start and length writeRandomRecording gives
+// each module's map, by module name: from the page of its first kallsyms
+// symbol to 0x100 past its last, in whole pages.
+func moduleSpans(ks []kallsyms.Symbol) map[string][2]uint64 {
 	first, last := map[string]uint64{}, map[string]uint64{}
 	for _, s := range ks {
 		if s.Module == "" {
@@ -132,11 +146,48 @@ func moduleSpans(ks []kallsyms.Symbol) map[string]uint64 {
 		}
 		last[s.Module] = s.Addr + 0x100
 	}
-	spans := map[string]uint64{}
+	spans := map[string][2]uint64{}
 	for m, f := range first {
-		spans[m] = (last[m] - f + 0xfff) &^ 0xfff
+		spans[m] = [2]uint64{f, (last[m] - f + 0xfff) &^ 0xfff}
 	}
 	return spans
+}
+
+// writeKcoreBeside writes beside dir/kallsyms (ks) what /proc/kcore and
+// /proc/modules are beside /proc/kallsyms: a "modules" file listing the
+// modules (spans) where they are, and a header-only "kcore" whose
+// segments cover the kernel's text and the module area, so that perf and
+// kbench take the kcore path. noNewline leaves the last line of modules
+// without its newline, as a hand-made file may: perf then drops its
+// address's last digit and refuses kcore.
+func writeKcoreBeside(t *testing.T, dir string, ks []kallsyms.Symbol, spans map[string][2]uint64, noNewline bool) {
+	t.Helper()
+	var b strings.Builder
+	mods := slices.Sorted(maps.Keys(spans))
+	slices.Reverse(mods) // kmoda, which has a map, last
+	for _, mod := range mods {
+		fmt.Fprintf(&b, "%s %d 0 - Live %#x\n", mod, spans[mod][1], spans[mod][0])
+	}
+	text := b.String()
+	if noNewline {
+		text = strings.TrimSuffix(text, "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "modules"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stext := kallsyms.Landmarks(ks).Text.Addr &^ (2<<20 - 1)
+	segs := []index.Segment{
+		{Vaddr: stext, Size: 0xffffffffa0000000 - stext, Offset: 0x1000},
+		{Vaddr: 0xffffffffa0000000, Size: 0x5f000000, Offset: 0x10000000},
+	}
+	f, err := os.Create(filepath.Join(dir, "kcore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := kcore.WriteHeaders(f, segs, elf.EM_X86_64, binary.LittleEndian); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // randomModuleFile returns a relocatable module (ET_REL) whose .text

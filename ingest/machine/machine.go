@@ -801,19 +801,21 @@ func (m *Machine) FixupKernel(start, end uint64) {
 // IsKmodule reports whether perf 6.1 counts mp as a kernel module map
 // (__map__is_kmodule): a kernel map that is not the kernel map, not an
 // extra kernel map (the x86_64 entry trampoline), not a BPF program
-// (named "bpf_prog_…"), not a BPF image and not out-of-line code.
+// (named "bpf_prog_…"), not a BPF image and not out-of-line code. The
+// section maps a module file's load adds ("[mod].init.text", LoadModule)
+// are module maps to perf too, whose names no modules file lists.
 // Section maps of KMOD_SEC_MAP records, which perf 6.1 never creates,
-// are not counted either.
+// are not counted.
 func (m *Machine) IsKmodule(mp index.Map) bool {
 	switch {
 	case m.has && mp == m.vmlinux, mp.Kind == index.KindKernel, mp.Kind == index.KindKcore:
 		return false
-	case mp.Kind == index.KindBPFImage, mp.Kind == index.KindOOL, mp.Kind == index.KindModuleSection, mp.Kind == index.KindKernelSection:
+	case mp.Kind == index.KindBPFImage, mp.Kind == index.KindOOL, mp.Kind == index.KindModuleSection:
 		return false
 	case strings.HasPrefix(mp.DSO, "bpf_prog_"):
 		return false
 	}
-	return mp.Kind == index.KindModule || mp.Kind == index.KindBPFProg
+	return mp.Kind == index.KindModule || mp.Kind == index.KindBPFProg || mp.Kind == index.KindKernelSection
 }
 
 // LoadKcore rebuilds the kernel maps from kcore segments (file order) as

@@ -18,11 +18,15 @@
 //
 // With kptr_restrict the addresses read as 0; see [Restricted].
 //
+// perf drops the last byte of every line, its newline, and so the last
+// digit of a last line's address when the file does not end with one (a
+// hand-made modules file): Parse does too, since the address then no
+// longer matches the module's map and perf refuses kcore.
+//
 // Departures from perf, all for input the kernel never writes: a number
 // that overflows 64 bits, or a start+size beyond 2^64, is an error (C
-// saturates or wraps); a line longer than [MaxLine] bytes is an error; and
-// a last line without a newline keeps its last byte (perf drops it
-// unconditionally).
+// saturates or wraps); and a line longer than [MaxLine] bytes is an
+// error.
 package modules
 
 import (
@@ -69,6 +73,7 @@ var (
 func Parse(r io.Reader) ([]index.Module, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), MaxLine)
+	sc.Split(scanLines)
 	var mods []index.Module
 	line := 0
 	for sc.Scan() {
@@ -89,6 +94,20 @@ func Parse(r io.Reader) ([]index.Module, error) {
 		return nil, &ParseError{Line: line + 1, Err: err}
 	}
 	return mods, nil
+}
+
+// scanLines splits lines as getline does and drops each one's last byte
+// as modules__parse does ("line[--line_len] = '\0'"): its newline, or on
+// a last line without one, its last character. A carriage return stays,
+// as in perf.
+func scanLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data[:len(data)-1], nil
+	}
+	return 0, nil, nil
 }
 
 // parseLine parses one line without its newline. ok is false for a line

@@ -20,7 +20,9 @@ func TestParse(t *testing.T) {
 	}{
 		{name: "K7", in: "nf_tables 315392 0 - Live 0xffffffffc0a00000\n",
 			want: []index.Module{{Name: "nf_tables", Start: 0xffffffffc0a00000, Size: 315392}}},
-		{name: "no final newline", in: "nf_tables 315392 0 - Live 0xffffffffc0a00000",
+		{name: "no final newline: perf drops the last digit", in: "a 4096 0 - Live 0xffffffffc0b00000\nnf_tables 315392 0 - Live 0xffffffffc0a00000",
+			want: []index.Module{{Name: "a", Start: 0xffffffffc0b00000, Size: 4096, Line: 1}, {Name: "nf_tables", Start: 0xffffffffc0a0000, Size: 315392, Line: 2}}},
+		{name: "carriage returns", in: "nf_tables 315392 0 - Live 0xffffffffc0a00000\r\n",
 			want: []index.Module{{Name: "nf_tables", Start: 0xffffffffc0a00000, Size: 315392}}},
 		{name: "taint flags and x in deps", in: "xt_nat 16384 2 x_tables,nf_nat, Live 0xffffffffc0b00000 (OE)\n",
 			want: []index.Module{{Name: "xt_nat", Start: 0xffffffffc0b00000, Size: 16384}}},
