@@ -722,10 +722,9 @@ func (a *attributor) unwindFile(mp index.Map) *unwind.File {
 		if !regular.Is(cand) {
 			continue
 		}
-		debug := symbols.FindDebug(cand)
-		if f = d.cache.Get(cand, debug); f != nil {
-			if matchesBuildID(cand, id) {
-				d.symsrc[mp.DSO] = symbolSource(cand, debug)
+		if f = d.cache.Get(cand, symbols.FindDebug(cand)); f != nil {
+			if _, syms, ok := symbolFiles(a.sym.debugDir, a.sym.symfs, mp.DSO, id); ok {
+				d.symsrc[mp.DSO] = syms
 			}
 			break
 		}

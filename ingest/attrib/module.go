@@ -30,11 +30,7 @@ func (s *symbolizer) loadModuleFile(m *machine.Machine, mod index.Map) {
 	if id == nil {
 		id = s.buildIDs[file]
 	}
-	if len(id) == 0 && regular.Is(file) {
-		// dso__load reads the build id of a DSO without one from its
-		// file below the symfs, if the file itself is there.
-		id = symbols.ModuleBuildID(s.symfs+file, comp)
-	}
+	id = dsoBuildID(id, s.symfs, file, comp)
 	for _, cand := range moduleCandidates(s.debugDir, s.symfs, file, id) {
 		if !regular.Is(cand) {
 			continue

@@ -111,12 +111,12 @@ func inlinesKey(dso string, id []byte) string { return "inlines\x00" + dso + "\x
 // candidate file with build id id; the attributor uses them only if its
 // unwind found the same symbol source.
 func readInlines(debugDir, symfs, dso string, id []byte, sections *unwind.SectionCache) prefetchedInlines {
-	for cand := range matchingCandidates(debugDir, symfs, dso, id) {
-		symsrc := symbolSource(cand, symbols.FindDebug(cand))
-		in, _ := unwind.OpenInlines(symsrc, sections)
-		return prefetchedInlines{symsrc, in}
+	_, symsrc, ok := symbolFiles(debugDir, symfs, dso, id)
+	if !ok {
+		return prefetchedInlines{}
 	}
-	return prefetchedInlines{}
+	in, _ := unwind.OpenInlines(symsrc, sections)
+	return prefetchedInlines{symsrc, in}
 }
 
 func (p *prefetch) add(key string, read func() any) {

@@ -1,11 +1,7 @@
 package attrib
 
 import (
-	"bytes"
-	"cmp"
-	"debug/elf"
 	"encoding/hex"
-	"iter"
 	"path/filepath"
 	"strings"
 
@@ -341,39 +337,58 @@ func (s *symbolizer) perfMap(dso string) *symbols.Table {
 }
 
 // loadFileTable loads the symbol table of a user DSO with build id id
-// from the first of its candidate files that has that id and can be
-// read; nil when none. It reads only files, so the prefetch runs it too.
+// from the files perf 6.1's dso__load would take it from (symbolFiles);
+// nil when there are none or they cannot be read. It reads only files,
+// so the prefetch runs it too.
 func loadFileTable(debugDir, symfs, dso string, id []byte) *symbols.Table {
-	for cand := range matchingCandidates(debugDir, symfs, dso, id) {
-		if t, err := symbols.ELFWithDebug(cand, symbols.FindDebug(cand)); err == nil {
-			return t
-		}
+	runtime, syms, ok := symbolFiles(debugDir, symfs, dso, id)
+	if !ok {
+		return nil
 	}
-	return nil
+	if syms == runtime {
+		syms = ""
+	}
+	t, err := symbols.ELFWithDebug(runtime, syms)
+	if err != nil {
+		return nil
+	}
+	return t
 }
 
-// matchingCandidates yields the candidate files of a DSO
-// (dsoCandidates) that have its build id id, the ones perf's
-// symsrc__init takes symbols from.
-func matchingCandidates(debugDir, symfs, dso string, id []byte) iter.Seq[string] {
-	return func(yield func(string) bool) {
-		for _, cand := range dsoCandidates(debugDir, symfs, dso, id) {
-			if matchesBuildID(cand, id) && !yield(cand) {
-				return
+// dsoBuildID is the build id dso__load checks a DSO's files against:
+// the recorded one, else, when the DSO's file itself exists, the one read
+// from it below the symfs (filename__read_build_id, compression as
+// symbols.FileBuildID takes it).
+func dsoBuildID(id []byte, symfs, file, compression string) []byte {
+	if len(id) == 0 && regular.Is(file) {
+		return symbols.FileBuildID(symfs+file, compression)
+	}
+	return id
+}
+
+// symbolFiles is symbols.SymbolSources over the DSO's candidates
+// (symbols.SymbolCandidates), with perf's build-id cache at debugDir
+// ("" for none; a [vdso] DSO's entry is "vdso" there): runtime and syms,
+// the file that gives the symbols, which perf calls the DSO's symbol
+// source (dso->symsrc_filename, which its inline lookups read).
+func symbolFiles(debugDir, symfs, dso string, id []byte) (runtime, syms string, ok bool) {
+	id = dsoBuildID(id, symfs, dso, "")
+	var cache func([]byte, string) string
+	if debugDir != "" {
+		cache = func(id []byte, entry string) string {
+			if dso == machine.VDSOName {
+				entry = "vdso" // build_id_cache__basename: is_vdso first
 			}
+			return buildIDCacheEntry(debugDir, id, entry)
 		}
 	}
+	return symbols.SymbolSources(symbols.SymbolCandidates(dso, symfs, id, cache), id)
 }
 
-// symbolSource is the file perf names a DSO's symbol source
-// (dso->symsrc_filename, which addr2line reads) when its symbols come
-// from cand: its separate debug file debug (symbols.FindDebug), else
-// cand itself.
-func symbolSource(cand, debug string) string { return cmp.Or(debug, cand) }
-
-// dsoCandidates lists the files perf looks for a DSO's symbols in, with
-// perf's build-id cache at debugDir (buildIDCacheEntry) and its --symfs
-// at symfs.
+// dsoCandidates lists the files perf reads a DSO's contents from
+// (dso__data_fd's try_to_open_dso: the build-id cache's entry, then the
+// file itself), with perf's build-id cache at debugDir
+// (buildIDCacheEntry) and its --symfs at symfs.
 func dsoCandidates(debugDir, symfs, dso string, id []byte) []string {
 	var out []string
 	if len(id) > 0 && debugDir != "" {
@@ -400,24 +415,6 @@ func buildIDCacheEntry(debugDir string, id []byte, base string) string {
 		return link
 	}
 	return filepath.Join(link, base)
-}
-
-// matchesBuildID reports whether the ELF file at path has build id id
-// (any file matches when id is empty).
-func matchesBuildID(path string, id []byte) bool {
-	if !regular.Is(path) {
-		return false
-	}
-	if len(id) == 0 {
-		return true
-	}
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	got := symbols.BuildID(f)
-	return bytes.Equal(got, id)
 }
 
 // section returns the symbols of a module section map ("[mod].sec"), read

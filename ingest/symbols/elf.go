@@ -9,10 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"strings"
-
-	"github.com/kmapindex/kmapindex/internal/regular"
 )
 
 // ELF builds the symbol table perf 6.1 builds for a user-space DSO whose
@@ -406,55 +403,22 @@ func cstring(b []byte, off uint64) string {
 // debugRoot is where distributions install separate debug files.
 const debugRoot = "/usr/lib/debug"
 
-// FindDebug returns the separate debug file perf 6.1 would take the symbols
-// of the binary at path from, or "" when perf would use the binary itself.
-// It tries perf's candidates in dso__load's order (binary_type_symtab),
-// skipping perf's own build-id cache (~/.debug, which holds copies of the
-// binaries): the .gnu_debuglink name in the current directory, next to the
-// binary, in its .debug directory and under /usr/lib/debug + its
-// directory; /usr/lib/debug/PATH.debug; /usr/lib/debug/PATH;
-// /usr/lib/debug/.build-id/XX/REST.debug by NT_GNU_BUILD_ID. The first
-// candidate with an SHT_SYMTAB .symtab wins; the binary itself comes after
-// all of these.
+// FindDebug returns the separate file perf 6.1 would take the symbols of
+// the binary at path from, with the binary's own build id, no --symfs and
+// no build-id cache (SymbolSources over SymbolCandidates), or "" when
+// perf would take them from the binary itself or find none.
 func FindDebug(path string) string {
 	f, err := elf.Open(path)
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	var cands []string
-	if s := f.Section(".gnu_debuglink"); s != nil {
-		if data, err := s.Data(); err == nil {
-			if name := cstring(data, 0); name != "" {
-				dir := filepath.Dir(path)
-				cands = append(cands, name, dir+"/"+name, dir+"/.debug/"+name, debugRoot+dir+"/"+name)
-			}
-		}
+	id := BuildID(f)
+	f.Close()
+	_, syms, ok := SymbolSources(SymbolCandidates(path, "", id, nil), id)
+	if !ok || syms == path {
+		return ""
 	}
-	cands = append(cands, debugRoot+path+".debug", debugRoot+path)
-	if id := BuildID(f); len(id) > 1 {
-		h := hex.EncodeToString(id)
-		cands = append(cands, debugRoot+"/.build-id/"+h[:2]+"/"+h[2:]+".debug")
-	}
-	for _, c := range cands {
-		if hasSymtab(c) {
-			return c
-		}
-	}
-	return ""
-}
-
-func hasSymtab(path string) bool {
-	if !regular.Is(path) {
-		return false
-	}
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	s := f.Section(".symtab")
-	return s != nil && s.Type == elf.SHT_SYMTAB
+	return syms
 }
 
 // BuildID returns the NT_GNU_BUILD_ID note of f's first SHT_NOTE section

@@ -104,11 +104,12 @@ func readCompressed(path, compression string) (data []byte, compressed bool, err
 	return data, true, nil
 }
 
-// ModuleBuildID is perf 6.1's filename__read_build_id of a module file:
-// the build id of the ELF file at path (elf_read_build_id's note
-// sections), inflated first when compressed (compression as ReadModule
-// takes it); nil when the file cannot be read or has none.
-func ModuleBuildID(path, compression string) []byte {
+// FileBuildID is perf 6.1's filename__read_build_id: the build id of the
+// ELF file at path (elf_read_build_id's note sections), inflated first
+// when compressed (compression as ReadModule takes it: a module's); nil
+// when the file cannot be read or has none. dso__load reads a DSO's so
+// when the recording gave it none.
+func FileBuildID(path, compression string) []byte {
 	data, compressed, err := readCompressed(path, compression)
 	if err != nil {
 		return nil

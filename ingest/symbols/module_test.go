@@ -116,8 +116,8 @@ func TestReadModule(t *testing.T) {
 			if got := v.Sections[1].Table.Symbols(); len(got) != 1 || !got[0].Object {
 				t.Errorf(".data symbols %v: want the object", got)
 			}
-			if got := ModuleBuildID(tc.path, tc.comp); !bytes.Equal(got, id) {
-				t.Errorf("ModuleBuildID = %x, want %x", got, id)
+			if got := FileBuildID(tc.path, tc.comp); !bytes.Equal(got, id) {
+				t.Errorf("FileBuildID = %x, want %x", got, id)
 			}
 		})
 	}
@@ -253,6 +253,6 @@ func FuzzReadModule(f *testing.F) {
 			v.Text.Table.Find(v.Text.Offset)
 			v.Text.WithKallsyms(v.Text.Table)
 		}
-		ModuleBuildID(path, comp)
+		FileBuildID(path, comp)
 	})
 }
