@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,14 +112,7 @@ func fakeVmlinux(t *testing.T, path, ks string, id []byte, rng *rand.Rand, symta
 	if !symtab {
 		f.Symbols = nil
 	}
-	b, err := f.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := f.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
 }

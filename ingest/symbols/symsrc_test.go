@@ -93,14 +93,7 @@ func TestSymbolSources(t *testing.T) {
 
 func writeELF(t *testing.T, path string, f elfwrite.File) {
 	t.Helper()
-	b, err := f.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := f.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
 )
 
 // A Section is one section. Its data follows the headers; Addr is its
@@ -159,6 +161,19 @@ func (f *File) Bytes() ([]byte, error) {
 	}
 	copy(out, hb[:])
 	return out, nil
+}
+
+// WriteFile writes the file's bytes to path, making its directory if
+// need be.
+func (f *File) WriteFile(path string) error {
+	b, err := f.Bytes()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // BuildIDNote returns the bytes of an ELF note section holding the GNU
