@@ -743,7 +743,7 @@ func (m *Machine) LoadModule(mod index.Map, text uint64, hasText bool, sections 
 			fresh = append(fresh, sec)
 		}
 	}
-	return m.insertSections("module", fresh)
+	return m.insertSections(fresh)
 }
 
 // hasKernelMapNamed reports whether a kernel map's DSO is dso.
@@ -872,23 +872,23 @@ func (m *Machine) LoadVmlinux(text *index.Map, sections []index.Map) error {
 			return err
 		}
 	}
-	return m.insertSections("vmlinux", sections)
+	return m.insertSections(sections)
 }
 
 // insertSections inserts the section maps a kernel image's symbols made
 // (dso__process_kernel_symbol), in order, into perf's tree without fixing
-// overlaps (maps__insert); what names the image in errors.
-func (m *Machine) insertSections(what string, sections []index.Map) error {
+// overlaps (maps__insert). A map that is
+// empty, or whose end wraps past 2^64 (a malformed file's sh_addr +
+// sh_size), takes its place in perf's tree, but no address finds it there
+// (maps__find goes right of it), so the index does not get it.
+func (m *Machine) insertSections(sections []index.Map) error {
 	for _, sec := range sections {
-		if sec.End < sec.Start {
-			return fmt.Errorf("%s section map %s: range %#x-%#x wraps past 2^64", what, sec.DSO, sec.Start, sec.End)
-		}
 		m.kmaps.insert(sec)
-		if sec.Start == sec.End {
-			continue // an empty section: no address finds its map
+		if sec.End <= sec.Start {
+			continue
 		}
 		if err := m.kernel.FixupOverlapAndInsert(sec); err != nil {
-			return err
+			return fmt.Errorf("section map %s: %w", sec.DSO, err)
 		}
 	}
 	return nil

@@ -107,6 +107,8 @@ func TestModuleLoadHook(t *testing.T) {
 			secs := []index.Map{
 				{Start: 0, End: 0x100, Pgoff: 0x2000, Kind: index.KindKernelSection, DSO: "[moda].init.text"},
 				{Start: 0, End: 0x80, Pgoff: 0x3000, Kind: index.KindKernelSection, DSO: "[modb]"}, // named as a map: not inserted
+				// sh_addr + sh_size past 2^64: in perf's tree, found by no address.
+				{Start: ^uint64(0) - 0xff, End: 0x100, Kind: index.KindKernelSection, DSO: "[moda].wrapped"},
 			}
 			must(t, m.LoadModule(mod, 0x40, true, secs))
 		}
@@ -132,6 +134,9 @@ func TestModuleLoadHook(t *testing.T) {
 		}
 		if got, _ := m.Resolve(CPUModeKernel, 0, 0, 0x90); got.DSO == "[modb]" {
 			t.Errorf("a section map named as an existing map went in: %v", got)
+		}
+		if got, ok := m.Resolve(CPUModeKernel, 0, 0, ^uint64(0)-0x10); ok {
+			t.Errorf("an address found the wrapping section map: %v", got)
 		}
 		if f := m.ModuleFile("[moda]"); f != "/lib/modules/6.1/moda.ko.xz" {
 			t.Errorf("ModuleFile = %q, want the first MMAP's", f)
