@@ -1192,9 +1192,7 @@ func (a *attributor) fetchInsn(e *event) {
 	if mode == e.cpumode {
 		return // the sample's own lookup, done already, with the same effects
 	}
-	if mp, ok := a.m.Resolve(mode, e.pid, e.tid, e.ip); ok && mp.Kind == index.KindModule {
-		a.sym.loadModule(mp)
-	}
+	a.m.Resolve(mode, e.pid, e.tid, e.ip) // loads the map found (machine.OnModuleLoad)
 }
 
 func (a *attributor) deliver(e *event) error {

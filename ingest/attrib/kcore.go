@@ -29,10 +29,10 @@ type Kcore struct {
 // when first needed, or nil when its base name is not "kallsyms" (perf
 // then never tries kcore).
 func KcoreBeside(path string) func() *Kcore {
-	if path == "" || filepath.Base(path) != "kallsyms" {
+	dir, ok := kcoreDir(path)
+	if !ok {
 		return nil
 	}
-	dir := filepath.Dir(path)
 	return func() *Kcore {
 		k := &Kcore{Source: filepath.Join(dir, "kcore")}
 		k.Segments, k.SegmentsErr = readKcoreELF(k.Source)
@@ -41,15 +41,26 @@ func KcoreBeside(path string) func() *Kcore {
 	}
 }
 
+// kcoreDir is filename_from_kallsyms_filename's rule: the directory where
+// perf looks for "kcore" and "modules" beside the kallsyms file at path,
+// which must be named "kallsyms" (else perf never tries kcore).
+func kcoreDir(path string) (dir string, ok bool) {
+	if path == "" || filepath.Base(path) != "kallsyms" {
+		return "", false
+	}
+	return filepath.Dir(path), true
+}
+
 // kcoreFileBeside reports whether the kallsyms file at path has a
 // readable kcore file beside it that KcoreBeside would read: whether perf
 // will likely use kcore (/proc/kcore is there for every user, readable by
 // root only).
 func kcoreFileBeside(path string) bool {
-	if path == "" || filepath.Base(path) != "kallsyms" {
+	dir, ok := kcoreDir(path)
+	if !ok {
 		return false
 	}
-	f, err := regular.Open(filepath.Join(filepath.Dir(path), "kcore"))
+	f, err := regular.Open(filepath.Join(dir, "kcore"))
 	if err != nil {
 		return false
 	}

@@ -12,15 +12,17 @@ import (
 // loadModuleFile is perf 6.1's dso__load of a module DSO, which
 // thread__find_map runs the first time a kernel-space lookup finds one
 // of its maps (machine.OnModuleLoad). Before the kernel's symbols are
-// in, the module counts as loaded, so that kallsyms gives it none later
-// (loadModule). The first of its candidate files (moduleCandidates) that
+// in, the module counts as loaded, which the kallsyms split honours
+// (symbols.KernelOptions.Loaded). The first of its candidate files (moduleCandidates) that
 // symsrc__init takes and that has a .symtab gives its symbols, replacing
 // any kallsyms gave it (dso__load_sym deletes them); the map found moves
 // its pgoff to the file's .text, and each other section with symbols
 // gets a map of its own (machine.LoadModule). No such file: the module
 // keeps what it has.
 func (s *symbolizer) loadModuleFile(m *machine.Machine, mod index.Map) {
-	s.loadModule(mod)
+	if !s.kernelLoaded {
+		s.modLoaded[index.ModuleName(mod.DSO)] = true // the kallsyms split honours it
+	}
 	file := m.ModuleFile(mod.DSO)
 	if s.noFiles || file == "" {
 		return
@@ -85,6 +87,31 @@ func (s *symbolizer) useModule(m *machine.Machine, mod index.Map, file string, v
 		s.mapsErr = fmt.Errorf("module file %s: %w", file, err)
 	}
 	s.moduleTables[mod.DSO] = sec.Table
+}
+
+// fileModuleTable is table's answer for a module DSO whose symbols came
+// from its file, t so far: for a module loaded before the kernel, once
+// the kernel's symbols are in, t joined by kallsyms' for it
+// (KernelSection.WithKallsyms), made once; final once perf's last lookup
+// in the DSO can no longer answer otherwise than t does (findIn).
+func (s *symbolizer) fileModuleTable(dso string, t *symbols.Table) (*symbols.Table, bool) {
+	sec, pre := s.moduleText[dso]
+	if pre {
+		if !s.kernelLoaded {
+			return t, false
+		}
+		if kt := s.kernelTables(); kt != nil {
+			t = sec.WithKallsyms(kt.Module(dso))
+		}
+		s.moduleTables[dso] = t
+		delete(s.moduleText, dso)
+		if lf := s.lastFinds[dso]; lf != nil && lf.found && t != sec.Table {
+			lf.merged = true
+		} else {
+			delete(s.lastFinds, dso)
+		}
+	}
+	return t, s.lastFinds[dso] == nil
 }
 
 // lastFind is perf's dso->last_find_result (dso__find_symbol): the last

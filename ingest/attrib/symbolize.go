@@ -64,7 +64,7 @@ type symbolizer struct {
 	kcoreNote  string
 	// kernelLoaded is set when the kernel map's symbols were loaded;
 	// modLoaded holds the module DSOs (by module name) loaded before
-	// that, from their files, which have none here.
+	// that (loadModuleFile), with or without a file.
 	kernelLoaded bool
 	modLoaded    map[string]bool
 	// moduleTables are the tables of the module DSOs whose symbols came
@@ -197,15 +197,6 @@ func (s *symbolizer) loadKernel(m *machine.Machine) {
 	}
 }
 
-// loadModule is map__load of a module map: before the kernel's symbols
-// are loaded, the module's DSO loads from its file (none here) and is
-// marked loaded, which the kallsyms split later honours.
-func (s *symbolizer) loadModule(m index.Map) {
-	if !s.kernelLoaded {
-		s.modLoaded[index.ModuleName(m.DSO)] = true
-	}
-}
-
 // name returns the symbol name at ip in map m, or symbols.Unknown.
 func (s *symbolizer) name(m index.Map, ip uint64) string {
 	if sym, ok := s.symbol(m, ip); ok {
@@ -240,25 +231,8 @@ func (s *symbolizer) table(m index.Map) (t *symbols.Table, final bool) {
 		}
 		return t, s.kernelLoaded
 	case index.KindModule:
-		s.loadModule(m)
 		if t, ok := s.moduleTables[m.DSO]; ok {
-			if sec, pre := s.moduleText[m.DSO]; pre {
-				if !s.kernelLoaded {
-					return t, false
-				}
-				if kt := s.kernelTables(); kt != nil {
-					t = sec.WithKallsyms(kt.Module(m.DSO))
-				}
-				s.moduleTables[m.DSO] = t
-				delete(s.moduleText, m.DSO)
-				if lf := s.lastFinds[m.DSO]; lf != nil && lf.found && t != sec.Table {
-					lf.merged = true
-				} else {
-					delete(s.lastFinds, m.DSO)
-				}
-			}
-			// Not final while perf's last lookup may still answer.
-			return t, s.lastFinds[m.DSO] == nil
+			return s.fileModuleTable(m.DSO, t)
 		}
 		if s.kernelLoaded {
 			if kt := s.kernelTables(); kt != nil {
