@@ -421,22 +421,26 @@ func FindDebug(path string) string {
 	return syms
 }
 
-// BuildID returns the NT_GNU_BUILD_ID note of f's first SHT_NOTE section
-// that has one, or nil.
+// BuildID returns f's build id as perf 6.1 reads a file's
+// (filename__read_build_id, elf_read_build_id): the first NT_GNU_BUILD_ID
+// note of the section named .note.gnu.build-id, else .notes, else .note,
+// whatever its type; nil when that section has none (a build-id note in
+// a section of another name is not looked at).
 func BuildID(f *elf.File) []byte {
-	for _, s := range f.Sections {
-		if s.Type != elf.SHT_NOTE {
-			continue
-		}
-		data, err := s.Data()
-		if err != nil {
-			continue
-		}
-		if id := NoteBuildID(data, f.ByteOrder); id != nil {
-			return id
+	var sec *elf.Section
+	for _, name := range []string{".note.gnu.build-id", ".notes", ".note"} {
+		if sec = f.Section(name); sec != nil {
+			break
 		}
 	}
-	return nil
+	if sec == nil {
+		return nil
+	}
+	data, err := sec.Data()
+	if err != nil {
+		return nil
+	}
+	return NoteBuildID(data, f.ByteOrder)
 }
 
 // NoteBuildID returns the descriptor of the first NT_GNU_BUILD_ID note

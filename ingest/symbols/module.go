@@ -125,5 +125,5 @@ func FileBuildID(path, compression string) []byte {
 	}
 	defer f.Close()
 	defer func() { recover() }() // a malformed note section: none
-	return vmlinuxBuildID(f)
+	return BuildID(f)
 }

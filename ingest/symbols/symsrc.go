@@ -128,7 +128,7 @@ func probeSymsrc(path string, id []byte) (symtab, dynamic bool) {
 		return false, false
 	}
 	defer f.Close()
-	if len(id) > 0 && !SameBuildID(id, vmlinuxBuildID(f)) {
+	if len(id) > 0 && !SameBuildID(id, BuildID(f)) {
 		return false, false
 	}
 	has := func(name string, typ elf.SectionType) bool {

@@ -124,7 +124,7 @@ func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAd
 		}
 	}()
 	if len(buildID) > 0 {
-		if got := vmlinuxBuildID(f); !SameBuildID(buildID, got) {
+		if got := BuildID(f); !SameBuildID(buildID, got) {
 			return nil, &FileError{File: path, Err: fmt.Errorf("%w: %x, the file's %x", ErrBuildIDMismatch, buildID, got)}
 		}
 	}
@@ -215,26 +215,6 @@ func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAd
 		v.Sections = append(v.Sections, KernelSection{Name: sec.Name, Addr: sec.Addr, Size: sec.Size, Offset: sec.Offset, Table: b.table(nil)})
 	}
 	return v, nil
-}
-
-// vmlinuxBuildID is perf's elf_read_build_id: the NT_GNU_BUILD_ID note of
-// the first of the sections ".note.gnu.build-id", ".notes" and ".note"
-// that f has, whatever its type; nil for none.
-func vmlinuxBuildID(f *elf.File) []byte {
-	var sec *elf.Section
-	for _, name := range []string{".note.gnu.build-id", ".notes", ".note"} {
-		if sec = f.Section(name); sec != nil {
-			break
-		}
-	}
-	if sec == nil {
-		return nil
-	}
-	data, err := sec.Data()
-	if err != nil {
-		return nil
-	}
-	return NoteBuildID(data, f.ByteOrder)
 }
 
 // SameBuildID reports whether a recorded build id equals a file's,
