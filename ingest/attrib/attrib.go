@@ -1141,9 +1141,16 @@ type attributor struct {
 	kstart    uint64
 	kstartSet bool
 	x86_64    bool
-	dw        *dwarfState    // unwinds DWARF callchains (dwarf.go)
-	samples   []sampleSlot   // resolveSample's answers, 1<<sampleBits of them
-	unwound   []unwoundFrame // a sample's unwound frames, for the caller-order walks
+	dw        *dwarfState  // unwinds DWARF callchains (dwarf.go)
+	samples   []sampleSlot // resolveSample's answers, 1<<sampleBits of them
+	// selfIDs are, beside samples, the children table's entry of each
+	// slot's sample for the slot's event (id+1; 0: none yet), and slotAt
+	// the slot resolveSample answered from: a sample in a map without a
+	// symbol found its entry by hashing its address each time
+	// (accumulator.addrEntry), 4 % of the -a -g children table.
+	selfIDs []int32
+	slotAt  int
+	unwound []unwoundFrame // a sample's unwound frames, for the caller-order walks
 	// chainFrames caches callchain frames (chainFrame); curFrame is the
 	// one walkCallchain reports, nil for an unwound one.
 	chainFrames []chainSlot // 1<<chainBits of them
@@ -1341,6 +1348,9 @@ func (a *attributor) sample(e *event) error {
 				slot.cell.add(c)
 			} else if cell := st.add(t, i, addr, event, c); slot != nil {
 				slot.cell, slot.event = cell, int32(event)
+				if a.selfIDs != nil {
+					a.selfIDs[a.slotAt] = 0 // another sample's, or event's
+				}
 			}
 		}
 		// The tables that name rows need it: the flat table's, the rows
@@ -1353,11 +1363,7 @@ func (a *attributor) sample(e *event) error {
 			}
 		}
 		if a.acc != nil {
-			if i >= 0 {
-				self = a.acc.symEntry(st, t, i, event, addr)
-			} else {
-				self = a.acc.addrEntry(st, addr, event)
-			}
+			self = a.selfEntry(st, t, i, event, addr, slot)
 		}
 		if a.opts.Script != nil || a.stacks != nil || a.rows != nil || f != nil {
 			key = Key{DSO: mp.DSO, Sym: symbols.Unknown, Kernel: kernel, Addr: addr, Event: event}
@@ -1487,7 +1493,8 @@ func (a *attributor) resolveSample(e *event) (st *mapState, i int, slot *sampleS
 		a.sampleBits = cacheBits(a.dataSize, sampleCacheBits)
 		a.samples = make([]sampleSlot, 1<<a.sampleBits)
 	}
-	slot = &a.samples[slotHash(e.ip, ver, a.sampleBits)]
+	a.slotAt = int(slotHash(e.ip, ver, a.sampleBits))
+	slot = &a.samples[a.slotAt]
 	if slot.st != nil && slot.ip == e.ip && slot.ver == ver {
 		return slot.st, int(slot.i), slot, true
 	}
@@ -1502,6 +1509,33 @@ func (a *attributor) resolveSample(e *event) (st *mapState, i int, slot *sampleS
 }
 
 // resolveUncached is resolveSample without the cache.
+// selfEntry is the children table's entry of a sample at map-relative
+// address addr in st's map, symbol i of table t (-1: none), for event;
+// slot, if not nil, is where resolveSample found the sample, whose
+// entry for its counted event it keeps. The slot's answers are for a
+// final table (resolveSample), so the entry stays that of its address.
+func (a *attributor) selfEntry(st *mapState, t *symbols.Table, i, event int, addr uint64, slot *sampleSlot) int32 {
+	cached := slot != nil && slot.cell != nil && slot.event == int32(event)
+	if cached {
+		if a.selfIDs == nil {
+			a.selfIDs = make([]int32, len(a.samples))
+		}
+		if id := a.selfIDs[a.slotAt]; id > 0 {
+			return id - 1
+		}
+	}
+	var id int32
+	if i >= 0 {
+		id = a.acc.symEntry(st, t, i, event, addr)
+	} else {
+		id = a.acc.addrEntry(st, addr, event)
+	}
+	if cached {
+		a.selfIDs[a.slotAt] = id + 1
+	}
+	return id
+}
+
 func (a *attributor) resolveUncached(e *event) (st *mapState, i int, ok bool) {
 	mp, ok := a.m.Resolve(e.cpumode, e.pid, e.tid, e.ip)
 	if !ok {

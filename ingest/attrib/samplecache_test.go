@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
@@ -158,6 +159,39 @@ func TestSampleCacheFollowsMapChanges(t *testing.T) {
 		if len(seen) < 6 {
 			t.Errorf("sort %v: rows of %d of the 6 DSOs: the maps did not change under the samples\n%s", opts.SortKeys, len(seen), want)
 		}
+	}
+}
+
+// Samples at thousands of addresses without a symbol, more than the
+// sample cache has slots, so that slots change hands all the time: the
+// children table's entries each slot keeps for its sample (selfEntry) are
+// the entries of the slot's sample, never a former one's, the cache on
+// or off.
+func TestSelfEntryFollowsSlots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	path, w, done := tempRecording(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
+	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	for pid := uint32(100); pid < 103; pid++ {
+		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: pid, Tid: pid, Addr: 0x400000, Len: 0x100000, Filename: fmt.Sprintf("/bin/%c", 'a'+pid-100), Prot: 5, SampleID: perfdata.SampleID{Time: 1}})
+	}
+	for i := range 20000 {
+		pid := uint32(100 + rng.IntN(3))
+		ip := 0x400000 + uint64(rng.IntN(3000))*16
+		w.WriteSample(&perfdata.Sample{Info: u, Pid: pid, Tid: pid, Time: uint64(10 + i), Period: uint64(1 + rng.IntN(3)), IP: ip,
+			Callchain: []uint64{contextUser, ip, 0x400000 + uint64(rng.IntN(3000))*16}})
+		if i%500 == 0 {
+			w.WriteFinishedRound()
+		}
+	}
+	done()
+	opts := Options{NoFiles: true, DebugDir: "-", Children: true}
+	got, gotCanon := runCached(t, path, opts, false)
+	want, wantCanon := runCached(t, path, opts, true)
+	if got != want || gotCanon != wantCanon {
+		t.Errorf("children table with the caches:\n%s\nwithout:\n%s", got, want)
+	}
+	if n := strings.Count(want, "\n"); n < 3000 {
+		t.Errorf("%d lines: the samples' addresses did not make rows of their own", n)
 	}
 }
 
