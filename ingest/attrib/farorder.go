@@ -140,13 +140,15 @@ func (ac *accumulator) enter(id int32, event int) {
 func (ac *accumulator) sendInsert(id int32, event int) {
 	k := ac.keys[id]
 	op := treeOp{kind: opInsert, event: int32(event), id: id, key: treeKey{a: k.Addr, noMap: true}}
-	if k.DSO != symbols.Unknown {
-		op.key.noMap, op.name = false, ShortName(k.DSO, k.Kernel)
-		if k.Sym != symbols.Unknown {
-			op.key.sym, op.key.b = true, ac.meta[id].end
-		}
+	if k.DSO == symbols.Unknown {
+		ac.trees.send(op)
+		return
 	}
-	ac.trees.send(op)
+	op.key.noMap = false
+	if k.Sym != symbols.Unknown {
+		op.key.sym, op.key.b = true, ac.meta[id].end
+	}
+	ac.trees.sendInsertNamed(op, ShortName(k.DSO, k.Kernel))
 }
 
 // finishTrees waits for the trees' worker and merges its counts: an
@@ -211,8 +213,8 @@ func (ac *accumulator) stopTrees() {
 // treeWorker keeps the trees on a goroutine of its own: ops come in
 // batches, and its state is read once it is done.
 type treeWorker struct {
-	ops, free chan []treeOp
-	batch     []treeOp
+	ops, free chan *treeBatch
+	batch     *treeBatch
 	done      chan struct{}
 	closed    bool
 	trees     map[int32]*workerTree // per event
@@ -244,14 +246,17 @@ type lastSearch struct {
 	found int32
 }
 
-// treeOp is an insertion (an entry made: its key, its DSO's short name)
-// or a search (an address's occurrence in a sample, with the sample's
-// counts, whether it is the sample's own entry, and the level and
-// hidden mark a new entry would have).
+// treeOp is an insertion (an entry made: its key, and for an entry with
+// a map its DSO's short name, the batch's names[key.dso]) or a search (an
+// address's occurrence in a sample, with the sample's counts, whether it
+// is the sample's own entry, and the level and hidden mark a new entry
+// would have). It holds no pointer: the attributor sends one for every
+// frame outside every map once an event's tree started, and a name in
+// each took a fifth more memory to copy and write barriers while the
+// collector ran.
 type treeOp struct {
 	c      Counts
 	key    treeKey
-	name   string
 	id     int32
 	event  int32
 	kind   uint8
@@ -265,27 +270,42 @@ const (
 	opSearch
 )
 
-const treeBatch = 2048
+// treeBatch is ops sent together, and the names their insertions give.
+type treeBatch struct {
+	ops   []treeOp
+	names []string
+}
+
+const treeBatchOps = 2048
 
 func newTreeWorker() *treeWorker {
-	w := &treeWorker{ops: make(chan []treeOp, 8), free: make(chan []treeOp, 10), done: make(chan struct{}), trees: map[int32]*workerTree{}}
-	w.batch = make([]treeOp, 0, treeBatch)
+	w := &treeWorker{ops: make(chan *treeBatch, 8), free: make(chan *treeBatch, 10), done: make(chan struct{}), trees: map[int32]*workerTree{}}
+	w.batch = &treeBatch{ops: make([]treeOp, 0, treeBatchOps)}
 	go w.run()
 	return w
 }
 
 // send queues op.
 func (w *treeWorker) send(op treeOp) {
-	w.batch = append(w.batch, op)
-	if len(w.batch) == treeBatch {
+	w.batch.ops = append(w.batch.ops, op)
+	if len(w.batch.ops) == treeBatchOps {
 		w.ops <- w.batch
 		select {
 		case b := <-w.free:
-			w.batch = b[:0]
+			b.ops, b.names = b.ops[:0], b.names[:0]
+			w.batch = b
 		default:
-			w.batch = make([]treeOp, 0, treeBatch)
+			w.batch = &treeBatch{ops: make([]treeOp, 0, treeBatchOps)}
 		}
 	}
+}
+
+// sendInsertNamed queues an insertion of an entry with a map, whose DSO's
+// short name is name.
+func (w *treeWorker) sendInsertNamed(op treeOp, name string) {
+	op.key.dso = int32(len(w.batch.names))
+	w.batch.names = append(w.batch.names, name)
+	w.send(op)
 }
 
 // close sends what is queued and waits for the worker; again, nothing.
@@ -294,7 +314,7 @@ func (w *treeWorker) close() {
 		return
 	}
 	w.closed = true
-	if len(w.batch) > 0 {
+	if len(w.batch.ops) > 0 {
 		w.ops <- w.batch
 	}
 	close(w.ops)
@@ -304,8 +324,8 @@ func (w *treeWorker) close() {
 func (w *treeWorker) run() {
 	defer close(w.done)
 	for b := range w.ops {
-		for i := range b {
-			w.apply(&b[i])
+		for i := range b.ops {
+			w.apply(&b.ops[i], b.names)
 		}
 		select {
 		case w.free <- b:
@@ -314,7 +334,7 @@ func (w *treeWorker) run() {
 	}
 }
 
-func (w *treeWorker) apply(op *treeOp) {
+func (w *treeWorker) apply(op *treeOp, names []string) {
 	wt := w.trees[op.event]
 	if wt == nil {
 		wt = &workerTree{t: &entryTree{names: map[string]int32{}}, dups: map[int32]int32{}}
@@ -327,7 +347,7 @@ func (w *treeWorker) apply(op *treeOp) {
 	}
 	if op.kind == opInsert {
 		if !op.key.noMap {
-			op.key.dso = wt.t.intern(op.name)
+			op.key.dso = wt.t.intern(names[op.key.dso])
 		}
 		if wt.t.find(op.key) == int32(len(wt.owner)) {
 			wt.newOwner(treeOwner{id: op.id, noMap: op.key.noMap})
