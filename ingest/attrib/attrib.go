@@ -1508,7 +1508,6 @@ func (a *attributor) resolveSample(e *event) (st *mapState, i int, slot *sampleS
 	return st, i, nil, true
 }
 
-// resolveUncached is resolveSample without the cache.
 // selfEntry is the children table's entry of a sample at map-relative
 // address addr in st's map, symbol i of table t (-1: none), for event;
 // slot, if not nil, is where resolveSample found the sample, whose
@@ -1536,6 +1535,7 @@ func (a *attributor) selfEntry(st *mapState, t *symbols.Table, i, event int, add
 	return id
 }
 
+// resolveUncached is resolveSample without the cache.
 func (a *attributor) resolveUncached(e *event) (st *mapState, i int, ok bool) {
 	mp, ok := a.m.Resolve(e.cpumode, e.pid, e.tid, e.ip)
 	if !ok {

@@ -1154,8 +1154,9 @@ func (r *Reader) u64(b []byte) uint64 {
 // deliver and decodeSample do for the next record when it is a SAMPLE
 // whole in the buffer that decodeSampleFast decodes, folded into one
 // call: on a 2.41 M-sample -a table their layers of calls and checks
-// took about half the decoding goroutine's time. It reports false,
-// having changed nothing the general path reads, for any other record.
+// took about half the decoding goroutine's time. It reports false for
+// any other record, having moved nothing: the general path then reads
+// the record, and sets again every field of the Sample it may have set.
 func (r *Reader) nextSample() bool {
 	in := r.in
 	if r.m != nil || in == nil || in.w-in.r < 8 || r.big {
@@ -1173,10 +1174,9 @@ func (r *Reader) nextSample() bool {
 		return false
 	}
 	s := &r.sample
-	s.Attr, s.Identifier, s.IP, s.Pid, s.Tid, s.Time, s.Addr = a, 0, 0, 0, 0, 0, 0
-	s.ID, s.StreamID, s.CPU, s.Res, s.Period, s.Callchain = 0, 0, 0, 0, 0, r.chainBuf[:0]
+	r.resetFast(s, a)
 	if !decodeSampleFast(rec[8:], a.SampleType, s, &r.chainBuf) {
-		return false // decodeSample starts over
+		return false // decodeSample starts over, from resetFast
 	}
 	in.r += size
 	r.pos += int64(size)

@@ -83,10 +83,7 @@ func (r *Reader) decodeSample(rec []byte, off int64, s *Sample) error {
 	}
 	fast := r.bo == binary.LittleEndian && a.SampleType&^(fixedSampleFields|SampleFormatCallchain) == 0
 	if fast && r.sampleClean {
-		// Only the fast path's fields can be non-zero: clear just those
-		// (a whole-Sample reset costs more than the decoding).
-		s.Attr, s.Identifier, s.IP, s.Pid, s.Tid, s.Time, s.Addr = a, 0, 0, 0, 0, 0, 0
-		s.ID, s.StreamID, s.CPU, s.Res, s.Period, s.Callchain = 0, 0, 0, 0, 0, r.chainBuf[:0]
+		r.resetFast(s, a)
 		if decodeSampleFast(body, a.SampleType, s, &r.chainBuf) {
 			return nil
 		}
@@ -107,6 +104,15 @@ func (r *Reader) decodeSample(rec []byte, off int64, s *Sample) error {
 	}
 	r.sampleClean = false
 	return r.decodeSampleBody(body, off, a, s)
+}
+
+// resetFast readies s, a clean Sample (Reader.sampleClean), for
+// decodeSampleFast with attr a: only the fast path's fields can be
+// non-zero, so it clears just those (a whole-Sample reset costs more
+// than the decoding).
+func (r *Reader) resetFast(s *Sample, a *Attr) {
+	s.Attr, s.Identifier, s.IP, s.Pid, s.Tid, s.Time, s.Addr = a, 0, 0, 0, 0, 0, 0
+	s.ID, s.StreamID, s.CPU, s.Res, s.Period, s.Callchain = 0, 0, 0, 0, 0, r.chainBuf[:0]
 }
 
 // decodeSampleBody is the general decoder of decodeSample: every field,
