@@ -865,6 +865,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		},
 		segment: pools.segment,
 		keyBuf:  pools.keys,
+		block:   pools.block,
 	}
 	o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}, false) }
 	records := 0
