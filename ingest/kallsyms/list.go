@@ -26,6 +26,8 @@ type List struct {
 	// within one page; a page is never written again below its length.
 	pages [][]byte
 	zero  bool // every address is 0
+	// tagged counts the symbols with a module tag.
+	tagged int
 	// long holds the lengths of name fields of longLen bytes or more
 	// (only NewList's can be), by symbol.
 	long map[int]longField
@@ -187,6 +189,15 @@ func (l *List) Landmarks() index.Landmarks { return landmarks(l.All()) }
 // FunctionStart is [FunctionStart] over the list.
 func (l *List) FunctionStart(name string) (uint64, bool) { return functionStart(l.All(), name) }
 
+// Untagged returns the number of symbols without a module tag: the
+// kernel's own.
+func (l *List) Untagged() int {
+	if l == nil {
+		return 0
+	}
+	return l.n - l.tagged
+}
+
 // Restricted is [Restricted] over the list.
 func (l *List) Restricted() bool { return l.Len() > 0 && l.zero }
 
@@ -225,6 +236,9 @@ func (w *listWriter) add(addr uint64, typ byte, field string) {
 	b, j := l.blocks[l.n/listBlockLen], l.n%listBlockLen
 	b.addr[j], b.typ[j] = addr, typ
 	name, _, _ := strings.Cut(field, "\t")
+	if len(name) < len(field) {
+		l.tagged++
+	}
 	if len(field) < longLen {
 		b.n[j], b.name[j] = uint16(len(field)), uint16(len(name))
 	} else {
