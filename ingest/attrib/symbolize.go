@@ -330,9 +330,10 @@ func loadFileTable(debugDir, symfs, dso string, id []byte) *symbols.Table {
 }
 
 // dsoBuildID is the build id dso__load checks a DSO's files against:
-// the recorded one, else, when the DSO's file itself exists, the one read
-// from it below the symfs (filename__read_build_id, compression as
-// symbols.FileBuildID takes it).
+// the recorded one, else the one read from the file below the symfs
+// (filename__read_build_id, compression as symbols.FileBuildID takes it)
+// when the file exists at its own path: perf tests is_regular_file on
+// the DSO's long name, without the symfs, before it reads.
 func dsoBuildID(id []byte, symfs, file, compression string) []byte {
 	if len(id) == 0 && regular.Is(file) {
 		return symbols.FileBuildID(symfs+file, compression)

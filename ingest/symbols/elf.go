@@ -426,7 +426,12 @@ func FindDebug(path string) string {
 // note of the section named .note.gnu.build-id, else .notes, else .note,
 // whatever its type; nil when that section has none (a build-id note in
 // a section of another name is not looked at).
-func BuildID(f *elf.File) []byte {
+func BuildID(f *elf.File) (id []byte) {
+	defer func() {
+		if recover() != nil {
+			id = nil // debug/elf panicked on a malformed section: none
+		}
+	}()
 	var sec *elf.Section
 	for _, name := range []string{".note.gnu.build-id", ".notes", ".note"} {
 		if sec = f.Section(name); sec != nil {

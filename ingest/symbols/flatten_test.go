@@ -185,7 +185,7 @@ func TestKcoreSortedMatchesTree(t *testing.T) {
 			slices.SortStableFunc(syms, func(a, b kallsyms.Symbol) int { return cmp.Compare(a.Addr, b.Addr) })
 		}
 		l := kallsyms.NewList(syms)
-		idx, _ := keptOrder(l)
+		idx := keptOrder(l)
 		want := kcoreTree(l, idx, find)
 		got, ok := kcoreSorted(l, idx, find)
 		if !ok {

@@ -110,28 +110,25 @@ func kallsymsEntry(l *kallsyms.List, i int) entry {
 
 // keptOrder returns the indices of the symbols perf keeps, in address
 // order, equal starts in file order (the order of perf's tree walk: every
-// kallsyms symbol starts with zero size), and how many of them are kernel
-// (untagged) symbols: the size of the kernel's table. idx is nil when that
-// order is the file's (as in a kallsyms without modules): walkFixedUp then
-// walks the list itself. Sorting 4-byte indices rather than the symbols
-// moves little.
-func keptOrder(l *kallsyms.List) (idx []int32, kernel int) {
-	sorted := true
+// kallsyms symbol starts with zero size). idx is nil when that order is
+// the file's (as in a kallsyms without modules): walkFixedUp then walks
+// the list itself. Sorting 4-byte indices rather than the symbols moves
+// little.
+func keptOrder(l *kallsyms.List) (idx []int32) {
 	last := -1
+	sorted := true
 	for i := range l.Len() {
 		if !isKept(l, i) {
 			continue
 		}
 		if last >= 0 && l.Addr(last) > l.Addr(i) {
 			sorted = false
+			break
 		}
 		last = i
-		if l.Module(i) == "" {
-			kernel++
-		}
 	}
 	if sorted {
-		return nil, kernel
+		return nil
 	}
 	idx = make([]int32, 0, l.Len())
 	for i := range l.Len() {
@@ -140,7 +137,7 @@ func keptOrder(l *kallsyms.List) (idx []int32, kernel int) {
 		}
 	}
 	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(l.Addr(int(a)), l.Addr(int(b))) })
-	return idx, kernel
+	return idx
 }
 
 // walkFixedUp calls fn with the kallsyms symbols perf keeps, in address
@@ -152,17 +149,13 @@ func keptOrder(l *kallsyms.List) (idx []int32, kernel int) {
 // each run of equal starts, choose_best_symbol's pick (a fold over the
 // run in order) is kept.
 func walkFixedUp(l *kallsyms.List, idx []int32, fn func(entry)) {
+	if idx == nil {
+		walkInFileOrder(l, fn) // in order: keptOrder found it so
+		return
+	}
 	f := fixedUpFold{isKallsyms: true, fn: fn}
-	if idx != nil {
-		for _, i := range idx {
-			f.add(kallsymsEntry(l, int(i)))
-		}
-	} else {
-		for i := range l.Len() {
-			if isKept(l, i) {
-				f.add(kallsymsEntry(l, i))
-			}
-		}
+	for _, i := range idx {
+		f.add(kallsymsEntry(l, int(i)))
 	}
 	f.finish()
 }
@@ -273,7 +266,7 @@ func kernelSorted(l *kallsyms.List, modules []index.Map, opts KernelOptions) (*K
 	// in keptOrder's order (keptOrder's pass to find out first took a
 	// third of the time).
 	if !walkInFileOrder(l, add) {
-		idx, _ := keptOrder(l)
+		idx := keptOrder(l)
 		t.syms = t.syms[:0]
 		split = newSplitter(modules, opts.Loaded)
 		walkFixedUp(l, idx, add)
@@ -424,7 +417,7 @@ func BPF(m index.Map) *Table {
 // that land in a BPF program's map go to that program's DSO in perf and
 // are left out here (the program's KSYMBOL symbol names it).
 func Kcore(l *kallsyms.List, find func(addr uint64) (index.Map, bool)) *Table {
-	idx, _ := keptOrder(l)
+	idx := keptOrder(l)
 	if t, ok := kcoreSorted(l, idx, find); ok {
 		return t
 	}

@@ -34,24 +34,30 @@ var maxModuleBytes = MaxModuleBytes
 // that is not is read as it is (decompress_kmodule: a build-id cache
 // entry may be a plain copy). Errors are *FileError values naming path.
 func ReadModule(path, compression string, buildID []byte) (*Vmlinux, error) {
+	f, err := openModule(path, compression)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readVmlinux(f, path, buildID, "", 0, true)
+}
+
+// openModule opens the module file at path as ELF, inflated first when
+// compression names how and the file is so compressed (readCompressed).
+// Errors are *FileError values naming path.
+func openModule(path, compression string) (*elf.File, error) {
 	data, compressed, err := readCompressed(path, compression)
 	if err != nil {
 		return nil, &FileError{File: path, Err: err}
 	}
 	if !compressed {
-		f, err := openELF(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return readVmlinux(f, path, buildID, "", 0, true)
+		return openELF(path)
 	}
 	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		return nil, &FileError{File: path, Err: err}
 	}
-	defer f.Close()
-	return readVmlinux(f, path, buildID, "", 0, true)
+	return f, nil
 }
 
 // Magic numbers of perf 6.1's gzip_is_compressed and lzma_is_compressed.
@@ -110,20 +116,10 @@ func readCompressed(path, compression string) (data []byte, compressed bool, err
 // when the file cannot be read or has none. dso__load reads a DSO's so
 // when the recording gave it none.
 func FileBuildID(path, compression string) []byte {
-	data, compressed, err := readCompressed(path, compression)
-	if err != nil {
-		return nil
-	}
-	var f *elf.File
-	if compressed {
-		f, err = elf.NewFile(bytes.NewReader(data))
-	} else {
-		f, err = elf.Open(path)
-	}
+	f, err := openModule(path, compression)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	defer func() { recover() }() // a malformed note section: none
 	return BuildID(f)
 }
