@@ -57,9 +57,11 @@ func TestReportModuleFilesAgainstPerf(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			if k := os.Getenv("KMOD_KEEP"); k != "" {
-				dir = filepath.Join(k, fmt.Sprint(seed))
-				os.MkdirAll(dir, 0o755)
+			if *keepRandom { // the recording, files and layout, to look at
+				dir = filepath.Join(os.TempDir(), fmt.Sprintf("kmodule%d", seed))
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
 			}
 			rng := rand.New(rand.NewPCG(uint64(seed), 29))
 			ksFile, ks := withModules(t, dir, base, baseKs, rng)

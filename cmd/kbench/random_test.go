@@ -19,7 +19,7 @@ import (
 	"github.com/kmapindex/kmapindex/internal/testbuild"
 )
 
-var keepRandom = flag.Bool("keep-random", false, "TestRandomRecordingsAgainstPerf: write the recordings and perf's and kbench's outputs to $TMPDIR/random*.data, .kallsyms, .perf and .kbench")
+var keepRandom = flag.Bool("keep-random", false, "TestRandomRecordingsAgainstPerf: write the recordings and perf's and kbench's outputs to $TMPDIR/random*.data, .kallsyms, .perf and .kbench; TestReportModuleFilesAgainstPerf: keep each seed's directory as $TMPDIR/kmoduleN")
 var randomSeeds = flag.Int("random-seeds", 20, "TestRandomRecordingsAgainstPerf: the number of random recordings")
 
 // randomComparisons are the outputs TestRandomRecordingsAgainstPerf
