@@ -167,27 +167,30 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
 		}
 		b.WriteString("#\n")
-		for _, row := range rows {
+		if err := flush(); err != nil {
+			return err
+		}
+		err := writeLines(w, len(rows), func(b *bytes.Buffer, i int) {
+			row := rows[i]
 			if r.Children != nil {
-				writeShares(&b, row.acc, totals)
+				writeShares(b, row.acc, totals)
 			}
-			writeGroupCounts(&b, row.c, totals)
+			writeGroupCounts(b, row.c, totals)
 			b.WriteString("  ")
-			writeLeft(&b, dsoWidth, row.short)
+			writeLeft(b, dsoWidth, row.short)
 			b.WriteString("  ")
 			b.WriteString(level(row.key))
 			b.WriteByte(' ')
 			b.WriteString(row.key.SymbolName())
 			if o, ok := r.objects[row.key]; ok && r.Branches == nil {
 				b.WriteString("+0x")
-				b.Write(strconv.AppendUint(nil, o.off(), 16))
+				var num [16]byte
+				b.Write(strconv.AppendUint(num[:0], o.off(), 16))
 			}
 			b.WriteByte('\n')
-			if b.Len() >= 64<<10 {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
+		})
+		if err != nil {
+			return err
 		}
 		b.WriteString("\n")
 	}

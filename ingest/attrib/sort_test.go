@@ -3,6 +3,7 @@ package attrib
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -180,6 +181,39 @@ func TestSymbolNameAddress(t *testing.T) {
 		}
 		if got := (Key{Sym: symbols.Unknown, Addr: addr}).SymbolName(); got != want {
 			t.Fatalf("case %d: %#x is named %q, want %q", i, addr, got, want)
+		}
+	}
+}
+
+// sortRows sorts a large table's halves on two goroutines and merges
+// them: its order is the one sort's, on rows that tie in every leading
+// key but the last (compareKeyCounts of their first keys).
+func TestSortRowsHalves(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	rng := rand.New(rand.NewPCG(3, 4))
+	syms := []string{"main", "function_a", "function_b", "functio", symbols.Unknown}
+	for _, n := range []int{parallelSortMin - 1, parallelSortMin, parallelSortMin + 1, 3*parallelSortMin + 5} {
+		rows := make([]tableRow, n)
+		for i := range rows {
+			k := Key{DSO: "/bin/app", Sym: syms[rng.IntN(len(syms))], Addr: uint64(i)}
+			c := Counts{Samples: uint64(1 + rng.IntN(3)), Period: uint64(rng.IntN(3))}
+			rows[i] = tableRow{key: k, short: "app", c: []Counts{c}, acc: []Counts{{Samples: 1, Period: uint64(rng.IntN(2))}}, first: keyCounts{k, c}}
+		}
+		keyed := func() []orderedRow {
+			keyed := make([]orderedRow, n)
+			for i := range rows {
+				r := &rows[i]
+				keyed[i] = orderedRow{acc: r.acc[0].Period, self: r.c[0].Period, symUnknown: r.key.Sym == symbols.Unknown, sym: prefix8(r.key.Sym), r: r}
+			}
+			return keyed
+		}
+		want := keyed()
+		slices.SortFunc(want, compareOrderedRows)
+		got := sortRows(keyed())
+		for i := range want {
+			if got[i] != want[i].r {
+				t.Fatalf("%d rows: row %d is %s, want %s", n, i, showRow(*got[i]), showRow(*want[i].r))
+			}
 		}
 	}
 }
