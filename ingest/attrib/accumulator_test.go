@@ -50,12 +50,12 @@ func TestAccumulatorSharesSymbolEntries(t *testing.T) {
 		{DSO: "/lib/a.so", Sym: "f", Addr: 0x1000, Kernel: true},
 		{DSO: "/lib/a.so", Sym: "f", Addr: 0x1000, Event: 1},
 	}
-	if len(ac.keys) != len(want) {
-		t.Fatalf("entries %v, want %v", ac.keys, want)
+	if ac.keys.len() != len(want) {
+		t.Fatalf("%d entries, want %v", ac.keys.len(), want)
 	}
 	for i := range want {
-		if ac.keys[i] != want[i] {
-			t.Errorf("entry %d: %+v, want %+v", i, ac.keys[i], want[i])
+		if ac.keys.at(int32(i)) != want[i] {
+			t.Errorf("entry %d: %+v, want %+v", i, ac.keys.at(int32(i)), want[i])
 		}
 	}
 }
@@ -74,7 +74,7 @@ func TestAccumulatorNoMapEntries(t *testing.T) {
 	if got := ac.noMapEntry(0x1234, true, false, 1); got == id {
 		t.Errorf("another event has entry %d", got)
 	}
-	if !ac.keys[id].Kernel || len(ac.byKey) != 0 {
-		t.Errorf("entry %+v (byKey %v): want the kernel level, in noMap alone", ac.keys[id], ac.byKey)
+	if !ac.keys.at(id).Kernel || len(ac.byKey) != 0 {
+		t.Errorf("entry %+v (byKey %v): want the kernel level, in noMap alone", ac.keys.at(id), ac.byKey)
 	}
 }

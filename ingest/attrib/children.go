@@ -11,7 +11,7 @@ import (
 // default table's fast path; a table by other sort keys cumulates by
 // RowKey (rowCounter.cumulate).
 type accumulator struct {
-	keys   []Key              // each entry's key, with the level of the first frame that reached it (which perf shows)
+	keys   chunked[Key]       // each entry's key, with the level of the first frame that reached it (which perf shows)
 	counts []accCount         // each entry's counts, apart from the keys: the per-frame work touches only these
 	byKey  map[Key]int32      // the entry of each key with a map or symbol, without its level
 	noMap  map[noMapKey]int32 // the entry of each address outside every map
@@ -23,7 +23,7 @@ type accumulator struct {
 	frameBits uint
 	// meta is, per entry, what perf's comparison of entries needs beyond
 	// its key; anyInlined says an inlined function's entry was made.
-	meta       []entryMeta
+	meta       chunked[entryMeta]
 	anyInlined bool
 	log        *entryLog // each sample's entries, when set (see replay)
 	// rep replays the log as it grows (replayrun.go); noRep says it was
@@ -234,10 +234,9 @@ func (ac *accumulator) entry(k Key) int32 {
 
 // newEntry makes an entry of k.
 func (ac *accumulator) newEntry(k Key) int32 {
-	i := int32(len(ac.keys))
-	ac.keys = append(ac.keys, k)
+	i := ac.keys.append(k)
 	ac.counts = append(ac.counts, accCount{})
-	ac.meta = append(ac.meta, entryMeta{})
+	ac.meta.append(entryMeta{})
 	if ac.hiding {
 		if ac.hidden == nil {
 			ac.hidden = make(map[int32]bool)
@@ -291,12 +290,12 @@ func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int, at
 		return id - 1
 	}
 	sym := t.Symbol(i)
-	n := len(ac.keys)
+	n := ac.keys.len()
 	id := ac.entry(Key{DSO: st.key.m.DSO, Sym: sym.Name, Kernel: st.key.kernel, Addr: sym.Start, Event: event})
-	m := ac.meta[id]
+	m := ac.meta.at(id)
 	m.end = sym.End
 	ac.setMeta(id, m)
-	if sym.Object && len(ac.keys) > n {
+	if sym.Object && ac.keys.len() > n {
 		if ac.objects == nil {
 			ac.objects = make(map[int32]objectName)
 		}
@@ -337,8 +336,9 @@ func (ac *accumulator) noMapEntry(addr uint64, kernel, hyper bool, event int) in
 // result returns the Children counts by key, and hides in res the rows
 // of the entries a filtered sample made.
 func (ac *accumulator) result(res *Result) map[Key]Counts {
-	m := make(map[Key]Counts, len(ac.keys))
-	for i, k := range ac.keys {
+	m := make(map[Key]Counts, ac.keys.len())
+	for i := range int32(ac.keys.len()) {
+		k := ac.keys.at(i)
 		if ac.counts[i].c == (Counts{}) {
 			// Made for a frame of a callchain an unknown context marker
 			// then emptied: perf, which resolves the chain before it
@@ -356,7 +356,7 @@ func (ac *accumulator) result(res *Result) map[Key]Counts {
 			if res.objects == nil {
 				res.objects = make(map[Key]objectName)
 			}
-			res.objects[noLevel(ac.keys[id])] = o
+			res.objects[noLevel(ac.keys.at(id))] = o
 		}
 	}
 	return m

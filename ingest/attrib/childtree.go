@@ -35,7 +35,7 @@ func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKe
 		samples := ac.log.samples
 		for i, b := range blocks {
 			n := samplesIn(samples, len(b))
-			r.feed(samples[:n], b, ac.log.hits[i], ac.keys, ac.meta)
+			r.feed(samples[:n], b, ac.log.hits[i], &ac.keys, &ac.meta)
 			samples = samples[n:]
 		}
 	}
@@ -83,9 +83,9 @@ func newReplayer() *replayer {
 // feed replays samples, whose entries are ids in order (those in object
 // symbols hits, by position in ids), with the accumulator's entries'
 // keys and meta (at least those ids name).
-func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, keys []Key, meta []entryMeta) {
+func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, keys *chunked[Key], meta *chunked[entryMeta]) {
 	pos := int32(0)
-	for len(r.hes) < len(keys) {
+	for len(r.hes) < keys.len() {
 		r.hes = append(r.hes, histEntry{})
 		r.made = append(r.made, false)
 		r.last = append(r.last, found{n: -1})
@@ -93,7 +93,7 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, k
 	for _, s := range samples {
 		sample := ids[:s.n]
 		ids = ids[s.n:]
-		event := keys[sample[0]].Event
+		event := keys.at(sample[0]).Event
 		t := r.trees[event]
 		if t == nil {
 			t = newHistTree([]string{SortDSO, SortSym})
@@ -108,7 +108,7 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, k
 			}
 			pos++
 			if !r.made[id] {
-				r.hes[id], r.made[id] = histEntryOf(keys[id], meta[id]), true
+				r.hes[id], r.made[id] = histEntryOf(keys.at(id), meta.at(id)), true
 			}
 			e := &r.hes[id]
 			if i > 0 && countedAlready(t, r.counted, e) {
@@ -116,7 +116,7 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, k
 			}
 			// The entry's map: the kernel's is one for all, a process's
 			// user maps its own.
-			e.owner = ownerOf(keys[id].Kernel, s.owner)
+			e.owner = ownerOf(keys.at(id).Kernel, s.owner)
 			n := int32(len(t.entries))
 			pe := r.last[id].pe
 			if r.last[id].n != n || r.last[id].changes != t.changes {
@@ -148,7 +148,7 @@ func (r *replayer) result(ac *accumulator) (children, self map[Key]Counts, ranks
 	for event, es := range r.entries {
 		keys := make([]Key, len(es))
 		for i, p := range es {
-			k := ac.keys[p.origin]
+			k := ac.keys.at(p.origin)
 			if he := &r.trees[event].entries[i]; he.based {
 				k.Sym = he.name // the symbol it is inlined into, found from another map
 			}

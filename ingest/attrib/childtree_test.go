@@ -36,7 +36,7 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 				end = k.Addr + 16
 			}
 			id := ac.entry(k)
-			ac.meta[id].end = end
+			ac.meta.ptr(id).end = end
 			ids = append(ids, id)
 		}
 		self := map[Key]Counts{}
@@ -45,7 +45,7 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 			first := ids[rng.IntN(len(ids))]
 			sample := []int32{first}
 			for range rng.IntN(8) {
-				if id := ids[rng.IntN(len(ids))]; ac.keys[id].Event == ac.keys[first].Event {
+				if id := ids[rng.IntN(len(ids))]; ac.keys.at(id).Event == ac.keys.at(first).Event {
 					sample = append(sample, id)
 				}
 			}
@@ -54,7 +54,7 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 				ac.add(id, c)
 			}
 			ac.log.add(sample, nil, c, 1)
-			k := ac.keys[first]
+			k := ac.keys.at(first)
 			n := self[k]
 			n.add(c)
 			self[k] = n
@@ -138,7 +138,7 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 			k := mapped[rng.IntN(len(mapped))]
 			id := ac.entry(k)
 			if k.Sym != "[unknown]" {
-				ac.meta[id].end = k.Addr + 16
+				ac.meta.ptr(id).end = k.Addr + 16
 			}
 			return id, false
 		}
@@ -154,7 +154,7 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 					nm = append(nm, 0)
 				}
 				if j == 0 {
-					k := ac.keys[id]
+					k := ac.keys.at(id)
 					c := bySym[k]
 					c.add(Counts{Samples: 1, Period: 2})
 					bySym[k] = c
@@ -168,8 +168,9 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 		// row the replay makes of an entry, a second row of its key too,
 		// gets its own.
 		byKey := map[Key][]int32{}
-		for id, k := range ac.keys {
-			byKey[noLevel(k)] = append(byKey[noLevel(k)], int32(id))
+		for id := range int32(ac.keys.len()) {
+			k := ac.keys.at(id)
+			byKey[noLevel(k)] = append(byKey[noLevel(k)], id)
 		}
 		wantChildren, wantSelf, wantRanks, objects, _ := ac.replay()
 		for k := range wantChildren {
@@ -249,9 +250,9 @@ func TestReplayInlineFoundFromAnotherMap(t *testing.T) {
 		ac.log = &entryLog{}
 		ends := map[Key]uint64{appMain: 0x50, appOther: 0x80}
 		for _, k := range []Key{appMain, appOther, inl} {
-			ac.meta[ac.entry(k)].end = ends[k]
+			ac.meta.ptr(ac.entry(k)).end = ends[k]
 		}
-		ac.meta[ac.entry(inl)] = entryMeta{end: 0x200, inlined: true, base: "malloc"}
+		*ac.meta.ptr(ac.entry(inl)) = entryMeta{end: 0x200, inlined: true, base: "malloc"}
 		ac.anyInlined = true
 		for _, s := range tc.samples {
 			var ids []int32
@@ -278,7 +279,7 @@ func TestOwnerPerExec(t *testing.T) {
 	ac := newAccumulator()
 	ac.log = &entryLog{}
 	in := ac.entry(Key{DSO: "/lib/libc.so.6", Sym: "__libc_malloc (inlined)", Addr: 0x100})
-	ac.meta[in] = entryMeta{end: 0x200, inlined: true, base: "malloc"}
+	*ac.meta.ptr(in) = entryMeta{end: 0x200, inlined: true, base: "malloc"}
 	ac.anyInlined = true
 	c := Counts{Samples: 1, Period: 1}
 	x := execs{}

@@ -78,7 +78,7 @@ func (ac *accumulator) countNoMap(i int, id int32, event int, c Counts, level ui
 	o := ac.noMapOrder(event)
 	if !o.started {
 		if ac.counts[id].stamp == 0 {
-			if !o.arc.add(ac.keys[id].Addr) {
+			if !o.arc.add(ac.keys.at(id).Addr) {
 				ac.startTree(o, event)
 			} else {
 				ac.made = append(ac.made, id)
@@ -90,7 +90,7 @@ func (ac *accumulator) countNoMap(i int, id int32, event int, c Counts, level ui
 		}
 	}
 	ac.counts[id].stamp = ac.stamp // for the sample's later frames
-	ac.trees.send(treeOp{kind: opSearch, event: int32(event), id: id, key: treeKey{a: ac.keys[id].Addr, noMap: true},
+	ac.trees.send(treeOp{kind: opSearch, event: int32(event), id: id, key: treeKey{a: ac.keys.at(id).Addr, noMap: true},
 		level: level, self: i == 0, hidden: ac.hiding, c: c})
 }
 
@@ -119,7 +119,7 @@ func (ac *accumulator) startTree(o *noMapOrder, event int) {
 		ac.trees = newTreeWorker()
 	}
 	for _, id := range ac.made {
-		if ac.keys[id].Event == event {
+		if ac.keys.at(id).Event == event {
 			ac.sendInsert(id, event)
 		}
 	}
@@ -138,7 +138,7 @@ func (ac *accumulator) enter(id int32, event int) {
 
 // sendInsert has the worker link entry id into its event's tree.
 func (ac *accumulator) sendInsert(id int32, event int) {
-	k := ac.keys[id]
+	k := ac.keys.at(id)
 	op := treeOp{kind: opInsert, event: int32(event), id: id, key: treeKey{a: k.Addr, noMap: true}}
 	if k.DSO == symbols.Unknown {
 		ac.trees.send(op)
@@ -146,7 +146,7 @@ func (ac *accumulator) sendInsert(id int32, event int) {
 	}
 	op.key.noMap = false
 	if k.Sym != symbols.Unknown {
-		op.key.sym, op.key.b = true, ac.meta[id].end
+		op.key.sym, op.key.b = true, ac.meta.at(id).end
 	}
 	ac.trees.sendInsertNamed(op, ShortName(k.DSO, k.Kernel))
 }
@@ -178,7 +178,7 @@ func (ac *accumulator) finishTrees() {
 				ac.counts[ow.id].c.add(wt.counts[te])
 				continue
 			}
-			k := ac.keys[ow.id]
+			k := ac.keys.at(ow.id)
 			k.dup = ow.dup
 			k.Kernel, k.Hyper = unpackLevel(ow.level)
 			ac.hiding = ow.hidden
@@ -195,7 +195,7 @@ func (ac *accumulator) finishTrees() {
 		i := int32(0)
 		for n := wt.t.tree.First(); n != nil; n = n.Next() {
 			if ow := wt.owner[n.Value]; ow.noMap {
-				ac.ranks[rankKeyOf(ac.keys[ow.id])] = i
+				ac.ranks[rankKeyOf(ac.keys.at(ow.id))] = i
 			}
 			i++
 		}
@@ -404,7 +404,7 @@ func (ac *accumulator) selfColumn(bySym map[Key]Counts) map[Key]Counts {
 		self[k] = c
 	}
 	for pe, moved := range ac.movedSelf {
-		k := ac.keys[pe]
+		k := ac.keys.at(pe)
 		k.dup = 0
 		// The sample's key has the sample's level, which the entry,
 		// first made for a callchain, may not.
@@ -414,7 +414,7 @@ func (ac *accumulator) selfColumn(bySym map[Key]Counts) map[Key]Counts {
 				c.Samples -= moved.Samples
 				c.Period -= moved.Period
 				self[k] = c
-				k.dup = ac.keys[pe].dup
+				k.dup = ac.keys.at(pe).dup
 				self[k] = moved
 				break
 			}

@@ -22,8 +22,8 @@ type replayWork struct {
 	samples []loggedSample
 	ids     []int32
 	hits    []loggedHit
-	keys    []Key
-	meta    []entryMeta
+	keys    chunked[Key]
+	meta    chunked[entryMeta]
 }
 
 // startReplay makes the log hand its blocks to a replay as they fill.
@@ -44,27 +44,27 @@ func (ac *accumulator) handOver(block []int32, samples []loggedSample, hits []lo
 		go func() {
 			defer close(c.done)
 			for w := range c.work {
-				c.r.feed(w.samples, w.ids, w.hits, w.keys, w.meta)
+				c.r.feed(w.samples, w.ids, w.hits, &w.keys, &w.meta)
 			}
 		}()
 	}
-	n := len(ac.keys)
+	n := ac.keys.len()
 	c.handedKeys = n
-	c.work <- replayWork{samples, block, hits, ac.keys[:n:n], ac.meta[:n:n]}
+	c.work <- replayWork{samples, block, hits, ac.keys.prefix(n), ac.meta.prefix(n)}
 }
 
 // setMeta sets entry id's meta. One the replay may have read already is
 // not changed under it: the replay stops for good, and replay starts it
 // over from the log's first block at the end.
 func (ac *accumulator) setMeta(id int32, m entryMeta) {
-	if ac.meta[id] == m {
+	if ac.meta.at(id) == m {
 		return
 	}
 	if c := ac.rep; c != nil && int(id) < c.handedKeys {
 		ac.stopReplay()
 		ac.noRep = true
 	}
-	ac.meta[id] = m
+	*ac.meta.ptr(id) = m
 }
 
 // stopReplay ends the replay, if one runs, and drops it.

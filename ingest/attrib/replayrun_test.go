@@ -59,7 +59,7 @@ func TestConcurrentReplayMatchesSequential(t *testing.T) {
 				ac.anyInlined = true
 				ac.log.add(ids, nil, c, owner)
 				if change && s == samples/2 {
-					m := ac.meta[0]
+					m := ac.meta.at(0)
 					m.end += 100
 					ac.setMeta(0, m)
 				}
