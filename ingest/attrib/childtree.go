@@ -93,7 +93,7 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, k
 	for _, s := range samples {
 		sample := ids[:s.n]
 		ids = ids[s.n:]
-		event := keys.at(sample[0]).Event
+		event := keys.ptr(sample[0]).Event
 		t := r.trees[event]
 		if t == nil {
 			t = newHistTree([]string{SortDSO, SortSym})
@@ -116,7 +116,7 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, k
 			}
 			// The entry's map: the kernel's is one for all, a process's
 			// user maps its own.
-			e.owner = ownerOf(keys.at(id).Kernel, s.owner)
+			e.owner = ownerOf(keys.ptr(id).Kernel, s.owner)
 			n := int32(len(t.entries))
 			pe := r.last[id].pe
 			if r.last[id].n != n || r.last[id].changes != t.changes {

@@ -16,7 +16,8 @@ const chunkBits = 12
 // len returns the number of elements.
 func (c *chunked[T]) len() int { return c.n }
 
-// at returns element i.
+// at returns a copy of element i; ptr reads one of its fields without
+// copying it.
 func (c *chunked[T]) at(i int32) T { return *c.ptr(i) }
 
 // ptr returns the address of element i.

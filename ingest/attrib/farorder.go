@@ -78,7 +78,7 @@ func (ac *accumulator) countNoMap(i int, id int32, event int, c Counts, level ui
 	o := ac.noMapOrder(event)
 	if !o.started {
 		if ac.counts[id].stamp == 0 {
-			if !o.arc.add(ac.keys.at(id).Addr) {
+			if !o.arc.add(ac.keys.ptr(id).Addr) {
 				ac.startTree(o, event)
 			} else {
 				ac.made = append(ac.made, id)
@@ -90,7 +90,7 @@ func (ac *accumulator) countNoMap(i int, id int32, event int, c Counts, level ui
 		}
 	}
 	ac.counts[id].stamp = ac.stamp // for the sample's later frames
-	ac.trees.send(treeOp{kind: opSearch, event: int32(event), id: id, key: treeKey{a: ac.keys.at(id).Addr, noMap: true},
+	ac.trees.send(treeOp{kind: opSearch, event: int32(event), id: id, key: treeKey{a: ac.keys.ptr(id).Addr, noMap: true},
 		level: level, self: i == 0, hidden: ac.hiding, c: c})
 }
 
@@ -119,7 +119,7 @@ func (ac *accumulator) startTree(o *noMapOrder, event int) {
 		ac.trees = newTreeWorker()
 	}
 	for _, id := range ac.made {
-		if ac.keys.at(id).Event == event {
+		if ac.keys.ptr(id).Event == event {
 			ac.sendInsert(id, event)
 		}
 	}
@@ -146,7 +146,7 @@ func (ac *accumulator) sendInsert(id int32, event int) {
 	}
 	op.key.noMap = false
 	if k.Sym != symbols.Unknown {
-		op.key.sym, op.key.b = true, ac.meta.at(id).end
+		op.key.sym, op.key.b = true, ac.meta.ptr(id).end
 	}
 	ac.trees.sendInsertNamed(op, ShortName(k.DSO, k.Kernel))
 }
@@ -414,7 +414,7 @@ func (ac *accumulator) selfColumn(bySym map[Key]Counts) map[Key]Counts {
 				c.Samples -= moved.Samples
 				c.Period -= moved.Period
 				self[k] = c
-				k.dup = ac.keys.at(pe).dup
+				k.dup = ac.keys.ptr(pe).dup
 				self[k] = moved
 				break
 			}

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// line writes line i of the tests' tables: lines of different lengths,
+// testLine writes line i of the tests' tables: lines of different lengths,
 // so that a chunk written out of order or twice shows.
 func testLine(b *bytes.Buffer, i int) {
 	fmt.Fprintf(b, "%d %s\n", i, strings.Repeat("x", i%7))
