@@ -136,15 +136,11 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if sum.Samples == 0 && len(r.Events) > 1 {
 			continue
 		}
-		grouped := groupRows(counts, r.Children, r.hidden, g.first, g.n)
-		if r.noMapRanks != nil && r.Branches == nil {
-			for i := range grouped {
-				if rank, ok := r.noMapRanks[rankKeyOf(grouped[i].key)]; ok {
-					grouped[i].rank = rank + 1
-				}
-			}
+		ranks := r.noMapRanks
+		if r.Branches != nil {
+			ranks = nil
 		}
-		rows := tableOrder(grouped)
+		rows := tableOrder(groupRows(counts, r.Children, r.hidden, ranks, g.first, g.n))
 		dsoWidth := len("Shared Object")
 		for _, row := range rows {
 			dsoWidth = max(dsoWidth, len(row.short))

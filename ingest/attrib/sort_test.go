@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -127,7 +128,7 @@ func TestGroupRowsReadingOrder(t *testing.T) {
 		first := rng.IntN(2)
 		m, acc := randomCounts(rng, first+n, i%2 == 1)
 		want := readingOrderRows(m, acc, first, n)
-		got := tableOrder(groupRows(m, acc, nil, first, n))
+		got := tableOrder(groupRows(m, acc, nil, nil, first, n))
 		if len(got) != len(want) {
 			t.Fatalf("case %d: %d rows, want %d", i, len(got), len(want))
 		}
@@ -153,7 +154,7 @@ func TestGroupRowsMoreRowsThanKeys(t *testing.T) {
 		}
 	}
 	want := readingOrderRows(m, acc, 0, 1)
-	got := tableOrder(groupRows(m, acc, nil, 0, 1))
+	got := tableOrder(groupRows(m, acc, nil, nil, 0, 1))
 	if len(got) != len(want) || len(got) != 3000 {
 		t.Fatalf("%d rows, want %d", len(got), len(want))
 	}
@@ -213,6 +214,90 @@ func TestSortRowsHalves(t *testing.T) {
 		for i := range want {
 			if got[i] != want[i].r {
 				t.Fatalf("%d rows: row %d is %s, want %s", n, i, showRow(*got[i]), showRow(*want[i].r))
+			}
+		}
+	}
+}
+
+// A large table's rows are grouped in two shards (groupRows): its
+// table equals one shard's, row for row and in order, ranks included,
+// on keys that merge across DSOs of one short name, levels and events.
+// (Ranks are perf's order where its comparison was none: rows of one
+// rank order are all ranked, else the order is the input's.)
+func TestGroupRowsShards(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	dsos := []string{"/usr/lib/libc.so.6", "/opt/libc.so.6", "[kernel.kallsyms]", symbols.Unknown, "/bin/app"}
+	syms := []string{"main", "function_a", "function_b", symbols.Unknown}
+	for i := range 6 {
+		n := 1 + i%2
+		m, acc := map[Key]Counts{}, map[Key]Counts{}
+		ranks := map[rankKey]int32{}
+		for range 2*parallelSortMin + rng.IntN(parallelSortMin) {
+			k := Key{DSO: dsos[rng.IntN(len(dsos))], Sym: syms[rng.IntN(len(syms))],
+				Kernel: rng.IntN(2) == 0, Addr: uint64(rng.IntN(3000)) << 4, Event: rng.IntN(n)}
+			c := Counts{Samples: uint64(1 + rng.IntN(3)), Period: uint64(rng.IntN(3))}
+			switch rng.IntN(3) {
+			case 0:
+				m[k] = c
+			case 1:
+				acc[noLevel(k)] = c
+			default:
+				m[k], acc[noLevel(k)] = c, c
+			}
+		}
+		// perf's tree ranks every row without a map, as finishTrees
+		// does: in an order of its own.
+		for k := range merged(m, acc) {
+			if rk := (Key{DSO: k.DSO, Sym: k.Sym, Addr: k.Addr}); k.DSO == symbols.Unknown {
+				if _, ok := ranks[rankKeyOf(rk)]; !ok {
+					ranks[rankKeyOf(rk)] = int32(rng.IntN(1 << 20))
+				}
+			}
+		}
+		var want, got []*tableRow
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			shards := groupRows(m, acc, nil, ranks, 0, n)
+			if len(shards) != 1 {
+				t.Fatalf("case %d: %d shards at GOMAXPROCS 1", i, len(shards))
+			}
+			want = tableOrder(shards)
+		}()
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+			shards := groupRows(m, acc, nil, ranks, 0, n)
+			if len(shards) != 2 || len(shards[0]) == 0 || len(shards[1]) == 0 {
+				t.Fatalf("case %d: shards of %d rows at GOMAXPROCS 2", i, len(shards))
+			}
+			got = tableOrder(shards)
+		}()
+		if len(got) != len(want) {
+			t.Fatalf("case %d: %d rows, want %d", i, len(got), len(want))
+		}
+		ranked := 0
+		for j := range got {
+			g, w := *got[j], *want[j]
+			if g.key != w.key || !slices.Equal(g.c, w.c) || !slices.Equal(g.acc, w.acc) || g.rank != w.rank || g.first != w.first || g.short != w.short {
+				t.Fatalf("case %d: row %d is %s rank %d, want %s rank %d", i, j, showRow(g), g.rank, showRow(w), w.rank)
+			}
+			if g.rank > 0 {
+				ranked++
+			}
+		}
+		if ranked == 0 {
+			t.Fatalf("case %d: no row ranked", i)
+		}
+	}
+}
+
+// merged yields the keys of m and acc.
+func merged(m, acc map[Key]Counts) iter.Seq[Key] {
+	return func(yield func(Key) bool) {
+		for _, x := range []map[Key]Counts{m, acc} {
+			for k := range x {
+				if !yield(k) {
+					return
+				}
 			}
 		}
 	}
