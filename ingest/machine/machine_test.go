@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -386,4 +387,48 @@ func TestOverlappingModulesView(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The threads findnewThread remembers (Machine.recent) are the ones it
+// would find in its map: over random FORKs (which replace a tid's
+// thread, and an erroneous parent's), EXITs, COMMs and sample lookups of
+// tids that share a slot, every lookup returns the map's thread, and a
+// replaced thread is never returned again.
+func TestRecentThreadsFollowForks(t *testing.T) {
+	for seed := range uint64(10) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		m := New(mapset.All[0])
+		m.RegisterIdle()
+		tid := func() uint32 { return uint32(1 + rng.IntN(4)*recentThreads + rng.IntN(3)) }
+		replaced := map[*Thread]bool{}
+		for i := range 20000 {
+			a, b := tid(), tid()
+			switch rng.IntN(5) {
+			case 0:
+				if old, ok := m.threads[a]; ok {
+					replaced[old] = true
+				}
+				if p, ok := m.threads[b]; ok && p.Pid != b && p.Pid != ^uint32(0) {
+					replaced[p] = true // an erroneous parent is made anew
+				}
+				m.Fork(a, b, a, b, 0)
+			case 1:
+				m.Exit(a, a)
+			case 2:
+				m.Comm(a, a, "comm")
+			default:
+				pid := a
+				if rng.IntN(4) == 0 {
+					pid = ^uint32(0) // unknown until a later sample tells
+				}
+				got := m.SampleThread(pid, a)
+				if want := m.threads[a]; got != want {
+					t.Fatalf("seed %d, op %d: SampleThread(%d) is %p, the map's %p", seed, i, a, got, want)
+				}
+				if replaced[got] {
+					t.Fatalf("seed %d, op %d: SampleThread(%d) returned a replaced thread", seed, i, a)
+				}
+			}
+		}
+	}
 }
