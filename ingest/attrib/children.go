@@ -1,9 +1,10 @@
 package attrib
 
 import (
+	"iter"
+
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
-	"iter"
 )
 
 // accumulator holds perf report --children's "Children" counts: one entry
@@ -577,8 +578,9 @@ func walkCallerOrder(chain []uint64, frame func(ip uint64, cpumode uint8)) bool 
 // the nearest context marker before it (find_prev_cpumode), at most
 // maxStack frames. At an unknown marker, which empties the chain, it
 // stops and sets *valid to false: the frames yielded before are void.
-// It is small enough to be inlined with its loop's body: a call per
-// frame took 5 % of the -a -g children table.
+// It is small enough to be inlined with its loop's body, which then
+// makes no call per frame (9 M frames on the -a -g recording; its
+// children table took 1-2 % less time than with walkCallerOrder's).
 func callerOrder(chain []uint64, valid *bool) iter.Seq2[uint64, uint8] {
 	return func(yield func(uint64, uint8) bool) {
 		cpumode, ok := markerBefore(chain, len(chain), machine.CPUModeUser)
