@@ -106,9 +106,9 @@ func collectTighter() {
 // From then on the collector waits until the heap would outgrow the
 // memory the process holds, and a quarter of the live heap more
 // (endLimit): at tightGOGC, making the rows of the -a -g children table
-// ran a collection whose assists took grouping them from 13-18 to
-// 24-34 ms; its peak memory is the run's either way. It does nothing when
-// startGC does not manage the collector.
+// ran a collection whose assists made grouping them take 24-34 ms
+// instead of 13-18; its peak memory is the run's either way. It does
+// nothing when startGC does not manage the collector.
 func collectRun() {
 	gcSteady.Lock()
 	defer gcSteady.Unlock()

@@ -582,16 +582,10 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if a.sym.mapsErr != nil {
 		return nil, fmt.Errorf("attrib: %w", a.sym.mapsErr)
 	}
-	// BySym holds the counts by (dso, symbol), and ByMapSym (when kept)
-	// the same counts by map: both are filled on two cores, one after the
-	// other taking 30 ms of a 2.3 M-sample table's end on one. Without
-	// ByMapSym, BySym is filled straight from the counter: the list of
-	// every (map, symbol) count took 3-9 ms of the -a table's end, most of
-	// it faulting in its fresh memory.
-	// A children table's entries are made into rows on the other core
-	// meanwhile: they touch nothing the counts by symbol do, and their
-	// trees' worker may still be busy (finishTrees). On the -a -g
-	// recording the two took 7-13 and 25-35 ms one after the other.
+	// A children table's entries are made into rows on another core
+	// while the counts by symbol are summed: they touch nothing those do,
+	// and their trees' worker may still be busy (finishTrees). On the
+	// -a -g recording the two took 7-13 and 25-35 ms one after the other.
 	var accDone chan struct{}
 	var accChildren map[Key]Counts
 	accRes := &Result{} // what result notes (hidden rows, objects), kept apart until then
@@ -603,6 +597,13 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			accChildren = a.acc.result(accRes)
 		}()
 	}
+
+	// BySym holds the counts by (dso, symbol), and ByMapSym (when kept)
+	// the same counts by map: both are filled on two cores, one after the
+	// other taking 30 ms of a 2.3 M-sample table's end on one. Without
+	// ByMapSym, BySym is filled straight from the counter: the list of
+	// every (map, symbol) count took 3-9 ms of the -a table's end, most of
+	// it faulting in its fresh memory.
 	nCounts := a.cnt.size()
 	bySym := make(map[Key]Counts, nCounts)
 	var byEvent []Counts
