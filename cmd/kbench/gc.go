@@ -104,11 +104,11 @@ func collectTighter() {
 // (0.95-1.10 -> 0.96-0.98 s, 4 runs each).
 //
 // From then on the collector waits until the heap would outgrow the
-// memory the process holds, and a quarter of the live heap more
-// (endLimit): at tightGOGC, making the rows of the -a -g children table
-// ran a collection whose assists made grouping them take 24-34 ms
-// instead of 13-18; its peak memory is the run's either way. It does
-// nothing when startGC does not manage the collector.
+// memory the process holds, and a quarter of the live heap more: at
+// tightGOGC, making the rows of the -a -g children table ran a collection
+// whose assists made grouping them take 24-34 ms instead of 13-18; its
+// peak memory is the run's either way. It does nothing when startGC does
+// not manage the collector.
 func collectRun() {
 	gcSteady.Lock()
 	defer gcSteady.Unlock()
@@ -116,19 +116,24 @@ func collectRun() {
 		return
 	}
 	runtime.GC()
-	mem := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/gc/heap/live:bytes"}}
-	metrics.Read(mem)
-	if mem[0].Value.Kind() != metrics.KindUint64 || mem[1].Value.Kind() != metrics.KindUint64 {
-		return
+	if held, live, ok := heldMemory(); ok {
+		debug.SetMemoryLimit(int64(held + live/4))
+		debug.SetGCPercent(-1)
 	}
-	debug.SetMemoryLimit(endLimit(mem[0].Value.Uint64(), mem[1].Value.Uint64()))
-	debug.SetGCPercent(-1)
 }
 
-// endLimit is the memory limit collectRun sets for a process holding
-// total bytes with a live heap of live bytes.
-func endLimit(total, live uint64) int64 {
-	return int64(min(total+live/4, math.MaxInt64/2))
+// heldMemory returns the memory the Go runtime holds (mapped and not
+// released: what a memory limit bounds) and the live heap as of the
+// last collection; false if the runtime does not tell.
+func heldMemory() (held, live uint64, ok bool) {
+	m := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(m)
+	for _, s := range m {
+		if s.Value.Kind() != metrics.KindUint64 {
+			return 0, 0, false
+		}
+	}
+	return m[0].Value.Uint64() - m[1].Value.Uint64(), m[2].Value.Uint64(), true
 }
 
 // collectEarly collects once, in the background, while startGC holds the
