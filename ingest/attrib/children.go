@@ -413,10 +413,17 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 	// fromCache appends the entry of the frame at ip when the frame cache
 	// has it, and reports whether it had. Most frames are its (97.5 % of
 	// the -a -g recording's): the walk of a plain chain has it inlined.
+	// The frames of one cpumode share their maps' version and their
+	// slots' tag: a thread's maps do not change during a walk, the
+	// kernel's may (a kernel load), so that its version is compared.
+	segMode, segVer, segTag, segOK := uint8(0xff), uint64(0), uint32(0), false
 	fromCache := func(ip uint64, cpumode uint8) bool {
-		ver := vers.of(cpumode)
-		slot := &ac.frames[slotHash(ip, ver, ac.frameBits)]
-		if tag, cache := frameTag(ver, cpumode, event, false); slot.ip != ip || slot.tag|tagInMap != tag|tagInMap || !cache {
+		if cpumode != segMode || cpumode != machine.CPUModeUser && a.m.KernelVersion() != segVer {
+			segMode, segVer = cpumode, vers.of(cpumode)
+			segTag, segOK = frameTag(segVer, cpumode, event, false)
+		}
+		slot := &ac.frames[slotHash(ip, segVer, ac.frameBits)]
+		if slot.ip != ip || slot.tag|tagInMap != segTag|tagInMap || !segOK {
 			return false
 		}
 		if slot.tag&tagInMap != 0 {
