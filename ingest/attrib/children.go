@@ -509,7 +509,18 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 		owner = a.execs.owner(e.pid)
 	}
 	ac.count(ids, hits, nm, event, c, owner)
-	a.cumIDs, ac.noMapLevels, ac.objHits = ids, nm[:0], hits
+	// The buffers are kept for the next sample when they grew: storing
+	// them for every sample wrote three pointers under the collector's
+	// barrier, 10 ms of the -a -g children table.
+	if cap(ids) != cap(a.cumIDs) {
+		a.cumIDs = ids
+	}
+	if cap(nm) != cap(ac.noMapLevels) {
+		ac.noMapLevels = nm[:0]
+	}
+	if cap(hits) != cap(ac.objHits) {
+		ac.objHits = hits
+	}
 }
 
 // count counts a sample of period c in its entries ids (its own, then
