@@ -60,6 +60,50 @@ func TestAccumulatorSharesSymbolEntries(t *testing.T) {
 	}
 }
 
+// Addresses without a symbol in maps of one DSO (a library in each
+// process) find one entry per address and event; another DSO or level
+// has entries of its own; and their keys are the ones entry would make.
+// A map named as no map is ([unknown]) still goes through entry.
+func TestAccumulatorSharesAddressEntries(t *testing.T) {
+	state := func(dso string, start uint64, kernel bool) *mapState {
+		return &mapState{key: stateKey{m: index.Map{Start: start, End: start + 0x10000, DSO: dso}, kernel: kernel}}
+	}
+	ac := newAccumulator()
+	a1, a2 := state("/lib/a.so", 0x400000, false), state("/lib/a.so", 0x7f0000000000, false)
+	x := ac.addrEntry(a1, 0x1234, 0)
+	for _, c := range []struct {
+		what  string
+		st    *mapState
+		addr  uint64
+		event int
+		same  bool
+	}{
+		{"the same map", a1, 0x1234, 0, true},
+		{"another map of the DSO", a2, 0x1234, 0, true},
+		{"another address", a2, 0x1238, 0, false},
+		{"another event", a2, 0x1234, 1, false},
+		{"another DSO", state("/lib/b.so", 0x500000, false), 0x1234, 0, false},
+		{"the kernel level", state("/lib/a.so", 0x600000, true), 0x1234, 0, false},
+	} {
+		if got := ac.addrEntry(c.st, c.addr, c.event); (got == x) != c.same {
+			t.Errorf("%s: entry %d, the first's %d: same %v, want %v", c.what, got, x, got == x, c.same)
+		}
+	}
+	if n := ac.keys.len(); n != 5 {
+		t.Errorf("%d entries, want 5", n)
+	}
+	for i := range int32(ac.keys.len()) {
+		k := ac.keys.at(i)
+		if got := ac.entry(k); got != i {
+			t.Errorf("entry of %+v: %d, want the address's entry %d", k, got, i)
+		}
+	}
+	u := ac.addrEntry(state(symbols.Unknown, 0x900000, false), 0x77, 0)
+	if got := ac.noMapEntry(0x77, false, false, 0); got != u {
+		t.Errorf("an address of a map named %s: entry %d, the no-map entry %d", symbols.Unknown, u, got)
+	}
+}
+
 // An address outside every map has one entry whichever way it is asked
 // for, with the level it was first made at.
 func TestAccumulatorNoMapEntries(t *testing.T) {

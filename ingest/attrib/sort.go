@@ -124,7 +124,7 @@ type tableRow struct {
 // quarter of its end, on one core.
 func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, ranks map[rankKey]int32, first, n int) [][]tableRow {
 	g := grouping{m: m, acc: acc, hidden: hidden, ranks: ranks, first: first, n: n, same: sameShortNames(m, acc), shards: 1}
-	if max(len(m), len(acc)) >= parallelSortMin && runtime.GOMAXPROCS(0) > 1 {
+	if max(len(m), len(acc)) >= parallelRowsMin && runtime.GOMAXPROCS(0) > 1 {
 		g.shards = 2
 	}
 	out := make([][]tableRow, g.shards)
@@ -374,9 +374,7 @@ func tableOrder(shards [][]tableRow) []*tableRow {
 	var short shortNames
 	dsos := make(map[shortDSO]*dsoRank) // perf compares DSOs by these
 	var last *dsoRank
-	i := -1
-	for r := range allRows(shards) {
-		i++
+	for i, r := range allRows(shards) {
 		r.short = short.of(r.key.DSO, r.key.Kernel)
 		if k := (shortDSO{r.short, r.key.DSO == symbols.Unknown}); last == nil || k != last.shortDSO {
 			if last = dsos[k]; last == nil {
@@ -405,22 +403,25 @@ func tableOrder(shards [][]tableRow) []*tableRow {
 	return sortRows(keyed)
 }
 
-// allRows yields the rows of shards, in order.
-func allRows(shards [][]tableRow) iter.Seq[*tableRow] {
-	return func(yield func(*tableRow) bool) {
+// allRows yields the rows of shards, in order, numbered from 0.
+func allRows(shards [][]tableRow) iter.Seq2[int, *tableRow] {
+	return func(yield func(int, *tableRow) bool) {
+		n := 0
 		for _, rows := range shards {
 			for i := range rows {
-				if !yield(&rows[i]) {
+				if !yield(n, &rows[i]) {
 					return
 				}
+				n++
 			}
 		}
 	}
 }
 
-// parallelSortMin is the least number of rows sortRows sorts in halves
-// on two goroutines: below it the goroutine costs more than it saves.
-const parallelSortMin = 4096
+// parallelRowsMin is the least number of rows (or keys) groupRows groups
+// in two shards and sortRows sorts in halves, each on two goroutines:
+// below it the goroutine costs more than it saves.
+const parallelRowsMin = 4096
 
 // sortRows sorts keyed by compareOrderedRows and returns their rows in
 // that order. Sorting a children table's 50 k rows took a quarter of its
@@ -429,7 +430,7 @@ const parallelSortMin = 4096
 // the order is total, so the result is the one sort's.
 func sortRows(keyed []orderedRow) []*tableRow {
 	order := make([]*tableRow, len(keyed))
-	if len(keyed) < parallelSortMin || runtime.GOMAXPROCS(0) < 2 {
+	if len(keyed) < parallelRowsMin || runtime.GOMAXPROCS(0) < 2 {
 		slices.SortFunc(keyed, compareOrderedRows)
 		for i, k := range keyed {
 			order[i] = k.r

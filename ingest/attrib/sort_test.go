@@ -193,7 +193,7 @@ func TestSortRowsHalves(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	rng := rand.New(rand.NewPCG(3, 4))
 	syms := []string{"main", "function_a", "function_b", "functio", symbols.Unknown}
-	for _, n := range []int{parallelSortMin - 1, parallelSortMin, parallelSortMin + 1, 3*parallelSortMin + 5} {
+	for _, n := range []int{parallelRowsMin - 1, parallelRowsMin, parallelRowsMin + 1, 3*parallelRowsMin + 5} {
 		rows := make([]tableRow, n)
 		for i := range rows {
 			k := Key{DSO: "/bin/app", Sym: syms[rng.IntN(len(syms))], Addr: uint64(i)}
@@ -232,7 +232,7 @@ func TestGroupRowsShards(t *testing.T) {
 		n := 1 + i%2
 		m, acc := map[Key]Counts{}, map[Key]Counts{}
 		ranks := map[rankKey]int32{}
-		for range 2*parallelSortMin + rng.IntN(parallelSortMin) {
+		for range 2*parallelRowsMin + rng.IntN(parallelRowsMin) {
 			k := Key{DSO: dsos[rng.IntN(len(dsos))], Sym: syms[rng.IntN(len(syms))],
 				Kernel: rng.IntN(2) == 0, Addr: uint64(rng.IntN(3000)) << 4, Event: rng.IntN(n)}
 			c := Counts{Samples: uint64(1 + rng.IntN(3)), Period: uint64(rng.IntN(3))}

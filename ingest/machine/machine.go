@@ -337,11 +337,12 @@ func (m *Machine) findnewThread(pid, tid uint32) *Thread {
 		t.maps = m.newProcMaps(m.impl.New())
 	}
 	m.threads[tid] = t
+	m.recent[tid%recentThreads] = t
 	m.markThread(tid)
 	return t
 }
 
-// recentThreads is the size of Machine.recent: a power of two.
+// recentThreads is the size of Machine.recent.
 const recentThreads = 256
 
 // forget drops thread tid, for findnewThread to make anew.
