@@ -27,6 +27,14 @@ func (n *Node) Right() *Node { return n.right }
 type Tree struct {
 	root  *Node
 	moves uint64 // rotations and erasures so far (Moves)
+	// Rotated, when set, is called after each rotation with the node
+	// that rose and the one it rose over, now its child (links above them
+	// may wait for a double rotation's second half). A rotation gives an
+	// ancestor, the risen node, to the lowered node and its subtree on the
+	// side away from the risen node, and to no other node. Erase also
+	// splices a node out without a rotation: Moves counts that, Rotated
+	// does not.
+	Rotated func(risen, lowered *Node)
 }
 
 // Moves counts the rotations and erasures so far. A search's path to a
@@ -50,14 +58,24 @@ func (t *Tree) changeChild(old, new, parent *Node) {
 	}
 }
 
+// rotated counts and reports a rotation: rotateSetParents's, or one
+// done in place (a double rotation's first half, whose second raises the
+// same node again).
+func (t *Tree) rotated(risen, lowered *Node) {
+	t.moves++
+	if t.Rotated != nil {
+		t.Rotated(risen, lowered)
+	}
+}
+
 // rotateSetParents is __rb_rotate_set_parents: new takes old's parent and
 // colour, old becomes new's child with the given colour.
 func (t *Tree) rotateSetParents(old, new *Node, red bool) {
-	t.moves++
 	parent := old.parent
 	new.parent, new.red = old.parent, old.red
 	old.parent, old.red = new, red
 	t.changeChild(old, new, parent)
+	t.rotated(new, old)
 }
 
 // Link is rb_link_node followed by rb_insert_color: node becomes a red leaf
@@ -105,6 +123,7 @@ func (t *Tree) insertColor(node *Node) {
 					tmp.parent, tmp.red = parent, false
 				}
 				parent.parent, parent.red = node, true
+				t.rotated(node, parent)
 				parent = node
 				tmp = node.right
 			}
@@ -134,6 +153,7 @@ func (t *Tree) insertColor(node *Node) {
 				tmp.parent, tmp.red = parent, false
 			}
 			parent.parent, parent.red = node, true
+			t.rotated(node, parent)
 			parent = node
 			tmp = node.left
 		}
@@ -237,6 +257,7 @@ func (t *Tree) eraseColor(parent *Node) {
 				if tmp1 != nil {
 					tmp1.parent, tmp1.red = sibling, false
 				}
+				t.rotated(tmp2, sibling)
 				tmp1 = sibling
 				sibling = tmp2
 			}
@@ -282,6 +303,7 @@ func (t *Tree) eraseColor(parent *Node) {
 			if tmp1 != nil {
 				tmp1.parent, tmp1.red = sibling, false
 			}
+			t.rotated(tmp2, sibling)
 			tmp1 = sibling
 			sibling = tmp2
 		}

@@ -1,6 +1,7 @@
 package rbtree
 
 import (
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -146,4 +147,81 @@ func TestMovesCountsPathChanges(t *testing.T) {
 	if still == 0 || moved == 0 {
 		t.Errorf("Moves stayed %d times and changed %d", still, moved)
 	}
+}
+
+// TestRotatedReportsNewAncestors: over random insertions, every node
+// that ends an insertion with an ancestor it did not have is the lowered
+// node of a rotation Rotated reported that raised that ancestor, or in
+// the lowered node's subtree on the side away from it, at that report.
+// (Inside a double rotation, links are mended by its second half: each
+// report is checked at the insertion's end.)
+func TestRotatedReportsNewAncestors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	type report struct {
+		risen   *Node
+		gaining map[*Node]bool
+	}
+	var reports []report
+	var b keyTree
+	b.tree.Rotated = func(risen, lowered *Node) {
+		far := lowered.right
+		if risen.left == lowered {
+			far = lowered.left
+		} else if risen.right != lowered {
+			t.Fatalf("node %d rose over %d, not its child", risen.Value, lowered.Value)
+		}
+		gaining := map[*Node]bool{lowered: true}
+		var walk func(*Node)
+		walk = func(n *Node) {
+			if n != nil {
+				gaining[n] = true
+				walk(n.left)
+				walk(n.right)
+			}
+		}
+		walk(far)
+		reports = append(reports, report{risen, gaining})
+	}
+	gained := 0
+	for round := range 40 {
+		b = keyTree{tree: Tree{Rotated: b.tree.Rotated}}
+		for range 300 {
+			before := childAncestors(b.tree.root)
+			reports = reports[:0]
+			b.insert(uint64(rng.IntN(1 << (4 + round%12))))
+			for n, now := range childAncestors(b.tree.root) {
+				for a := range now {
+					if before[n] == nil || before[n][a] {
+						continue // the new node, or an ancestor it had
+					}
+					gained++
+					if !slices.ContainsFunc(reports, func(r report) bool { return r.risen == a && r.gaining[n] }) {
+						t.Fatalf("round %d: node %d gained ancestor %d, and no rotation reported raising it over them", round, n.Value, a.Value)
+					}
+				}
+			}
+		}
+	}
+	if gained < 1000 {
+		t.Errorf("only %d ancestors gained: the test no longer tests rotations", gained)
+	}
+}
+
+// childAncestors returns each node's ancestors, found by child links
+// from root.
+func childAncestors(root *Node) map[*Node]map[*Node]bool {
+	m := map[*Node]map[*Node]bool{}
+	var walk func(n *Node, above map[*Node]bool)
+	walk = func(n *Node, above map[*Node]bool) {
+		if n == nil {
+			return
+		}
+		m[n] = above
+		below := maps.Clone(above)
+		below[n] = true
+		walk(n.left, below)
+		walk(n.right, below)
+	}
+	walk(root, map[*Node]bool{})
+	return m
 }
