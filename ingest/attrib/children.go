@@ -479,7 +479,7 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 	ok := !chainVoid(e)
 	switch {
 	case !ok:
-	case hasUserStack(e) || e.misc == sampleLBR:
+	case hasUserStack(e) || e.misc&sampleLBR != 0:
 		ok = a.walkCallerOrderUnwound(e, frame, func(k Key, end uint64, base string) {
 			kernel, hyper = false, false
 			id := ac.entry(k)
@@ -559,8 +559,12 @@ func (ac *accumulator) count(ids []int32, hits []entryHit, nm []uint8, event int
 // resolves no frame of it, so the walk's frames must make no entry or
 // row. Only a chain holding such a marker is walked to find out, and
 // only the chain: unwound user frames (walkCallerOrderUnwound) come
-// before it and cannot void it.
+// before it and cannot void it. A chain the decoder looked at already
+// (sampleKnownMarkers) is not looked at again.
 func chainVoid(e *event) bool {
+	if e.misc&sampleKnownMarkers != 0 {
+		return false
+	}
 	unknown := false
 	for _, ip := range e.addrs {
 		if ip >= contextMax {
@@ -572,6 +576,10 @@ func chainVoid(e *event) bool {
 	}
 	return unknown && !walkCallerOrder(e.addrs, func(uint64, uint8) {})
 }
+
+// sampleKnownMarkers marks a SAMPLE event (event.misc) whose callchain
+// the decoder found no unknown context marker in (knownMarkers).
+const sampleKnownMarkers = 2
 
 // walkCallerOrder calls frame for each frame of chain in caller order
 // (callerOrder). It returns false when an unknown marker empties the

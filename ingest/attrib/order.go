@@ -36,7 +36,7 @@ type event struct {
 	pid, tid uint32
 	ppid     uint32 // FORK; a SAMPLE's CPU (cpu), sharing the space
 	ptid     uint32 // FORK
-	misc     uint16 // FORK: the record's misc (machine.MiscForkExec); SAMPLE: sampleLBR or 0
+	misc     uint16 // FORK: the record's misc (machine.MiscForkExec); SAMPLE: sampleLBR, sampleKnownMarkers
 	attr     uint16 // SAMPLE: the index of its event's attr
 	kind     eventKind
 	cpumode  uint8

@@ -252,3 +252,57 @@ func TestCacheBits(t *testing.T) {
 		}
 	}
 }
+
+// Callchains with context markers perf does not know (which empty the
+// chain, and every entry its frames would have made) among known ones,
+// at addresses in a map and outside every map, in user and kernel mode:
+// the children tables (by dso,sym and by sort keys) are the same whether
+// the decoder marks the chains it found no unknown marker in
+// (sampleKnownMarkers) or the attributor looks at every chain itself.
+func TestKnownMarkersChangeNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	path, w, done := tempRecording(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
+	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
+	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Tid: 0, Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"})
+	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 100, Tid: 100, Addr: 0x400000, Len: 0x1000, Filename: "/bin/a", Prot: 5, SampleID: perfdata.SampleID{Time: 1}})
+	frames := []uint64{0x400010, 0x400020, 0x900010, 0x900020, 0xffffffff81000010, 0xffffffffa0000010}
+	markers := []uint64{contextKernel, contextUser, contextGuestKernel, contextMax + 7}
+	unknown := 0
+	for i := range 3000 {
+		s := &perfdata.Sample{Info: u, Pid: 100, Tid: 100, Time: uint64(10 + i), Period: 1, IP: frames[rng.IntN(2)]}
+		if rng.IntN(3) == 0 {
+			s.Info, s.IP = k, 0xffffffff81000010
+		}
+		odd := false
+		for range rng.IntN(8) {
+			ip := frames[rng.IntN(len(frames))]
+			if rng.IntN(3) == 0 { // outside every map, many of them: some first met in an emptied chain
+				ip = 0x900000 + 16*uint64(rng.IntN(500))
+			}
+			if rng.IntN(4) == 0 {
+				ip = markers[rng.IntN(len(markers))]
+				odd = odd || ip >= contextGuestKernel && ip != contextHV && ip != contextKernel && ip != contextUser
+			}
+			s.Callchain = append(s.Callchain, ip)
+		}
+		if odd {
+			unknown++
+		}
+		w.WriteSample(s)
+	}
+	done()
+	if unknown < 300 {
+		t.Fatalf("only %d chains with an unknown marker", unknown)
+	}
+	defer func(off bool) { knownMarkersOff = off }(knownMarkersOff)
+	for _, opts := range []Options{{NoFiles: true, DebugDir: "-", Children: true}, {NoFiles: true, DebugDir: "-", Children: true, SortKeys: []string{SortPid, SortDSO, SortSym}}} {
+		knownMarkersOff = false
+		got, gotCanon := runCached(t, path, opts, false)
+		knownMarkersOff = true
+		want, wantCanon := runCached(t, path, opts, false)
+		if got != want || gotCanon != wantCanon {
+			t.Errorf("sort %v: with the decoder's marks:\n%s\nwithout:\n%s", opts.SortKeys, got, want)
+		}
+	}
+}

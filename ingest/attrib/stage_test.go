@@ -211,6 +211,24 @@ func BenchmarkStageRun(b *testing.B) {
 	}
 }
 
+// BenchmarkStageRunChildren is BenchmarkStageRun for the children table
+// (perf report --children): each sample's period cumulated into its
+// callchain's entries, and perf's tree of the entries of addresses
+// outside every map kept beside it.
+func BenchmarkStageRunChildren(b *testing.B) {
+	data, ks := stageRecording(b)
+	var n uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Run(openBytes(b, data), Options{Kallsyms: ks, DebugDir: "-", Children: true, NoSampleSets: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = res.Samples
+	}
+	perSample(b, int(n))
+}
+
 // BenchmarkStageWrite writes the table of a run, flat and children, to a
 // writer that only counts the bytes: the step after the last sample
 // (grouping entries into rows, ordering and formatting them).
