@@ -77,3 +77,49 @@ func TestTreeWorkerSearchCache(t *testing.T) {
 		t.Errorf("%d answers kept, %d walked, %d second entries of an address: the test no longer tests the cache", kept, walked, dups)
 	}
 }
+
+// BenchmarkTreeWorker applies a stream of tree operations shaped like
+// the -a -g recording's (entries made mostly early, searches for
+// addresses outside every map, a few of them hot, from all over the
+// address space) to a fresh worker: the cost of keeping perf's tree per
+// search sent.
+func BenchmarkTreeWorker(b *testing.B) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	const addrCount, opCount = 20000, 400000
+	addrs := make([]uint64, 0, addrCount)
+	seen := map[uint64]bool{}
+	for len(addrs) < addrCount {
+		a := rng.Uint64()
+		if rng.IntN(2) == 0 { // user-space-like, near each other
+			a = 0x7f0000000000 + rng.Uint64N(1<<32)
+		}
+		if !seen[a] {
+			seen[a] = true
+			addrs = append(addrs, a)
+		}
+	}
+	names := []string{"libc.so.6", "python3", "[kernel.kallsyms]", "libm.so.6"}
+	ops := make([]treeOp, 0, opCount)
+	mapped := 0
+	for i := range opCount {
+		// Entries with a map are made at a rate falling as the run goes.
+		if rng.Float64() < 0.2*(1-float64(i)/opCount) {
+			op := treeOp{kind: opInsert, id: int32(addrCount + mapped), key: treeKey{a: rng.Uint64N(1 << 20), sym: true, dso: int32(rng.IntN(len(names)))}}
+			op.key.b = op.key.a + 64
+			mapped++
+			ops = append(ops, op)
+			continue
+		}
+		// Searches: the addresses met first are met most.
+		id := min(int(rng.ExpFloat64()*addrCount/8), addrCount-1)
+		ops = append(ops, treeOp{kind: opSearch, id: int32(id), key: treeKey{a: addrs[id], noMap: true}, c: Counts{Samples: 1, Period: 1}})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		w := &treeWorker{trees: map[int32]*workerTree{}}
+		for i := range ops {
+			w.apply(&ops[i], names)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*opCount), "ns/op-applied")
+}
