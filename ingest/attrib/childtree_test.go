@@ -131,27 +131,28 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 			}
 			mapped = append(mapped, k)
 		}
-		entry := func() (int32, bool) {
+		entry := func() (int32, uint64, bool) {
 			if rng.IntN(2) == 0 {
-				return ac.noMapEntry(addrs[rng.IntN(len(addrs))], false, false, 0), true
+				addr := addrs[rng.IntN(len(addrs))]
+				return ac.noMapEntry(addr, false, false, 0), addr, true
 			}
 			k := mapped[rng.IntN(len(mapped))]
 			id := ac.entry(k)
 			if k.Sym != "[unknown]" {
 				ac.meta.ptr(id).end = k.Addr + 16
 			}
-			return id, false
+			return id, 0, false
 		}
 		bySym := map[Key]Counts{}
 		for s := range 1 + rng.IntN(300) {
 			ac.stamp = uint32(s + 1)
 			var ids []int32
-			var nm []uint8
+			var nm []noMapFrame
 			for j := range 1 + rng.IntN(8) {
-				id, noMap := entry()
+				id, addr, noMap := entry()
 				ids = append(ids, id)
 				if noMap {
-					nm = append(nm, 0)
+					nm = append(nm, noMapFrame{addr, 0})
 				}
 				if j == 0 {
 					k := ac.keys.at(id)

@@ -20,7 +20,7 @@ func TestTreeWorkerSearchCache(t *testing.T) {
 	names := []string{"a.so", "b", "[kernel.kallsyms]"}
 	for i := range 600 {
 		rotationCheckMax = []int{1, 3, 64}[i%3]
-		w := &treeWorker{trees: map[int32]*workerTree{}}
+		w := newTestTreeWorker()
 		// One accumulator entry an address, as noMapEntry makes them.
 		var addrs []uint64
 		seen := map[uint64]bool{}
@@ -38,15 +38,16 @@ func TestTreeWorkerSearchCache(t *testing.T) {
 		for step := range 50 + rng.IntN(1500) {
 			wt := w.trees[0]
 			if rng.IntN(6) == 0 { // an entry with a map is made
-				op := treeOp{kind: opInsert, id: int32(len(addrs) + mapped), key: treeKey{a: uint64(rng.IntN(1 << 12)), dso: int32(rng.IntN(len(names)))}}
-				if op.key.sym = rng.IntN(2) == 0; op.key.sym {
-					op.key.b = op.key.a + 16
+				nk := namedKey{name: names[rng.IntN(len(names))]}
+				start := uint64(rng.IntN(1 << 12))
+				if nk.sym = rng.IntN(2) == 0; nk.sym {
+					nk.end = start + 16
 				}
+				w.insert(int32(len(addrs)+mapped), 0, start, &nk)
 				mapped++
-				w.apply(&op, names)
+				w.applyQueued()
 			} else {
 				id := rng.IntN(len(addrs))
-				op := treeOp{kind: opSearch, id: int32(id), key: treeKey{a: addrs[id], noMap: true}, c: Counts{Samples: 1, Period: 1}}
 				if wt != nil && id < len(wt.last) && wt.last[id].moves == wt.moved+1 {
 					kept++
 				} else {
@@ -56,7 +57,8 @@ func TestTreeWorkerSearchCache(t *testing.T) {
 				if wt != nil {
 					made = len(wt.owner)
 				}
-				w.apply(&op, nil)
+				w.search(int32(id), 0, addrs[id], Counts{Samples: 1, Period: 1}, 0, false, false)
+				w.applyQueued()
 				if wt = w.trees[0]; len(wt.owner) > made && wt.owner[made].dup > 0 {
 					dups++
 				}
@@ -99,27 +101,49 @@ func BenchmarkTreeWorker(b *testing.B) {
 		}
 	}
 	names := []string{"libc.so.6", "python3", "[kernel.kallsyms]", "libm.so.6"}
-	ops := make([]treeOp, 0, opCount)
+	// The ops, queued by the attributor's calls, in the batches it sends.
+	w := &treeWorker{ops: make(chan *treeBatch, opCount/treeBatchOps+1), batch: &treeBatch{}}
 	mapped := 0
 	for i := range opCount {
 		// Entries with a map are made at a rate falling as the run goes.
 		if rng.Float64() < 0.2*(1-float64(i)/opCount) {
-			op := treeOp{kind: opInsert, id: int32(addrCount + mapped), key: treeKey{a: rng.Uint64N(1 << 20), sym: true, dso: int32(rng.IntN(len(names)))}}
-			op.key.b = op.key.a + 64
+			start := rng.Uint64N(1 << 20)
+			w.insert(int32(addrCount+mapped), 0, start, &namedKey{name: names[rng.IntN(len(names))], sym: true, end: start + 64})
 			mapped++
-			ops = append(ops, op)
 			continue
 		}
 		// Searches: the addresses met first are met most.
 		id := min(int(rng.ExpFloat64()*addrCount/8), addrCount-1)
-		ops = append(ops, treeOp{kind: opSearch, id: int32(id), key: treeKey{a: addrs[id], noMap: true}, c: Counts{Samples: 1, Period: 1}})
+		w.search(int32(id), 0, addrs[id], Counts{Samples: 1, Period: 1}, 0, false, false)
+	}
+	w.ops <- w.batch
+	close(w.ops)
+	var batches []*treeBatch
+	for b := range w.ops {
+		batches = append(batches, b)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		w := &treeWorker{trees: map[int32]*workerTree{}}
-		for i := range ops {
-			w.apply(&ops[i], names)
+		for _, batch := range batches {
+			for i := range batch.ops {
+				w.apply(&batch.ops[i], batch)
+			}
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*opCount), "ns/op-applied")
+}
+
+// newTestTreeWorker returns a worker without its goroutine: applyQueued
+// applies what was queued since.
+func newTestTreeWorker() *treeWorker {
+	return &treeWorker{trees: map[int32]*workerTree{}, batch: &treeBatch{}}
+}
+
+func (w *treeWorker) applyQueued() {
+	b := w.batch
+	for i := range b.ops {
+		w.apply(&b.ops[i], b)
+	}
+	b.ops, b.counts, b.named = b.ops[:0], b.counts[:0], b.named[:0]
 }
