@@ -48,6 +48,17 @@ func tempRecording(t *testing.T, opts ...perfdata.WriterOptions) (string, *perfd
 	}
 }
 
+// kernelRecording starts a recording with callchains and a kernel map
+// (tempRecording), and returns the sample headers of user and kernel mode.
+func kernelRecording(t *testing.T) (path string, w *perfdata.Writer, done func(), u, k perfdata.Info) {
+	t.Helper()
+	path, w, done = tempRecording(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
+	u = perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+	k = perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
+	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Tid: 0, Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"})
+	return path, w, done, u, k
+}
+
 // runCached runs file with opts, the sample cache on or off, and returns
 // the table (or script) output and the canonical form of the result.
 func runCached(t *testing.T, file string, opts Options, cacheOff bool) (string, string) {
@@ -109,10 +120,7 @@ func TestSampleCacheChangesNothing(t *testing.T) {
 // callchains, of the same addresses, are printed in them.
 func TestSampleCacheFollowsMapChanges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	path, w, done := tempRecording(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
-	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
-	k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
-	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Tid: 0, Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"})
+	path, w, done, u, k := kernelRecording(t)
 	dsos := []string{"/bin/a", "/bin/b", "/bin/c"}
 	tm := uint64(10)
 	for i := range 3000 {
@@ -261,10 +269,7 @@ func TestCacheBits(t *testing.T) {
 // (sampleKnownMarkers) or the attributor looks at every chain itself.
 func TestKnownMarkersChangeNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
-	path, w, done := tempRecording(t, perfdata.WriterOptions{Arch: "x86_64", Callchains: true})
-	u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
-	k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
-	w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Tid: 0, Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"})
+	path, w, done, u, k := kernelRecording(t)
 	w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 100, Tid: 100, Addr: 0x400000, Len: 0x1000, Filename: "/bin/a", Prot: 5, SampleID: perfdata.SampleID{Time: 1}})
 	frames := []uint64{0x400010, 0x400020, 0x900010, 0x900020, 0xffffffff81000010, 0xffffffffa0000010}
 	markers := []uint64{contextKernel, contextUser, contextGuestKernel, contextMax + 7}
