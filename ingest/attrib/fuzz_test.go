@@ -13,7 +13,7 @@ import (
 
 // FuzzRun attributes arbitrary recordings: whatever the reader accepts,
 // the machine and the attribution must take without a panic, and both
-// implementations must agree.
+// implementations must agree, in the script and in the children table.
 func FuzzRun(f *testing.F) {
 	for _, name := range []string{"sleep", "ksym", "pipe", "callchain"} {
 		if b, err := os.ReadFile("../perfdata/testdata/" + name + ".data"); err == nil && len(b) < 100_000 {
@@ -25,22 +25,38 @@ func FuzzRun(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var digests []string
-		for _, im := range mapset.All {
-			r, err := perfdata.NewFileReader(bytes.NewReader(data), int64(len(data)))
-			if err != nil {
-				if r, err = perfdata.NewReader(bytes.NewReader(data)); err != nil {
+		// The script, then the children table (callchains cumulated,
+		// perf's tree of far addresses kept).
+		for _, children := range []bool{false, true} {
+			var digests []string
+			for _, im := range mapset.All {
+				r, err := perfdata.NewFileReader(bytes.NewReader(data), int64(len(data)))
+				if err != nil {
+					if r, err = perfdata.NewReader(bytes.NewReader(data)); err != nil {
+						return
+					}
+				}
+				opts := Options{Impl: im, Kallsyms: ks, DebugDir: "-", NoFiles: true, Script: io.Discard}
+				if children {
+					opts.Script, opts.Children = nil, true
+				}
+				res, err := Run(r, opts)
+				if err != nil {
 					return
 				}
+				digest := res.Digest()
+				if children {
+					var table bytes.Buffer
+					if err := res.WriteTable(&table); err != nil {
+						t.Fatal(err)
+					}
+					digest = table.String()
+				}
+				digests = append(digests, digest)
 			}
-			res, err := Run(r, Options{Impl: im, Kallsyms: ks, DebugDir: "-", NoFiles: true, Script: io.Discard})
-			if err != nil {
-				return
+			if len(digests) == 2 && digests[0] != digests[1] {
+				t.Fatalf("children %v: btree and list differ:\n%s\n%s", children, digests[0], digests[1])
 			}
-			digests = append(digests, res.Digest())
-		}
-		if len(digests) == 2 && digests[0] != digests[1] {
-			t.Fatalf("btree and list differ")
 		}
 	})
 }
