@@ -89,19 +89,29 @@ func share(c, total Counts) float64 {
 // unresolved one the address, 0x and 16 hex digits.
 func (k Key) SymbolName() string {
 	if k.Sym == symbols.Unknown {
-		if k.Addr == 0 {
-			return "0000000000000000" // C's %#.16llx: no 0x for zero
-		}
 		var b [18]byte
-		h := strconv.AppendUint(b[:0], k.Addr, 16)
-		n := copy(b[18-len(h):], h) // right-aligned, zero-filled, behind "0x"
-		for i := 2; i < 18-n; i++ {
-			b[i] = '0'
-		}
-		b[0], b[1] = '0', 'x'
-		return string(b[:])
+		return string(k.appendSymbolName(b[:0]))
 	}
 	return k.Sym
+}
+
+// appendSymbolName appends SymbolName to dst: a table's rows of addresses
+// without a symbol write it without making a string of it.
+func (k Key) appendSymbolName(dst []byte) []byte {
+	if k.Sym != symbols.Unknown {
+		return append(dst, k.Sym...)
+	}
+	if k.Addr == 0 {
+		return append(dst, "0000000000000000"...) // C's %#.16llx: no 0x for zero
+	}
+	var b [18]byte
+	h := strconv.AppendUint(b[:0], k.Addr, 16)
+	n := copy(b[18-len(h):], h) // right-aligned, zero-filled, behind "0x"
+	for i := 2; i < 18-n; i++ {
+		b[i] = '0'
+	}
+	b[0], b[1] = '0', 'x'
+	return append(dst, b[:]...)
 }
 
 // WriteTable writes the (dso, symbol) counts as perf report --stdio
@@ -177,7 +187,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 			b.WriteString("  ")
 			b.WriteString(level(row.key))
 			b.WriteByte(' ')
-			b.WriteString(row.key.SymbolName())
+			b.Write(row.key.appendSymbolName(b.AvailableBuffer()))
 			if o, ok := r.objects[row.key]; ok && r.Branches == nil {
 				b.WriteString("+0x")
 				var num [16]byte
@@ -255,18 +265,25 @@ func writeShares(b *bytes.Buffer, cs, totals []Counts) {
 // ("%*s"). Rows are written without fmt: it was a fifth of writing a
 // large table.
 func writeRight(b *bytes.Buffer, width int, s []byte) {
-	for range width - len(s) {
-		b.WriteByte(' ')
-	}
+	writePad(b, width-len(s))
 	b.Write(s)
 }
+
+// writePad writes n spaces (none for n <= 0).
+func writePad(b *bytes.Buffer, n int) {
+	for n > 0 {
+		k := min(n, len(spaces))
+		b.WriteString(spaces[:k])
+		n -= k
+	}
+}
+
+const spaces = "                                                                "
 
 // writeLeft writes s left-aligned in width bytes ("%-*s").
 func writeLeft(b *bytes.Buffer, width int, s string) {
 	b.WriteString(s)
-	for range width - len(s) {
-		b.WriteByte(' ')
-	}
+	writePad(b, width-len(s))
 }
 
 // eventGroups returns the tables perf report shows: the GROUP_DESC groups
