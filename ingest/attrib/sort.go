@@ -253,6 +253,11 @@ func (g *grouping) shard(s int) []tableRow {
 	}
 	if g.ranks != nil {
 		for i := range rows {
+			// Only entries outside every map have ranks (finishTrees):
+			// the others' keys are not hashed for nothing.
+			if rows[i].key.DSO != symbols.Unknown {
+				continue
+			}
 			if rank, ok := g.ranks[rankKeyOf(rows[i].key)]; ok {
 				rows[i].rank = rank + 1
 			}
