@@ -574,16 +574,7 @@ func chainVoid(e *event) bool {
 	if e.misc&sampleKnownMarkers != 0 {
 		return false
 	}
-	unknown := false
-	for _, ip := range e.addrs {
-		if ip >= contextMax {
-			if _, ok := contextMode(ip); !ok {
-				unknown = true
-				break
-			}
-		}
-	}
-	return unknown && !walkCallerOrder(e.addrs, func(uint64, uint8) {})
+	return !knownMarkers(e.addrs) && !walkCallerOrder(e.addrs, func(uint64, uint8) {})
 }
 
 // sampleKnownMarkers marks a SAMPLE event (event.misc) whose callchain

@@ -287,7 +287,7 @@ func TestKnownMarkersChangeNothing(t *testing.T) {
 			}
 			if rng.IntN(4) == 0 {
 				ip = markers[rng.IntN(len(markers))]
-				odd = odd || ip >= contextGuestKernel && ip != contextHV && ip != contextKernel && ip != contextUser
+				odd = odd || ip != contextHV && ip != contextKernel && ip != contextUser // every marker here is one
 			}
 			s.Callchain = append(s.Callchain, ip)
 		}

@@ -71,8 +71,10 @@ func TestRBTreeInvariants(t *testing.T) {
 // keyTree inserts keys as perf's __symbols__insert does: left when below
 // the node's key, else right.
 type keyTree struct {
-	keys []uint64
-	tree Tree
+	keys   []uint64
+	tree   Tree
+	linked *Node // the last node inserted, and where: under parent
+	parent *Node
 }
 
 func (b *keyTree) insert(k uint64) {
@@ -88,6 +90,7 @@ func (b *keyTree) insert(k uint64) {
 			p, left = p.Right(), false
 		}
 	}
+	b.linked, b.parent = n, parent
 	b.tree.Link(n, parent, left)
 }
 
@@ -154,7 +157,8 @@ func TestMovesCountsPathChanges(t *testing.T) {
 // node of a rotation Rotated reported that raised that ancestor, or in
 // the lowered node's subtree on the side away from it, at that report.
 // (Inside a double rotation, links are mended by its second half: each
-// report is checked at the insertion's end.)
+// report is checked at the insertion's end.) The new node itself keeps
+// only ancestors of its search path.
 func TestRotatedReportsNewAncestors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	type report struct {
@@ -190,9 +194,20 @@ func TestRotatedReportsNewAncestors(t *testing.T) {
 			reports = reports[:0]
 			b.insert(uint64(rng.IntN(1 << (4 + round%12))))
 			for n, now := range childAncestors(b.tree.root) {
+				if n == b.linked {
+					// The new node keeps only ancestors its search path
+					// had: the rebalancing raises them and lowers nodes
+					// off the path (farorder.go's worker relies on it).
+					for a := range now {
+						if a != b.parent && !before[b.parent][a] {
+							t.Fatalf("round %d: the new node %d gained ancestor %d off its path", round, n.Value, a.Value)
+						}
+					}
+					continue
+				}
 				for a := range now {
-					if before[n] == nil || before[n][a] {
-						continue // the new node, or an ancestor it had
+					if before[n][a] {
+						continue // an ancestor it had
 					}
 					gained++
 					if !slices.ContainsFunc(reports, func(r report) bool { return r.risen == a && r.gaining[n] }) {
