@@ -517,7 +517,15 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		}
 	}
 	var lost lostCounts // written by decode, read after errc
-	go decode(r, a.mapped, deliveries, pools, flow, errc, opts.Progress, wantChains, branches, kmodsecType, &lost, kernelSeen)
+	go decode(r, a.mapped, deliveries, pools, flow, errc, decodeConfig{
+		progress:    opts.Progress,
+		wantChains:  wantChains,
+		markChains:  children, // chainVoid's callers: cumulate, cumulateRows
+		branches:    branches,
+		kmodsecType: kmodsecType,
+		lost:        &lost,
+		kernelSeen:  kernelSeen,
+	})
 
 	var buildIDs map[string][]byte
 	var runErr error
@@ -850,16 +858,31 @@ func touch(e *event) uint64 {
 	return e.time
 }
 
+// decodeConfig is what decode does beyond reading records: which
+// payloads the run's views need, and where it reports.
+type decodeConfig struct {
+	progress   func(int64) // called with the file offset every 64 Ki records
+	wantChains bool        // callchains (and the user stacks behind them)
+	// markChains marks chains without an unknown context marker
+	// (sampleKnownMarkers), for the views that call chainVoid.
+	markChains  bool
+	branches    bool   // branch stacks, as (to, from) pairs
+	kmodsecType uint32 // the record type of KMOD_SEC_MAP
+	lost        *lostCounts
+	kernelSeen  func(kernelHint) // see decode
+}
+
 // decode reads records, copies out what attribution needs (callchains
 // only when wanted), puts the events in perf's order with an orderer and
 // sends its deliveries, at most flowBytes of them in flight. Ordering
 // here, beside decoding, leaves the attributor only the delivery.
 // mapped is r's mapping (perfdata.Reader.MappedData): the user stacks
 // of DWARF samples whose records are stable stay there.
-// kernelSeen, if not nil, is called at the first kernel-mode sample after
-// a kernel MMAP (a recording of user space can have kernel samples, by
-// skid, and no kernel map for them), with what the MMAPs before it told.
-func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, progress func(int64), wantChains, branches bool, kmodsecType uint32, lost *lostCounts, kernelSeen func(kernelHint)) {
+// cfg.kernelSeen, if not nil, is called at the first kernel-mode sample
+// after a kernel MMAP (a recording of user space can have kernel samples,
+// by skid, and no kernel map for them), with what the MMAPs before it told.
+func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, cfg decodeConfig) {
+	progress, wantChains, branches, kmodsecType, lost, kernelSeen := cfg.progress, cfg.wantChains, cfg.branches, cfg.kmodsecType, cfg.lost, cfg.kernelSeen
 	defer close(out)
 	if mapped != nil {
 		// Record bytes read after Next returned (build ids, KMOD_SEC_MAP
@@ -940,7 +963,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 					// event's segment.
 					e.addrs, copyChain = rec.Callchain[:len(rec.Callchain):len(rec.Callchain)], true
 				}
-				if !isLBR && b == nil && !knownMarkersOff && knownMarkers(e.addrs) {
+				if cfg.markChains && !isLBR && b == nil && !knownMarkersOff && knownMarkers(e.addrs) {
 					e.misc |= sampleKnownMarkers
 				}
 			} else if branches && len(rec.Branches) > 0 {
