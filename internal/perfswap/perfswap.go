@@ -217,10 +217,71 @@ func (s *beSwapper) record(o, size int) {
 		f := perfdata.Feature(s.u64(p))
 		u(8)
 		s.feature(f, p, o+size-p)
+	case perfdata.RecordEventUpdate:
+		kind := s.u64(p)
+		u(8)
+		u(8)
+		switch kind {
+		case 1: // scale, a double
+			u(8)
+		case 3: // cpus
+			s.cpuMap(p)
+		}
+	case perfdata.RecordThreadMap:
+		n := int(s.u64(p))
+		u(8)
+		for range n {
+			u(8)
+			p += 16 // comm
+		}
+	case perfdata.RecordCPUMap:
+		s.cpuMap(p)
+	case perfdata.RecordStatConfig, perfdata.RecordStatRound:
+		for ; p+8 <= o+size; p += 8 {
+			s.sw(p, 8)
+		}
+	case perfdata.RecordStat:
+		u(8)
+		u(4)
+		u(4)
+		u(8)
+		u(8)
+		u(8)
 	default:
 		if typ < perfdata.RecordUserTypeStart {
 			s.trailer(o, size)
 		}
+	}
+}
+
+// cpuMap swaps a perf_record_cpu_map_data at p (perf's
+// perf_event__cpu_map_swap): a list of u16 CPUs, a mask of 32- or 64-bit
+// words (after 4 bytes of padding), or a range.
+func (s *beSwapper) cpuMap(p int) {
+	u := func(n int) { s.sw(p, n); p += n }
+	kind := s.u16(p)
+	u(2)
+	switch kind {
+	case 0:
+		n := int(s.u16(p))
+		u(2)
+		for range n {
+			u(2)
+		}
+	case 1:
+		n, long := int(s.u16(p)), int(s.u16(p+2))
+		u(2)
+		u(2)
+		if long == 8 {
+			p += 4
+		}
+		for range n {
+			u(long)
+		}
+	case 2:
+		p += 2
+		u(2)
+		u(2)
 	}
 }
 
