@@ -53,7 +53,8 @@ pipe-mode recording) to a map and a symbol as perf does, and print:
           pid, dso, sym, cpu; the filters select samples as perf's --pid,
           --tid, --comms, --cpu, --time, --dsos and --symbols do (L is a
           comma list), in every format
-  script  perf script -F ip,sym,dso, line for line
+  script  perf script -F ip,sym,dso, line for line (for a perf stat
+          record recording, its counters as perf script prints them)
   json    counts per symbol, per map with sample-set digests, and the digest
   folded  one line per distinct stack, "comm;outer;...;leaf count", as
           FlameGraph's stackcollapse-perf.pl folds perf script's output

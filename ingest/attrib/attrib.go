@@ -31,6 +31,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/ingest/perfstat"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 	"github.com/kmapindex/kmapindex/ingest/unwind"
 )
@@ -525,6 +526,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		kmodsecType: kmodsecType,
 		lost:        &lost,
 		kernelSeen:  kernelSeen,
+		stat:        statCounters(r, opts.Script != nil),
 	})
 
 	var buildIDs map[string][]byte
@@ -870,6 +872,9 @@ type decodeConfig struct {
 	kmodsecType uint32 // the record type of KMOD_SEC_MAP
 	lost        *lostCounts
 	kernelSeen  func(kernelHint) // see decode
+	// stat replays perf stat record's counters into the script's text
+	// (nil: not a script view).
+	stat *perfstat.Counters
 }
 
 // decode reads records, copies out what attribution needs (callchains
@@ -1013,6 +1018,21 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 			e = event{kind: evBuildID, cpumode: uint8(rec.CPUMode()), pid: uint32(rec.Pid),
 				side: &sideband{off: rec.Offset, rare: &rareSideband{buildID: slices.Clone(rec.BuildID), bidPath: rec.Filename}}}
 		case *perfdata.Unknown:
+			if cfg.stat != nil && perfstat.IsRecord(rec.Type) && uint32(rec.Type) != kmodsecType {
+				// perf handles these as it reads them: at once.
+				raw := r.Raw()
+				text, err := cfg.stat.Record(nil, raw.Data, raw.ByteOrder, raw.Offset)
+				if err != nil {
+					errc <- fmt.Errorf("attrib: %w", err)
+					return
+				}
+				warns := cfg.stat.Warnings()
+				if len(text) == 0 && len(warns) == 0 {
+					continue
+				}
+				e = event{kind: evText, side: &sideband{rare: &rareSideband{text: string(text), warns: warns}}}
+				break
+			}
 			if uint32(rec.Type) != kmodsecType {
 				continue
 			}
@@ -1291,8 +1311,30 @@ func (a *attributor) deliver(e *event) error {
 		a.sym.sectionFiles[e.side.rare.sec.DSO] = e.side.rare.secPath
 	case evBuildID:
 		a.buildID(e)
+	case evText:
+		for _, w := range e.side.rare.warns {
+			a.warn("%s", w)
+		}
+		if a.out != nil && e.side.rare.text != "" {
+			a.out.text(e.side.rare.text)
+		}
 	}
 	return nil
+}
+
+// statCounters returns the state perf script keeps of a perf stat
+// recording's counters, for a script view (nil for another).
+func statCounters(r *perfdata.Reader, script bool) *perfstat.Counters {
+	if !script {
+		return nil
+	}
+	return perfstat.New(func() []string { return eventNames(r) }, func(id uint64) (int, bool) {
+		a, ok := r.AttrByID(id)
+		if !ok {
+			return 0, false
+		}
+		return a.Index, true
+	})
 }
 
 // buildID applies a HEADER_BUILD_ID record as perf 6.1's

@@ -22,6 +22,7 @@ const (
 	evHalfFlush // the orderer delivered half its queue at the bound
 	evComm
 	evBuildID // HEADER_BUILD_ID, delivered as it is read (time 0)
+	evText    // perf stat record's counters as perf script prints them, and warnings (time 0)
 )
 
 // event is a record copied out of the reader (whose buffers are reused)
@@ -64,6 +65,8 @@ type rareSideband struct {
 	secPath string    // its module file
 	buildID []byte    // HEADER_BUILD_ID: the build id of file bidPath
 	bidPath string
+	text    string   // evText's lines
+	warns   []string // evText's warnings
 }
 
 // orderer reproduces perf's ordered_events (util/ordered-events.c) as perf

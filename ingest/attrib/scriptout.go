@@ -85,9 +85,12 @@ func (s *scriptOut) write() {
 			if failed {
 				break
 			}
-			if l.lead == 0 {
+			switch l.lead {
+			case 0:
 				buf = append(buf, '\n')
-			} else {
+			case leadText:
+				buf = append(buf, b.pairs[l.pair/pairChunk][l.pair%pairChunk].sym...)
+			default:
 				p := &b.pairs[l.pair/pairChunk][l.pair%pairChunk]
 				buf = appendScriptLine(buf, l.lead, l.addr, p.sym, p.dso)
 			}
@@ -108,6 +111,14 @@ func (s *scriptOut) write() {
 // add adds a line.
 func (s *scriptOut) add(lead byte, addr uint64, sym, dso string) {
 	s.batch = append(s.batch, scriptLine{addr, s.names.pair(sym, dso), lead})
+}
+
+// leadText marks a line that is text of its own (the pair's symbol).
+const leadText = 1
+
+// text adds t, lines with their newlines, as it is.
+func (s *scriptOut) text(t string) {
+	s.batch = append(s.batch, scriptLine{pair: s.names.pair(t, ""), lead: leadText})
 }
 
 // blank adds an empty line.
