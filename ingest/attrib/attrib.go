@@ -887,7 +887,6 @@ type decodeConfig struct {
 // after a kernel MMAP (a recording of user space can have kernel samples,
 // by skid, and no kernel map for them), with what the MMAPs before it told.
 func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *orderPools, flow *flowLimit, errc chan<- error, cfg decodeConfig) {
-	progress, wantChains, branches, kmodsecType, lost, kernelSeen := cfg.progress, cfg.wantChains, cfg.branches, cfg.kmodsecType, cfg.lost, cfg.kernelSeen
 	defer close(out)
 	if mapped != nil {
 		// Record bytes read after Next returned (build ids, KMOD_SEC_MAP
@@ -919,14 +918,14 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 	var slab addrSlab
 	firstTo := fileFirstTo(r)
 	for r.Next() {
-		if records++; progress != nil && records%(1<<16) == 0 {
-			progress(r.Raw().Offset)
+		if records++; cfg.progress != nil && records%(1<<16) == 0 {
+			cfg.progress(r.Raw().Offset)
 		}
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
-			if kernelSeen != nil && kernelMaps && rec.CPUMode() == perfdata.CPUModeKernel {
-				kernelSeen(hint)
-				kernelSeen = nil
+			if cfg.kernelSeen != nil && kernelMaps && rec.CPUMode() == perfdata.CPUModeKernel {
+				cfg.kernelSeen(hint)
+				cfg.kernelSeen = nil
 			}
 			period := rec.Period
 			if rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatPeriod == 0 {
@@ -942,7 +941,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 			if rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatRead != 0 {
 				e.side = &sideband{off: rec.Offset, reads: readValuesOf(r, rec.Read.Values)}
 			}
-			if wantChains && rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatCallchain != 0 {
+			if cfg.wantChains && rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatCallchain != 0 {
 				// Sampled, even empty (a DWARF-mode user sample's kernel
 				// chain): perf script prints the chain form then.
 				e.addrs = emptyChain
@@ -971,7 +970,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				if cfg.markChains && !isLBR && b == nil && !knownMarkersOff && knownMarkers(e.addrs) {
 					e.misc |= sampleKnownMarkers
 				}
-			} else if branches && len(rec.Branches) > 0 {
+			} else if cfg.branches && len(rec.Branches) > 0 {
 				e.addrs = slab.take(2 * len(rec.Branches))
 				for i, b := range rec.Branches {
 					e.addrs[2*i], e.addrs[2*i+1] = b.To, b.From
@@ -1001,11 +1000,11 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		case *perfdata.Ksymbol:
 			e = event{kind: evKsymbol, time: rec.SampleID.Time, side: &sideband{rare: &rareSideband{ksym: machine.KsymbolOf(rec)}}}
 		case *perfdata.Lost:
-			lost.chunks++
-			lost.events += rec.Lost
+			cfg.lost.chunks++
+			cfg.lost.events += rec.Lost
 			continue
 		case *perfdata.LostSamples:
-			lost.samples += rec.Lost
+			cfg.lost.samples += rec.Lost
 			continue
 		case *perfdata.FinishedRound:
 			o.round()
@@ -1018,7 +1017,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 			e = event{kind: evBuildID, cpumode: uint8(rec.CPUMode()), pid: uint32(rec.Pid),
 				side: &sideband{off: rec.Offset, rare: &rareSideband{buildID: slices.Clone(rec.BuildID), bidPath: rec.Filename}}}
 		case *perfdata.Unknown:
-			if cfg.stat != nil && perfstat.IsRecord(rec.Type) && uint32(rec.Type) != kmodsecType {
+			if cfg.stat != nil && perfstat.IsRecord(rec.Type) && uint32(rec.Type) != cfg.kmodsecType {
 				// perf handles these as it reads them: at once.
 				raw := r.Raw()
 				text, err := cfg.stat.Record(nil, raw.Data, raw.ByteOrder, raw.Offset)
@@ -1033,7 +1032,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				e = event{kind: evText, side: &sideband{rare: &rareSideband{text: string(text), warns: warns}}}
 				break
 			}
-			if uint32(rec.Type) != kmodsecType {
+			if uint32(rec.Type) != cfg.kmodsecType {
 				continue
 			}
 			raw := r.Raw()

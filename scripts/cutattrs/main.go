@@ -41,6 +41,8 @@ func main() {
 		var n int
 		if n, err = cut(data); err == nil {
 			err = os.WriteFile(os.Args[2], data, 0o644)
+		}
+		if err == nil {
 			fmt.Printf("%s: %d attrs cut to %d bytes\n", os.Args[2], n, attrSize)
 		}
 	}
