@@ -35,6 +35,14 @@ import (
 // more in the collector (8 collections instead of 4) and was 3-7 % slower
 // for 2-4 MB less; the flat -a table by pid,sym 1.19 -> 1.26 s for
 // 103 -> 99 MB (7 runs; perf: 104 MB).
+//
+// A children table whose live heap reaches looseHeap goes back to
+// steadyGOGC (loosenLarge): each collection marks the whole live heap,
+// and at tightGOGC a table of 514 k rows (a gcc build's recording, its
+// chains full of addresses outside every map, 230 MB live at the
+// stream's end) ran 45 collections, a sixth of its CPU time. Loosened
+// at 96 MiB: 3.94 -> 3.56 s, peak RSS equal (385 MB, set by the table's
+// end); GOGC=100 there: 3.38 s but 402 MB (scripts/abbench.sh, 5 runs).
 const (
 	startHeap  = 32 << 20
 	startLimit = 64 << 20
@@ -42,6 +50,8 @@ const (
 	tightGOGC  = 15
 	heapWatch  = 2 * time.Millisecond // how often the heap is looked at until then
 	startTime  = 5 * time.Second      // and for how long at most (kbench top runs for long)
+	looseHeap  = 96 << 20
+	looseWatch = 10 * time.Millisecond // how often loosenLarge looks at the live heap
 )
 
 // gcSteady is the setting the collector switches to at startHeap, and
@@ -50,6 +60,9 @@ var gcSteady struct {
 	sync.Mutex
 	percent     int
 	managed, on bool
+	// tight says collectTighter's setting holds, until the live heap
+	// reaches looseHeap or collectRun.
+	tight bool
 }
 
 // startGC applies those settings: no collection until the heap reaches
@@ -57,7 +70,7 @@ var gcSteady struct {
 // returns a channel closed when the steady setting is in force.
 func startGC() <-chan struct{} {
 	gcSteady.Lock()
-	gcSteady.percent, gcSteady.managed, gcSteady.on = steadyGOGC, true, false
+	gcSteady.percent, gcSteady.managed, gcSteady.on, gcSteady.tight = steadyGOGC, true, false, false
 	gcSteady.Unlock()
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(startLimit)
@@ -91,9 +104,36 @@ func collectTighter() {
 	if !gcSteady.managed {
 		return
 	}
-	gcSteady.percent = tightGOGC
+	gcSteady.percent, gcSteady.tight = tightGOGC, true
 	if gcSteady.on {
 		debug.SetGCPercent(tightGOGC)
+	}
+	go loosenLarge()
+}
+
+// loosenLarge makes the steady setting steadyGOGC again once the live
+// heap reaches looseHeap while collectTighter's holds; it returns then,
+// or once collectRun ended it.
+func loosenLarge() {
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	for {
+		time.Sleep(looseWatch)
+		metrics.Read(live)
+		large := live[0].Value.Kind() == metrics.KindUint64 && live[0].Value.Uint64() >= looseHeap
+		gcSteady.Lock()
+		switch {
+		case !gcSteady.tight:
+			gcSteady.Unlock()
+			return
+		case large:
+			gcSteady.percent, gcSteady.tight = steadyGOGC, false
+			if gcSteady.on {
+				debug.SetGCPercent(steadyGOGC)
+			}
+			gcSteady.Unlock()
+			return
+		}
+		gcSteady.Unlock()
 	}
 }
 
@@ -115,6 +155,7 @@ func collectRun() {
 	if !gcSteady.managed {
 		return
 	}
+	gcSteady.tight = false // its own setting from here on
 	runtime.GC()
 	if held, live, ok := heldMemory(); ok {
 		debug.SetMemoryLimit(int64(held + live/4))

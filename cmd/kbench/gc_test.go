@@ -147,3 +147,59 @@ func TestCollectEarly(t *testing.T) {
 		}
 	}
 }
+
+// TestLoosenLarge checks that a children table's tight setting gives way
+// to steadyGOGC once the live heap reaches looseHeap, and holds while it
+// is smaller or after collectRun.
+func TestLoosenLarge(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	alloc := func(n int) [][]byte {
+		held := make([][]byte, 0, n>>20)
+		for range n >> 20 {
+			held = append(held, make([]byte, 1<<20))
+		}
+		return held
+	}
+	// waitPercent waits for GOGC p for up to d, and returns the last seen.
+	waitPercent := func(p int, d time.Duration) int {
+		got := gcPercent()
+		for deadline := time.Now().Add(d); got != p && time.Now().Before(deadline); got = gcPercent() {
+			time.Sleep(looseWatch)
+		}
+		return got
+	}
+
+	steady := startGC()
+	collectTighter()
+	small := alloc(2 * startHeap)
+	<-steady
+	runtime.GC()
+	if p := waitPercent(steadyGOGC, 10*looseWatch); p != tightGOGC {
+		t.Fatalf("GOGC %d with %d MiB live, want %d", p, 2*startHeap>>20, tightGOGC)
+	}
+	large := alloc(looseHeap)
+	runtime.GC()
+	if p := waitPercent(steadyGOGC, 5*time.Second); p != steadyGOGC {
+		t.Errorf("GOGC %d with more than looseHeap live, want %d", p, steadyGOGC)
+	}
+	runtime.KeepAlive(small)
+	runtime.KeepAlive(large)
+	small, large = nil, nil
+	runtime.GC()
+
+	// collectRun ends the watch: its setting holds.
+	steady = startGC()
+	collectTighter()
+	small = alloc(2 * startHeap)
+	<-steady
+	collectRun()
+	after := gcPercent()
+	large = alloc(looseHeap)
+	runtime.GC()
+	if p := waitPercent(steadyGOGC, 10*looseWatch); p != after {
+		t.Errorf("GOGC %d after collectRun and more than looseHeap live, want its %d", p, after)
+	}
+	runtime.KeepAlive(small)
+	runtime.KeepAlive(large)
+}
