@@ -130,6 +130,12 @@ func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, ranks map[rankKey]int
 // groupShards is groupRows's work: each shard's blocks of rows.
 func groupShards(m, acc map[Key]Counts, hidden map[Key]bool, ranks map[rankKey]int32, first, n int) [][][]tableRow {
 	g := grouping{m: m, acc: acc, hidden: hidden, ranks: ranks, first: first, n: n, same: sameShortNames(m, acc), shards: 1}
+	for k := range ranks {
+		if k.dso != symbols.Unknown {
+			g.namedRanks = true
+			break
+		}
+	}
 	if max(len(m), len(acc)) >= parallelRowsMin && runtime.GOMAXPROCS(0) > 1 {
 		g.shards = 2
 	}
@@ -150,6 +156,10 @@ type grouping struct {
 	first, n int
 	same     map[dsoMode]string // sameShortNames's
 	shards   int
+	// namedRanks says ranks has keys with a DSO: a replay's rows of a
+	// key its tree kept apart (replayer.result). finishTrees ranks only
+	// rows without a map.
+	namedRanks bool
 }
 
 // shardOf is the shard of the keys at address addr, of shards.
@@ -273,10 +283,10 @@ func (g *grouping) shard(s int) [][]tableRow {
 	}
 	if g.ranks != nil {
 		for i := range nrows {
-			// Only entries outside every map have ranks (finishTrees):
-			// the others' keys are not hashed for nothing.
+			// Unless ranks has rows with a DSO, only rows without a map
+			// have ranks: the others' keys are not hashed for nothing.
 			r := rowAt(i)
-			if r.key.DSO != symbols.Unknown {
+			if r.key.DSO != symbols.Unknown && !g.namedRanks {
 				continue
 			}
 			if rank, ok := g.ranks[rankKeyOf(r.key)]; ok {

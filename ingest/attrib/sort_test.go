@@ -3,6 +3,7 @@ package attrib
 import (
 	"fmt"
 	"iter"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -298,6 +299,32 @@ func merged(m, acc map[Key]Counts) iter.Seq[Key] {
 				if !yield(k) {
 					return
 				}
+			}
+		}
+	}
+}
+
+// TestGroupRowsNamedRanks: the replay (replayer.result) ranks the rows
+// of a key perf's tree kept apart, in a DSO too, not only the rows
+// without a map; each row gets its rank.
+func TestGroupRowsNamedRanks(t *testing.T) {
+	named := Key{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 0x100}
+	split := named
+	split.dup = 1
+	noMap := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 0x7}
+	plain := Key{DSO: "/bin/app", Sym: "main", Addr: 0x10}
+	c := Counts{Samples: 1, Period: 1}
+	m := map[Key]Counts{named: c, split: c, noMap: c, plain: c}
+	acc := maps.Clone(m)
+	ranks := map[rankKey]int32{rankKeyOf(split): 0, rankKeyOf(noMap): 1, rankKeyOf(named): 2}
+	for _, rows := range groupRows(m, acc, nil, ranks, 0, 1) {
+		for _, r := range rows {
+			want := int32(0)
+			if rank, ok := ranks[rankKeyOf(r.key)]; ok {
+				want = rank + 1
+			}
+			if r.rank != want {
+				t.Errorf("row %s: rank %d, want %d", showRow(r), r.rank, want)
 			}
 		}
 	}
