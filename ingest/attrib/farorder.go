@@ -165,8 +165,8 @@ func (ac *accumulator) finishTrees() {
 	// table, whose trees then finished 2 ms sooner (22.2 -> 20.2 ms).
 	n := 0
 	for _, wt := range w.trees {
-		for _, ow := range wt.owner {
-			if ow.noMap {
+		for te := range int32(wt.entries.len()) {
+			if wt.entries.ptr(te).owner.noMap {
 				n++
 			}
 		}
@@ -177,13 +177,14 @@ func (ac *accumulator) finishTrees() {
 	events := slices.Sorted(maps.Keys(w.trees))
 	for _, ev := range events {
 		wt := w.trees[ev]
-		for te := range wt.owner {
-			ow := &wt.owner[te]
+		for te := range int32(wt.entries.len()) {
+			x := wt.entries.ptr(te)
+			ow := &x.owner
 			if !ow.noMap {
 				continue
 			}
 			if ow.dup == 0 {
-				ac.counts[ow.id].c.add(wt.counts[te])
+				ac.counts[ow.id].c.add(x.counts)
 				continue
 			}
 			k := ac.keys.at(ow.id)
@@ -191,18 +192,18 @@ func (ac *accumulator) finishTrees() {
 			k.Kernel, k.Hyper = unpackLevel(ow.level)
 			ac.hiding = ow.hidden
 			id := ac.newEntry(k)
-			ac.counts[id].c, ac.counts[id].noMap = wt.counts[te], true
-			if wt.self[te] != (Counts{}) {
+			ac.counts[id].c, ac.counts[id].noMap = x.counts, true
+			if x.self != (Counts{}) {
 				if ac.movedSelf == nil {
 					ac.movedSelf = make(map[int32]Counts)
 				}
-				ac.movedSelf[id] = wt.self[te]
+				ac.movedSelf[id] = x.self
 			}
 			ow.id = id
 		}
 		i := int32(0)
 		for n := wt.t.tree.First(); n != nil; n = n.Next() {
-			if ow := wt.owner[n.Value]; ow.noMap {
+			if ow := wt.entries.ptr(n.Value).owner; ow.noMap {
 				ac.ranks[rankKeyOf(ac.keys.at(ow.id))] = i
 			}
 			i++
@@ -231,9 +232,11 @@ type treeWorker struct {
 // workerTree is an event's tree, and per tree entry its accumulator
 // entry and the counts of the searches that found it.
 type workerTree struct {
-	t            *entryTree
-	owner        []treeOwner
-	counts, self []Counts
+	t *entryTree
+	// entries are, per tree entry, its owner and counts: in chunks that
+	// never move (a gcc build's -a -g recording made 1.2 M, and slices
+	// that doubled allocated 117 MB for them, copying as they grew).
+	entries chunked[treeEntry]
 	// last is, per accumulator entry of an address (its index), the
 	// tree entry its last search found, and moved then + 1: a search
 	// for the address ends there again until a rotation changes that
@@ -243,6 +246,13 @@ type workerTree struct {
 	below  []*rbtree.Node  // rotated's, reused
 	inTree []bool          // per accumulator entry of an address: it has a tree entry
 	dups   map[int32]int32 // per accumulator entry of an address: its tree entries after the first
+}
+
+// treeEntry is a tree entry's owner, and the counts of the searches
+// that found it: all of them, and those for a sample's own address.
+type treeEntry struct {
+	owner        treeOwner
+	counts, self Counts
 }
 
 type treeOwner struct {
@@ -399,7 +409,7 @@ func (w *treeWorker) apply(op *treeOp, b *treeBatch) {
 			nk := &b.named[op.arg]
 			key = treeKey{a: op.a, b: nk.end, sym: nk.sym, dso: wt.t.intern(nk.name)}
 		}
-		if wt.t.find(key) == int32(len(wt.owner)) {
+		if wt.t.find(key) == int32(wt.entries.len()) {
 			wt.newOwner(treeOwner{id: op.id, noMap: key.noMap})
 			wt.inTree[op.id] = wt.inTree[op.id] || key.noMap
 		}
@@ -408,7 +418,7 @@ func (w *treeWorker) apply(op *treeOp, b *treeBatch) {
 	te := wt.last[op.id].found
 	if wt.last[op.id].moves != wt.moved+1 {
 		te = wt.t.find(key)
-		if te == int32(len(wt.owner)) { // made
+		if te == int32(wt.entries.len()) { // made
 			ow := treeOwner{id: op.id, level: op.flags >> opLevelShift, noMap: true, hidden: op.flags&opHidden != 0}
 			if wt.inTree[op.id] {
 				wt.dups[op.id]++
@@ -420,9 +430,10 @@ func (w *treeWorker) apply(op *treeOp, b *treeBatch) {
 		wt.last[op.id] = lastSearch{wt.moved + 1, te}
 	}
 	c := b.counts[op.arg]
-	wt.counts[te].add(c)
+	x := wt.entries.ptr(te)
+	x.counts.add(c)
 	if op.flags&opSelf != 0 {
-		wt.self[te].add(c)
+		x.self.add(c)
 	}
 }
 
@@ -482,8 +493,8 @@ func (wt *workerTree) rotated(risen, lowered *rbtree.Node) {
 		// rebalancing raises its ancestors and lowers nodes off its path
 		// (rbtree's TestRotatedReportsNewAncestors checks it).
 		if c := wt.t.compare(r, e); c == 0 || (c < 0) != left {
-			if te := int(n.Value); te < len(wt.owner) && int(wt.owner[te].id) < len(wt.last) {
-				wt.last[wt.owner[te].id].moves = 0
+			if te := n.Value; int(te) < wt.entries.len() && int(wt.entries.ptr(te).owner.id) < len(wt.last) {
+				wt.last[wt.entries.ptr(te).owner.id].moves = 0
 			}
 		}
 	}
@@ -493,11 +504,7 @@ func (wt *workerTree) rotated(risen, lowered *rbtree.Node) {
 // rotationCheckMax bounds the entries rotated checks (lowered by tests).
 var rotationCheckMax = 64
 
-func (wt *workerTree) newOwner(ow treeOwner) {
-	wt.owner = append(wt.owner, ow)
-	wt.counts = append(wt.counts, Counts{})
-	wt.self = append(wt.self, Counts{})
-}
+func (wt *workerTree) newOwner(ow treeOwner) { wt.entries.append(treeEntry{owner: ow}) }
 
 // rankKey tells apart the rows Result.noMapRanks orders: those of
 // addresses outside every map, and the rows of one key perf's tree kept

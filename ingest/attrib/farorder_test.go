@@ -55,11 +55,11 @@ func TestTreeWorkerSearchCache(t *testing.T) {
 				}
 				made := 0
 				if wt != nil {
-					made = len(wt.owner)
+					made = wt.entries.len()
 				}
 				w.search(int32(id), 0, addrs[id], Counts{Samples: 1, Period: 1}, 0, false, false)
 				w.applyQueued()
-				if wt = w.trees[0]; len(wt.owner) > made && wt.owner[made].dup > 0 {
+				if wt = w.trees[0]; wt.entries.len() > made && wt.entries.ptr(int32(made)).owner.dup > 0 {
 					dups++
 				}
 			}
