@@ -603,8 +603,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		accDone = make(chan struct{})
 		go func() {
 			defer close(accDone)
-			a.acc.finishTrees()
+			var ranked sync.WaitGroup
+			if rank := a.acc.finishTrees(); rank != nil {
+				ranked.Go(rank)
+			}
 			accChildren = a.acc.result(accRes)
+			ranked.Wait()
 		}()
 	}
 

@@ -151,30 +151,22 @@ func (ac *accumulator) sendInsert(id int32, event int) {
 // finishTrees waits for the trees' worker and merges its counts: an
 // address's first tree entry's into its accumulator entry, the others'
 // into entries of their own (Key.dup, with the level and hidden mark of
-// the frame that made them; their Self column in movedSelf); and ranks
-// the rows of addresses outside every map by their trees' in-order
-// walks (ac.ranks).
-func (ac *accumulator) finishTrees() {
+// the frame that made them; their Self column in movedSelf). It returns
+// the ranking of the rows of addresses outside every map by their trees'
+// in-order walks (ac.ranks), to run once it returned: while the entries
+// are read (result), which it does not change. (On a gcc build's -a -g
+// recording, 1.2 M tree entries, finishing took 0.23 s and result 0.20 s
+// one after the other.) rank is nil when there are no trees.
+func (ac *accumulator) finishTrees() (rank func()) {
 	w := ac.trees
 	if w == nil {
-		return
+		return nil
 	}
 	w.close()
-	// One rank per entry of an address, sized up front: the map's growth
-	// was half of its making in a CPU profile of the -a -g children
-	// table, whose trees then finished 2 ms sooner (22.2 -> 20.2 ms).
-	n := 0
-	for _, wt := range w.trees {
-		for te := range int32(wt.entries.len()) {
-			if wt.entries.ptr(te).owner.noMap {
-				n++
-			}
-		}
-	}
-	ac.ranks = make(map[rankKey]int32, n)
 	hiding := ac.hiding
 	defer func() { ac.hiding = hiding }()
 	events := slices.Sorted(maps.Keys(w.trees))
+	n := 0 // the ranks
 	for _, ev := range events {
 		wt := w.trees[ev]
 		for te := range int32(wt.entries.len()) {
@@ -183,6 +175,7 @@ func (ac *accumulator) finishTrees() {
 			if !ow.noMap {
 				continue
 			}
+			n++
 			if ow.dup == 0 {
 				ac.counts[ow.id].c.add(x.counts)
 				continue
@@ -201,12 +194,22 @@ func (ac *accumulator) finishTrees() {
 			}
 			ow.id = id
 		}
-		i := int32(0)
-		for n := wt.t.tree.First(); n != nil; n = n.Next() {
-			if ow := wt.entries.ptr(n.Value).owner; ow.noMap {
-				ac.ranks[rankKeyOf(ac.keys.at(ow.id))] = i
+	}
+	return func() {
+		// One rank per entry of an address, sized up front: the map's
+		// growth was half of its making in a CPU profile of the -a -g
+		// children table, whose trees then finished 2 ms sooner (22.2 ->
+		// 20.2 ms).
+		ac.ranks = make(map[rankKey]int32, n)
+		for _, ev := range events {
+			wt := w.trees[ev]
+			i := int32(0)
+			for node := wt.t.tree.First(); node != nil; node = node.Next() {
+				if ow := wt.entries.ptr(node.Value).owner; ow.noMap {
+					ac.ranks[rankKeyOf(ac.keys.at(ow.id))] = i
+				}
+				i++
 			}
-			i++
 		}
 	}
 }
