@@ -318,7 +318,7 @@ type Result struct {
 	// equal as its tree of entries has them: those of addresses outside
 	// every map (accumulator.finishTrees) and the rows of one key its
 	// tree kept apart (replayer.result).
-	noMapRanks map[rankKey]int32
+	noMapRanks *rowRanks
 	// Rows is the table by Options.SortKeys (or with Options.Filter);
 	// nil without either.
 	Rows *Rows

@@ -48,7 +48,7 @@ type accumulator struct {
 	// column of the entries it made for a sample's own address.
 	orders      []*noMapOrder
 	trees       *treeWorker
-	ranks       map[rankKey]int32 // finishTrees's
+	ranks       *rowRanks // finishTrees's
 	movedSelf   map[int32]Counts
 	noMapFrames []noMapFrame // cumulate's, reused
 	made        []int32      // the entries in the order first counted, until every event has a tree

@@ -23,7 +23,7 @@ import "github.com/kmapindex/kmapindex/ingest/symbols"
 // is false. objects holds the offsets naming the rows in object symbols
 // (Result.objects): each row's, a second row of a key's too, is the
 // offset of the accumulator entry that made it.
-func (ac *accumulator) replay() (children, self map[Key]Counts, ranks map[rankKey]int32, objects map[Key]objectName, ok bool) {
+func (ac *accumulator) replay() (children, self map[Key]Counts, ranks *rowRanks, objects map[Key]objectName, ok bool) {
 	if ac.log == nil || !ac.anyInlined {
 		ac.stopReplay()
 		return nil, nil, nil, nil, false
@@ -143,8 +143,8 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, k
 // result returns the Children and Self columns, the ranks of the rows
 // without a map and the offsets naming rows in object symbols (see
 // replay).
-func (r *replayer) result(ac *accumulator) (children, self map[Key]Counts, ranks map[rankKey]int32, objects map[Key]objectName) {
-	children, self, ranks = make(map[Key]Counts), make(map[Key]Counts), make(map[rankKey]int32)
+func (r *replayer) result(ac *accumulator) (children, self map[Key]Counts, ranks *rowRanks, objects map[Key]objectName) {
+	children, self, ranks = make(map[Key]Counts), make(map[Key]Counts), newRowRanks(0)
 	for event, es := range r.entries {
 		keys := make([]Key, len(es))
 		for i, p := range es {
@@ -186,7 +186,7 @@ func (r *replayer) result(ac *accumulator) (children, self map[Key]Counts, ranks
 			first := k
 			first.dup = 0
 			if k.DSO == symbols.Unknown || split[first] {
-				ranks[rankKeyOf(k)] = n
+				ranks.set(&k, n)
 			}
 			n++
 		}

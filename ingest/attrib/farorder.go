@@ -200,13 +200,13 @@ func (ac *accumulator) finishTrees() (rank func()) {
 		// growth was half of its making in a CPU profile of the -a -g
 		// children table, whose trees then finished 2 ms sooner (22.2 ->
 		// 20.2 ms).
-		ac.ranks = make(map[rankKey]int32, n)
+		ac.ranks = newRowRanks(n)
 		for _, ev := range events {
 			wt := w.trees[ev]
 			i := int32(0)
 			for node := wt.t.tree.First(); node != nil; node = node.Next() {
 				if ow := wt.entries.ptr(node.Value).owner; ow.noMap {
-					ac.ranks[rankKeyOf(ac.keys.at(ow.id))] = i
+					ac.ranks.set(ac.keys.ptr(ow.id), i)
 				}
 				i++
 			}
@@ -519,6 +519,55 @@ type rankKey struct {
 }
 
 func rankKeyOf(k Key) rankKey { return rankKey{k.DSO, k.Sym, k.Addr, int32(k.Event), k.dup} }
+
+// rowRanks holds the ranks of Result.noMapRanks: those of rows without a
+// map by address, event and dup alone, in a map without strings (a gcc
+// build's -a -g children table ranked 382 k such rows, and hashing and
+// comparing their names took a third of making and reading the ranks),
+// the others by their whole rankKey.
+type rowRanks struct {
+	noMap map[noMapRank]int32
+	named map[rankKey]int32
+}
+
+// noMapRank is the rankKey of a row without a map (DSO and symbol
+// symbols.Unknown).
+type noMapRank struct {
+	addr       uint64
+	event, dup int32
+}
+
+// newRowRanks returns ranks with room for n rows without a map.
+func newRowRanks(n int) *rowRanks {
+	return &rowRanks{noMap: make(map[noMapRank]int32, n), named: map[rankKey]int32{}}
+}
+
+func isNoMapKey(k *Key) bool { return k.DSO == symbols.Unknown && k.Sym == symbols.Unknown }
+
+// set ranks the row of key k.
+func (r *rowRanks) set(k *Key, rank int32) {
+	if isNoMapKey(k) {
+		r.noMap[noMapRank{k.Addr, int32(k.Event), k.dup}] = rank
+	} else {
+		r.named[rankKeyOf(*k)] = rank
+	}
+}
+
+// get returns the rank of the row of key k, if it has one; a nil r has
+// none.
+func (r *rowRanks) get(k *Key) (int32, bool) {
+	if r == nil {
+		return 0, false
+	}
+	var rank int32
+	var ok bool
+	if isNoMapKey(k) {
+		rank, ok = r.noMap[noMapRank{k.Addr, int32(k.Event), k.dup}]
+	} else if len(r.named) > 0 {
+		rank, ok = r.named[rankKeyOf(*k)]
+	}
+	return rank, ok
+}
 
 // selfColumn returns the children table's Self column when entries made
 // for samples' own addresses took some of bySym's counts (movedSelf):

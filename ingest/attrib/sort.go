@@ -123,19 +123,13 @@ type tableRow struct {
 // keys that share a row share their address, and the shards split the
 // addresses. Grouping a children table's 50 k rows took 25-35 ms, a
 // quarter of its end, on one core.
-func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, ranks map[rankKey]int32, first, n int) [][]tableRow {
+func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, ranks *rowRanks, first, n int) [][]tableRow {
 	return slices.Concat(groupShards(m, acc, hidden, ranks, first, n)...)
 }
 
 // groupShards is groupRows's work: each shard's blocks of rows.
-func groupShards(m, acc map[Key]Counts, hidden map[Key]bool, ranks map[rankKey]int32, first, n int) [][][]tableRow {
+func groupShards(m, acc map[Key]Counts, hidden map[Key]bool, ranks *rowRanks, first, n int) [][][]tableRow {
 	g := grouping{m: m, acc: acc, hidden: hidden, ranks: ranks, first: first, n: n, same: sameShortNames(m, acc), shards: 1}
-	for k := range ranks {
-		if k.dso != symbols.Unknown {
-			g.namedRanks = true
-			break
-		}
-	}
 	if max(len(m), len(acc)) >= parallelRowsMin && runtime.GOMAXPROCS(0) > 1 {
 		g.shards = 2
 	}
@@ -152,14 +146,10 @@ func groupShards(m, acc map[Key]Counts, hidden map[Key]bool, ranks map[rankKey]i
 type grouping struct {
 	m, acc   map[Key]Counts
 	hidden   map[Key]bool
-	ranks    map[rankKey]int32
+	ranks    *rowRanks
 	first, n int
 	same     map[dsoMode]string // sameShortNames's
 	shards   int
-	// namedRanks says ranks has keys with a DSO: a replay's rows of a
-	// key its tree kept apart (replayer.result). finishTrees ranks only
-	// rows without a map.
-	namedRanks bool
 }
 
 // shardOf is the shard of the keys at address addr, of shards.
@@ -283,13 +273,8 @@ func (g *grouping) shard(s int) [][]tableRow {
 	}
 	if g.ranks != nil {
 		for i := range nrows {
-			// Unless ranks has rows with a DSO, only rows without a map
-			// have ranks: the others' keys are not hashed for nothing.
 			r := rowAt(i)
-			if r.key.DSO != symbols.Unknown && !g.namedRanks {
-				continue
-			}
-			if rank, ok := g.ranks[rankKeyOf(r.key)]; ok {
+			if rank, ok := g.ranks.get(&r.key); ok {
 				r.rank = rank + 1
 			}
 		}

@@ -258,7 +258,7 @@ func TestGroupRowsShards(t *testing.T) {
 		var want, got []*tableRow
 		func() {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-			shards := groupShards(m, acc, nil, ranks, 0, n)
+			shards := groupShards(m, acc, nil, ranksFrom(ranks), 0, n)
 			if len(shards) != 1 {
 				t.Fatalf("case %d: %d shards at GOMAXPROCS 1", i, len(shards))
 			}
@@ -266,7 +266,7 @@ func TestGroupRowsShards(t *testing.T) {
 		}()
 		func() {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-			shards := groupShards(m, acc, nil, ranks, 0, n)
+			shards := groupShards(m, acc, nil, ranksFrom(ranks), 0, n)
 			if len(shards) != 2 || len(shards[0]) == 0 || len(shards[1]) == 0 {
 				t.Fatalf("case %d: shards of %d rows at GOMAXPROCS 2", i, len(shards))
 			}
@@ -317,7 +317,7 @@ func TestGroupRowsNamedRanks(t *testing.T) {
 	m := map[Key]Counts{named: c, split: c, noMap: c, plain: c}
 	acc := maps.Clone(m)
 	ranks := map[rankKey]int32{rankKeyOf(split): 0, rankKeyOf(noMap): 1, rankKeyOf(named): 2}
-	for _, rows := range groupRows(m, acc, nil, ranks, 0, 1) {
+	for _, rows := range groupRows(m, acc, nil, ranksFrom(ranks), 0, 1) {
 		for _, r := range rows {
 			want := int32(0)
 			if rank, ok := ranks[rankKeyOf(r.key)]; ok {
@@ -327,5 +327,61 @@ func TestGroupRowsNamedRanks(t *testing.T) {
 				t.Errorf("row %s: rank %d, want %d", showRow(r), r.rank, want)
 			}
 		}
+	}
+}
+
+// all returns every rank r holds, by its row's rankKey.
+func (r *rowRanks) all() map[rankKey]int32 {
+	if r == nil {
+		return nil
+	}
+	all := maps.Clone(r.named)
+	for k, rank := range r.noMap {
+		all[rankKey{symbols.Unknown, symbols.Unknown, k.addr, k.event, k.dup}] = rank
+	}
+	return all
+}
+
+// ranksFrom returns the rowRanks of m.
+func ranksFrom(m map[rankKey]int32) *rowRanks {
+	r := newRowRanks(len(m))
+	for k, rank := range m {
+		key := Key{DSO: k.dso, Sym: k.sym, Addr: k.addr, Event: int(k.event), dup: k.dup}
+		r.set(&key, rank)
+	}
+	return r
+}
+
+// TestRowRanks: ranks set are got, those of rows without a map and of
+// others alike, and keys differing in any field have their own.
+func TestRowRanks(t *testing.T) {
+	r := newRowRanks(0)
+	keys := []Key{
+		{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 7},
+		{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 7, Event: 1},
+		{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 7, dup: 1},
+		{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 8},
+		{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 7},
+		{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 7, dup: 1},
+		{DSO: "/lib/libc.so.6", Sym: symbols.Unknown, Addr: 7},
+		{DSO: symbols.Unknown, Sym: "malloc", Addr: 7},
+	}
+	for i := range keys {
+		if _, ok := r.get(&keys[i]); ok {
+			t.Fatalf("%+v ranked before any was set", keys[i])
+		}
+		r.set(&keys[i], int32(i))
+	}
+	for i := range keys {
+		if rank, ok := r.get(&keys[i]); !ok || rank != int32(i) {
+			t.Errorf("%+v: rank %d, %v; want %d", keys[i], rank, ok, i)
+		}
+	}
+	if len(r.all()) != len(keys) {
+		t.Errorf("%d ranks, want %d", len(r.all()), len(keys))
+	}
+	var none *rowRanks
+	if _, ok := none.get(&keys[0]); ok {
+		t.Error("a nil rowRanks has a rank")
 	}
 }
