@@ -348,19 +348,20 @@ func (ac *accumulator) noMapEntry(addr uint64, kernel, hyper bool, event int) in
 	return id
 }
 
-// result returns the Children counts by key, and hides in res the rows
-// of the entries a filtered sample made.
-func (ac *accumulator) result(res *Result) map[Key]Counts {
-	m := make(map[Key]Counts, ac.keys.len())
+// result returns the Children counts, a key each (the entries' keys are
+// distinct: byKey, noMap and Key.dup tell them apart), and hides in res
+// the rows of the entries a filtered sample made.
+func (ac *accumulator) result(res *Result) []keyCounts {
+	m := make([]keyCounts, 0, ac.keys.len())
 	for i := range int32(ac.keys.len()) {
-		k := ac.keys.at(i)
 		if ac.counts[i].c == (Counts{}) {
 			// Made for a frame of a callchain an unknown context marker
 			// then emptied: perf, which resolves the chain before it
 			// makes entries, has no such entry.
 			continue
 		}
-		m[k] = ac.counts[i].c
+		k := ac.keys.at(i)
+		m = append(m, keyCounts{k, ac.counts[i].c})
 		if ac.hidden[int32(i)] {
 			res.hide(noLevel(k)) // as groupRows looks it up
 		}

@@ -150,7 +150,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if r.Branches != nil {
 			ranks = nil
 		}
-		rows := tableOrder(groupRows(counts, r.Children, r.hidden, ranks, g.first, g.n))
+		rows := tableOrder(groupRows(counts, r.children, r.hidden, ranks, g.first, g.n))
 		dsoWidth := len("Shared Object")
 		for _, row := range rows {
 			dsoWidth = max(dsoWidth, len(row.short))
@@ -165,7 +165,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, "# Samples: %d  of events '%s'\n", sum.Samples, r.groupName(g))
 		}
 		b.WriteString("#\n")
-		if r.Children != nil {
+		if r.children != nil {
 			fmt.Fprintf(&b, "# %*s  %*s  %*s  %-*s  %s\n", 8*g.n, "Children", 8*g.n, "Self", 12*g.n, "Samples", dsoWidth, "Shared Object", "Symbol")
 			fmt.Fprintf(&b, "# %s  %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
 		} else {
@@ -178,7 +178,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 		err := writeLines(w, len(rows), func(b *bytes.Buffer, i int) {
 			row := rows[i]
-			if r.Children != nil {
+			if r.children != nil {
 				writeShares(b, row.acc, totals)
 			}
 			writeGroupCounts(b, row.c, totals)

@@ -123,12 +123,12 @@ type tableRow struct {
 // keys that share a row share their address, and the shards split the
 // addresses. Grouping a children table's 50 k rows took 25-35 ms, a
 // quarter of its end, on one core.
-func groupRows(m, acc map[Key]Counts, hidden map[Key]bool, ranks *rowRanks, first, n int) [][]tableRow {
+func groupRows(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *rowRanks, first, n int) [][]tableRow {
 	return slices.Concat(groupShards(m, acc, hidden, ranks, first, n)...)
 }
 
 // groupShards is groupRows's work: each shard's blocks of rows.
-func groupShards(m, acc map[Key]Counts, hidden map[Key]bool, ranks *rowRanks, first, n int) [][][]tableRow {
+func groupShards(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *rowRanks, first, n int) [][][]tableRow {
 	g := grouping{m: m, acc: acc, hidden: hidden, ranks: ranks, first: first, n: n, same: sameShortNames(m, acc), shards: 1}
 	if max(len(m), len(acc)) >= parallelRowsMin && runtime.GOMAXPROCS(0) > 1 {
 		g.shards = 2
@@ -144,7 +144,8 @@ func groupShards(m, acc map[Key]Counts, hidden map[Key]bool, ranks *rowRanks, fi
 
 // grouping is what groupRows groups, and in how many shards.
 type grouping struct {
-	m, acc   map[Key]Counts
+	m        map[Key]Counts
+	acc      []keyCounts
 	hidden   map[Key]bool
 	ranks    *rowRanks
 	first, n int
@@ -262,8 +263,8 @@ func (g *grouping) shard(s int) [][]tableRow {
 			row(keyCounts{k, c}, false).c[k.Event-first].add(c)
 		}
 	}
-	for k, c := range acc {
-		if k.Event >= first && k.Event < first+n && shardOf(k.Addr, g.shards) == s && !isHidden(k) {
+	for _, kc := range acc {
+		if k, c := kc.k, kc.c; k.Event >= first && k.Event < first+n && shardOf(k.Addr, g.shards) == s && !isHidden(k) {
 			r := row(keyCounts{k, c}, true)
 			r.acc[k.Event-first].add(c) // two DSOs of one short name add up
 			if k.Event == first {
@@ -287,21 +288,25 @@ func (g *grouping) shard(s int) [][]tableRow {
 // key compares short names (_sort__dso_cmp without -v), so rows of two
 // libraries of one file name (a host's libc and a snap's) are one when
 // their symbols (or unresolved addresses) are. nil when no two share one.
-func sameShortNames(m, acc map[Key]Counts) map[dsoMode]string {
+func sameShortNames(m map[Key]Counts, acc []keyCounts) map[dsoMode]string {
 	short := map[dsoMode]dsoMode{} // each DSO's short name, at its mode
 	least := map[dsoMode]string{}  // per short name, the least DSO
-	for _, keys := range []map[Key]Counts{m, acc} {
-		for k := range keys {
-			d := dsoMode{k.DSO, k.Kernel}
-			if _, ok := short[d]; ok {
-				continue
-			}
-			s := dsoMode{ShortName(d.dso, d.kernel), d.kernel}
-			short[d] = s
-			if l, ok := least[s]; !ok || d.dso < l {
-				least[s] = d.dso
-			}
+	note := func(k Key) {
+		d := dsoMode{k.DSO, k.Kernel}
+		if _, ok := short[d]; ok {
+			return
 		}
+		s := dsoMode{ShortName(d.dso, d.kernel), d.kernel}
+		short[d] = s
+		if l, ok := least[s]; !ok || d.dso < l {
+			least[s] = d.dso
+		}
+	}
+	for k := range m {
+		note(k)
+	}
+	for _, kc := range acc {
+		note(kc.k)
 	}
 	var same map[dsoMode]string
 	for d, s := range short {

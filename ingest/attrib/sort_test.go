@@ -129,7 +129,7 @@ func TestGroupRowsReadingOrder(t *testing.T) {
 		first := rng.IntN(2)
 		m, acc := randomCounts(rng, first+n, i%2 == 1)
 		want := readingOrderRows(m, acc, first, n)
-		got := tableOrder(groupRows(m, acc, nil, nil, first, n))
+		got := tableOrder(groupRows(m, keyCountsOf(acc), nil, nil, first, n))
 		if len(got) != len(want) {
 			t.Fatalf("case %d: %d rows, want %d", i, len(got), len(want))
 		}
@@ -155,7 +155,7 @@ func TestGroupRowsMoreRowsThanKeys(t *testing.T) {
 		}
 	}
 	want := readingOrderRows(m, acc, 0, 1)
-	got := tableOrder(groupRows(m, acc, nil, nil, 0, 1))
+	got := tableOrder(groupRows(m, keyCountsOf(acc), nil, nil, 0, 1))
 	if len(got) != len(want) || len(got) != 3000 {
 		t.Fatalf("%d rows, want %d", len(got), len(want))
 	}
@@ -258,7 +258,7 @@ func TestGroupRowsShards(t *testing.T) {
 		var want, got []*tableRow
 		func() {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-			shards := groupShards(m, acc, nil, ranksFrom(ranks), 0, n)
+			shards := groupShards(m, keyCountsOf(acc), nil, ranksFrom(ranks), 0, n)
 			if len(shards) != 1 {
 				t.Fatalf("case %d: %d shards at GOMAXPROCS 1", i, len(shards))
 			}
@@ -266,7 +266,7 @@ func TestGroupRowsShards(t *testing.T) {
 		}()
 		func() {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-			shards := groupShards(m, acc, nil, ranksFrom(ranks), 0, n)
+			shards := groupShards(m, keyCountsOf(acc), nil, ranksFrom(ranks), 0, n)
 			if len(shards) != 2 || len(shards[0]) == 0 || len(shards[1]) == 0 {
 				t.Fatalf("case %d: shards of %d rows at GOMAXPROCS 2", i, len(shards))
 			}
@@ -317,7 +317,7 @@ func TestGroupRowsNamedRanks(t *testing.T) {
 	m := map[Key]Counts{named: c, split: c, noMap: c, plain: c}
 	acc := maps.Clone(m)
 	ranks := map[rankKey]int32{rankKeyOf(split): 0, rankKeyOf(noMap): 1, rankKeyOf(named): 2}
-	for _, rows := range groupRows(m, acc, nil, ranksFrom(ranks), 0, 1) {
+	for _, rows := range groupRows(m, keyCountsOf(acc), nil, ranksFrom(ranks), 0, 1) {
 		for _, r := range rows {
 			want := int32(0)
 			if rank, ok := ranks[rankKeyOf(r.key)]; ok {
@@ -384,4 +384,25 @@ func TestRowRanks(t *testing.T) {
 	if _, ok := none.get(&keys[0]); ok {
 		t.Error("a nil rowRanks has a rank")
 	}
+}
+
+// keyCountsOf returns m's keys and counts, as Result.children holds them.
+func keyCountsOf(m map[Key]Counts) []keyCounts {
+	if m == nil {
+		return nil
+	}
+	all := make([]keyCounts, 0, len(m))
+	for k, c := range m {
+		all = append(all, keyCounts{k, c})
+	}
+	return all
+}
+
+// countsMap returns kcs by key.
+func countsMap(kcs []keyCounts) map[Key]Counts {
+	m := make(map[Key]Counts, len(kcs))
+	for _, kc := range kcs {
+		m[kc.k] = kc.c
+	}
+	return m
 }
