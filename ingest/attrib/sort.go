@@ -98,8 +98,10 @@ type tableRow struct {
 	short string   // the DSO's short name, which rows sort by
 	// first ranks rows perf's sort keys find equal: the least
 	// (compareKeyCounts) of the keys that made it, of the counts' keys,
-	// or of acc's for a row only acc has (late).
-	first keyCounts
+	// or of acc's for a row only acc has (late). It points into acc or
+	// a copy of m's keys: a key and counts in every row took 80 of its
+	// 216 bytes.
+	first *keyCounts
 	late  bool
 	// rank is 1 + the row's rank in Result.noMapRanks, if it has one.
 	rank int32
@@ -224,12 +226,12 @@ func (g *grouping) shard(s int) [][]tableRow {
 		counts = counts[:len(counts)+n]
 		return counts[len(counts)-n : len(counts) : len(counts)]
 	}
-	row := func(kc keyCounts, late bool) *tableRow {
+	row := func(kc *keyCounts, late bool) *tableRow {
 		nk := normal(kc.k)
 		if byKey != nil && merges(kc.k) {
 			if i, ok := byKey[nk]; ok {
 				r := rowAt(i)
-				if r.late == late && compareKeyCounts(kc, r.first) < 0 {
+				if r.late == late && compareKeyCounts(*kc, *r.first) < 0 {
 					r.first = kc
 				}
 				return r
@@ -258,14 +260,26 @@ func (g *grouping) shard(s int) [][]tableRow {
 		}
 		return hidden[k]
 	}
+	// m's keys, where rows' first may point: in blocks that never grow
+	// past their capacity, sized as the rows' are.
+	var mKeys []keyCounts
+	kept := 0
+	keep := func(kc keyCounts) *keyCounts {
+		if len(mKeys) == cap(mKeys) {
+			mKeys = make([]keyCounts, 0, min(max(size-kept, 64), rowBlock))
+		}
+		mKeys = append(mKeys, kc)
+		kept++
+		return &mKeys[len(mKeys)-1]
+	}
 	for k, c := range m {
 		if k.Event >= first && k.Event < first+n && shardOf(k.Addr, g.shards) == s && !isHidden(k) {
-			row(keyCounts{k, c}, false).c[k.Event-first].add(c)
+			row(keep(keyCounts{k, c}), false).c[k.Event-first].add(c)
 		}
 	}
-	for _, kc := range acc {
-		if k, c := kc.k, kc.c; k.Event >= first && k.Event < first+n && shardOf(k.Addr, g.shards) == s && !isHidden(k) {
-			r := row(keyCounts{k, c}, true)
+	for i := range acc {
+		if k, c := acc[i].k, acc[i].c; k.Event >= first && k.Event < first+n && shardOf(k.Addr, g.shards) == s && !isHidden(k) {
+			r := row(&acc[i], true)
 			r.acc[k.Event-first].add(c) // two DSOs of one short name add up
 			if k.Event == first {
 				r.key.Kernel, r.key.Hyper = k.Kernel, k.Hyper
@@ -553,7 +567,7 @@ func compareOrderedRows(x, y orderedRow) int {
 	// Equal for perf: in the order groupRows would have read the keys.
 	// (Rows only acc has never get here with others: they have no
 	// samples, every other row some.)
-	return compareKeyCounts(x.r.first, y.r.first)
+	return compareKeyCounts(*x.r.first, *y.r.first)
 }
 
 // prefix8 is s's first 8 bytes as a big-endian number, zeros after a

@@ -199,7 +199,7 @@ func TestSortRowsHalves(t *testing.T) {
 		for i := range rows {
 			k := Key{DSO: "/bin/app", Sym: syms[rng.IntN(len(syms))], Addr: uint64(i)}
 			c := Counts{Samples: uint64(1 + rng.IntN(3)), Period: uint64(rng.IntN(3))}
-			rows[i] = tableRow{key: k, short: "app", c: []Counts{c}, acc: []Counts{{Samples: 1, Period: uint64(rng.IntN(2))}}, first: keyCounts{k, c}}
+			rows[i] = tableRow{key: k, short: "app", c: []Counts{c}, acc: []Counts{{Samples: 1, Period: uint64(rng.IntN(2))}}, first: &keyCounts{k, c}}
 		}
 		keyed := func() []orderedRow {
 			keyed := make([]orderedRow, n)
@@ -278,7 +278,7 @@ func TestGroupRowsShards(t *testing.T) {
 		ranked := 0
 		for j := range got {
 			g, w := *got[j], *want[j]
-			if g.key != w.key || !slices.Equal(g.c, w.c) || !slices.Equal(g.acc, w.acc) || g.rank != w.rank || g.first != w.first || g.short != w.short {
+			if g.key != w.key || !slices.Equal(g.c, w.c) || !slices.Equal(g.acc, w.acc) || g.rank != w.rank || *g.first != *w.first || g.short != w.short {
 				t.Fatalf("case %d: row %d is %s rank %d, want %s rank %d", i, j, showRow(g), g.rank, showRow(w), w.rank)
 			}
 			if g.rank > 0 {
