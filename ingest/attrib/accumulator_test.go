@@ -98,6 +98,9 @@ func TestAccumulatorSharesAddressEntries(t *testing.T) {
 			t.Errorf("entry of %+v: %d, want the address's entry %d", k, got, i)
 		}
 	}
+	if len(ac.byKey) != 0 {
+		t.Errorf("byKey holds %d address entries: their names are hashed for nothing", len(ac.byKey))
+	}
 	u := ac.addrEntry(state(symbols.Unknown, 0x900000, false), 0x77, 0)
 	if got := ac.noMapEntry(0x77, false, false, 0); got != u {
 		t.Errorf("an address of a map named %s: entry %d, the no-map entry %d", symbols.Unknown, u, got)

@@ -15,7 +15,7 @@ import (
 type accumulator struct {
 	keys   chunked[Key]                   // each entry's key, with the level of the first frame that reached it (which perf shows)
 	counts []accCount                     // each entry's counts, apart from the keys: the per-frame work touches only these
-	byKey  map[Key]int32                  // the entry of each key with a map or symbol, without its level
+	byKey  map[Key]int32                  // the entry of each key with a symbol, without its level
 	noMap  map[noMapKey]int32             // the entry of each address outside every map
 	addrs  map[dsoMode]map[noMapKey]int32 // the entries of addresses without a symbol, per DSO (addrEntry)
 	stamp  uint32                         // the current sample's stamp (its ordinal + 1)
@@ -221,10 +221,14 @@ func newAccumulatorBits(frameBits uint) *accumulator {
 }
 
 // entry returns the entry of k, made on first use. The entries of
-// addresses outside every map are noMap's alone: its key is smaller.
+// addresses outside every map are noMap's alone, and those of addresses
+// without a symbol in a map addrs's (addrEntry): their keys are smaller.
 func (ac *accumulator) entry(k Key) int32 {
 	if k.DSO == symbols.Unknown && k.Sym == symbols.Unknown {
 		return ac.noMapEntry(k.Addr, k.Kernel, k.Hyper, k.Event)
+	}
+	if k.Sym == symbols.Unknown && !k.Hyper && k.dup == 0 {
+		return ac.addrKeyEntry(ac.addrsOf(dsoMode{k.DSO, k.Kernel}), k)
 	}
 	id := noLevel(k)
 	if i, ok := ac.byKey[id]; ok {
@@ -310,28 +314,55 @@ func (ac *accumulator) symEntry(st *mapState, t *symbols.Table, i, event int, at
 
 // addrEntry returns the entry of an address without a symbol in st's map.
 // The entries of such addresses are kept per DSO and level, which is all
-// of their key but the address and event: the maps of one DSO (a library
-// in each process) find them without hashing the key's names (entry), as
-// each map's first frame at an address did, 4 % of the attributor's time
-// on the -a -g children table. Only a new entry goes through entry.
+// of their key but the address and event (addrsOf): the maps of one DSO
+// (a library in each process) find them without hashing the key's names,
+// as each map's first frame at an address did, 4 % of the attributor's
+// time on the -a -g children table; and so are new ones (byKey held them
+// too, and hashing their names into it took 0.18 s of a gcc build's
+// children table, 120 k of whose entries are addresses in cc1).
 func (ac *accumulator) addrEntry(st *mapState, addr uint64, event int) int32 {
 	as := &st.acc
 	if as.byAddr == nil {
-		d := dsoMode{st.key.m.DSO, st.key.kernel}
-		if as.byAddr = ac.addrs[d]; as.byAddr == nil {
-			if ac.addrs == nil {
-				ac.addrs = make(map[dsoMode]map[noMapKey]int32)
-			}
-			as.byAddr = make(map[noMapKey]int32)
-			ac.addrs[d] = as.byAddr
-		}
+		as.byAddr = ac.addrsOf(dsoMode{st.key.m.DSO, st.key.kernel})
 	}
-	k := noMapKey{addr, event}
-	if id, ok := as.byAddr[k]; ok {
+	nk := noMapKey{addr, event}
+	if id, ok := as.byAddr[nk]; ok {
 		return id
 	}
-	id := ac.entry(Key{DSO: st.key.m.DSO, Sym: symbols.Unknown, Kernel: st.key.kernel, Addr: addr, Event: event})
-	as.byAddr[k] = id
+	k := Key{DSO: st.key.m.DSO, Sym: symbols.Unknown, Kernel: st.key.kernel, Addr: addr, Event: event}
+	var id int32
+	if k.DSO == symbols.Unknown {
+		id = ac.entry(k) // a map named as no map: noMap's entry
+	} else {
+		id = ac.newEntry(k)
+	}
+	as.byAddr[nk] = id
+	return id
+}
+
+// addrsOf returns the entries of addresses without a symbol in the maps
+// of DSO d (at its level), by address and event.
+func (ac *accumulator) addrsOf(d dsoMode) map[noMapKey]int32 {
+	byAddr := ac.addrs[d]
+	if byAddr == nil {
+		if ac.addrs == nil {
+			ac.addrs = make(map[dsoMode]map[noMapKey]int32)
+		}
+		byAddr = make(map[noMapKey]int32)
+		ac.addrs[d] = byAddr
+	}
+	return byAddr
+}
+
+// addrKeyEntry returns the entry of k, an address without a symbol, in
+// byAddr (addrsOf's for its DSO and level), made on first use.
+func (ac *accumulator) addrKeyEntry(byAddr map[noMapKey]int32, k Key) int32 {
+	nk := noMapKey{k.Addr, k.Event}
+	if id, ok := byAddr[nk]; ok {
+		return id
+	}
+	id := ac.newEntry(k)
+	byAddr[nk] = id
 	return id
 }
 
