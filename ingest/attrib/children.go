@@ -224,7 +224,7 @@ func newAccumulatorBits(frameBits uint) *accumulator {
 // addresses outside every map are noMap's alone, and those of addresses
 // without a symbol in a map addrs's (addrEntry): their keys are smaller.
 func (ac *accumulator) entry(k Key) int32 {
-	if k.DSO == symbols.Unknown && k.Sym == symbols.Unknown {
+	if isNoMapKey(&k) {
 		return ac.noMapEntry(k.Addr, k.Kernel, k.Hyper, k.Event)
 	}
 	if k.Sym == symbols.Unknown && !k.Hyper && k.dup == 0 {
@@ -325,19 +325,14 @@ func (ac *accumulator) addrEntry(st *mapState, addr uint64, event int) int32 {
 	if as.byAddr == nil {
 		as.byAddr = ac.addrsOf(dsoMode{st.key.m.DSO, st.key.kernel})
 	}
-	nk := noMapKey{addr, event}
-	if id, ok := as.byAddr[nk]; ok {
-		return id
+	if id, ok := as.byAddr[noMapKey{addr, event}]; ok {
+		return id // without making the key, as most frames are found
 	}
 	k := Key{DSO: st.key.m.DSO, Sym: symbols.Unknown, Kernel: st.key.kernel, Addr: addr, Event: event}
-	var id int32
-	if k.DSO == symbols.Unknown {
-		id = ac.entry(k) // a map named as no map: noMap's entry
-	} else {
-		id = ac.newEntry(k)
+	if isNoMapKey(&k) {
+		return ac.entry(k) // a map named as no map: noMap's entry
 	}
-	as.byAddr[nk] = id
-	return id
+	return ac.addrKeyEntry(as.byAddr, k)
 }
 
 // addrsOf returns the entries of addresses without a symbol in the maps

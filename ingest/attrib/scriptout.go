@@ -20,6 +20,7 @@ type scriptOut struct {
 	w     io.Writer
 	names scriptNames
 	batch []scriptLine
+	texts []string         // the batch's text lines (leadText)
 	full  chan scriptBatch // batches to write, in order
 	free  chan []scriptLine
 	done  chan struct{} // closed when the writer ends
@@ -37,10 +38,11 @@ type scriptLine struct {
 	lead byte
 }
 
-// scriptBatch is lines and the pairs they may refer to.
+// scriptBatch is lines and the pairs and texts they may refer to.
 type scriptBatch struct {
 	lines []scriptLine
 	pairs []*[pairChunk]namePair
+	texts []string
 }
 
 // batchLines is how many lines the attributor gathers before it hands
@@ -89,7 +91,7 @@ func (s *scriptOut) write() {
 			case 0:
 				buf = append(buf, '\n')
 			case leadText:
-				buf = append(buf, b.pairs[l.pair/pairChunk][l.pair%pairChunk].sym...)
+				buf = append(buf, b.texts[l.pair]...)
 			default:
 				p := &b.pairs[l.pair/pairChunk][l.pair%pairChunk]
 				buf = appendScriptLine(buf, l.lead, l.addr, p.sym, p.dso)
@@ -113,12 +115,15 @@ func (s *scriptOut) add(lead byte, addr uint64, sym, dso string) {
 	s.batch = append(s.batch, scriptLine{addr, s.names.pair(sym, dso), lead})
 }
 
-// leadText marks a line that is text of its own (the pair's symbol).
+// leadText marks a line that is text of its own: its pair is the
+// number of the batch's text (scriptBatch.texts), not of names, which
+// keep every pair to the end.
 const leadText = 1
 
 // text adds t, lines with their newlines, as it is.
 func (s *scriptOut) text(t string) {
-	s.batch = append(s.batch, scriptLine{pair: s.names.pair(t, ""), lead: leadText})
+	s.batch = append(s.batch, scriptLine{pair: uint32(len(s.texts)), lead: leadText})
+	s.texts = append(s.texts, t)
 }
 
 // blank adds an empty line.
@@ -144,7 +149,8 @@ func (s *scriptOut) endSample() error {
 // pairs never change once written, and the writer reads only those the
 // batch's lines refer to, written before the send.
 func (s *scriptOut) handOver() {
-	s.full <- scriptBatch{s.batch, s.names.chunks}
+	s.full <- scriptBatch{s.batch, s.names.chunks, s.texts}
+	s.texts = nil
 	select {
 	case s.batch = <-s.free:
 	default:

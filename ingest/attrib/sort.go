@@ -160,12 +160,33 @@ func shardOf(addr uint64, shards int) int {
 	return int((addr * 0x9e3779b97f4a7c15 >> 32) % uint64(shards))
 }
 
-// rowBlock is how many rows a block of groupRows's holds (442 KiB). A
-// large table's rows in one array took fresh memory, which costs its
-// faults and zeroing here (about 1 ms a MB): grouping the 514 k rows of a
-// gcc build's children table took 0.51 s, most of it writing the rows;
-// blocks fit the memory the run's entries left free.
+// rowBlock is how many rows a block of groupRows's holds (at most 272
+// KiB). A large table's rows in one array took fresh memory, which costs
+// its faults and zeroing here (about 1 ms a MB): grouping the 514 k rows
+// of a gcc build's children table took 0.51 s, most of it writing the
+// rows; blocks fit the memory the run's entries left free.
 const rowBlock = 2048
+
+// blockList holds values in blocks that never move or grow, so that
+// pointers to them stay valid: each block is made for the values still
+// expected (want), at least 64 and at most rowBlock.
+type blockList[T any] struct {
+	blocks  [][]T
+	n, want int
+}
+
+// add appends v and returns its address.
+func (l *blockList[T]) add(v T) *T {
+	last := len(l.blocks) - 1
+	if last < 0 || len(l.blocks[last]) == cap(l.blocks[last]) {
+		l.blocks = append(l.blocks, make([]T, 0, min(max(l.want-l.n, 64), rowBlock)))
+		last++
+	}
+	b := append(l.blocks[last], v)
+	l.blocks[last] = b
+	l.n++
+	return &b[len(b)-1]
+}
 
 // shard returns the rows of the keys of shard s (shardOf), in blocks of
 // rowBlock.
@@ -187,16 +208,14 @@ func (g *grouping) shard(s int) [][]tableRow {
 	if g.shards > 1 {
 		size = size/g.shards*9/8 + 64 // a shard's share, and room for an uneven split
 	}
-	var blocks [][]tableRow
-	nrows := 0
-	rowAt := func(i int) *tableRow { return &blocks[i/rowBlock][i%rowBlock] }
+	rows := blockList[tableRow]{want: size}
 	// One event without acc and DSOs of one short name has nothing to
 	// merge: each key is a row.
-	var byKey map[Key]int
+	var byKey map[Key]*tableRow
 	merges := func(Key) bool { return true } // whether a key may share a row
 	switch {
 	case n > 1 || acc != nil:
-		byKey = make(map[Key]int, size)
+		byKey = make(map[Key]*tableRow, size)
 	case len(same) > 0:
 		// One event's keys are distinct: two meet only where a DSO
 		// takes the least name of its short name (normal), so only
@@ -211,7 +230,7 @@ func (g *grouping) shard(s int) [][]tableRow {
 			_, renamed := same[d]
 			return renamed || least[d]
 		}
-		byKey = make(map[Key]int)
+		byKey = make(map[Key]*tableRow)
 	}
 	// The rows' columns, carved out of arrays of a block's rows.
 	cols := 1
@@ -229,23 +248,17 @@ func (g *grouping) shard(s int) [][]tableRow {
 	row := func(kc *keyCounts, late bool) *tableRow {
 		nk := normal(kc.k)
 		if byKey != nil && merges(kc.k) {
-			if i, ok := byKey[nk]; ok {
-				r := rowAt(i)
+			if r, ok := byKey[nk]; ok {
 				if r.late == late && compareKeyCounts(*kc, *r.first) < 0 {
 					r.first = kc
 				}
 				return r
 			}
-			byKey[nk] = nrows
 		}
-		if nrows%rowBlock == 0 {
-			// Sized for the rows expected; a block past them grows.
-			blocks = append(blocks, make([]tableRow, 0, min(max(size-nrows, 64), rowBlock)))
+		r := rows.add(tableRow{key: nk, c: take(), late: late, first: kc})
+		if byKey != nil && merges(kc.k) {
+			byKey[nk] = r
 		}
-		b := &blocks[len(blocks)-1]
-		*b = append(*b, tableRow{key: nk, c: take(), late: late, first: kc})
-		nrows++
-		r := &(*b)[len(*b)-1]
 		if acc != nil {
 			r.acc = take()
 		}
@@ -260,21 +273,10 @@ func (g *grouping) shard(s int) [][]tableRow {
 		}
 		return hidden[k]
 	}
-	// m's keys, where rows' first may point: in blocks that never grow
-	// past their capacity, sized as the rows' are.
-	var mKeys []keyCounts
-	kept := 0
-	keep := func(kc keyCounts) *keyCounts {
-		if len(mKeys) == cap(mKeys) {
-			mKeys = make([]keyCounts, 0, min(max(size-kept, 64), rowBlock))
-		}
-		mKeys = append(mKeys, kc)
-		kept++
-		return &mKeys[len(mKeys)-1]
-	}
+	mKeys := blockList[keyCounts]{want: size} // m's, where rows' first may point
 	for k, c := range m {
 		if k.Event >= first && k.Event < first+n && shardOf(k.Addr, g.shards) == s && !isHidden(k) {
-			row(keep(keyCounts{k, c}), false).c[k.Event-first].add(c)
+			row(mKeys.add(keyCounts{k, c}), false).c[k.Event-first].add(c)
 		}
 	}
 	for i := range acc {
@@ -287,14 +289,15 @@ func (g *grouping) shard(s int) [][]tableRow {
 		}
 	}
 	if g.ranks != nil {
-		for i := range nrows {
-			r := rowAt(i)
-			if rank, ok := g.ranks.get(&r.key); ok {
-				r.rank = rank + 1
+		for _, b := range rows.blocks {
+			for i := range b {
+				if rank, ok := g.ranks.get(&b[i].key); ok {
+					b[i].rank = rank + 1
+				}
 			}
 		}
 	}
-	return blocks
+	return rows.blocks
 }
 
 // sameShortNames maps each DSO of m's and acc's keys whose short name
@@ -363,13 +366,6 @@ func comparePerfRows(x, y *tableRow) int {
 	if c := unknownLast(a.Sym, b.Sym); c != 0 {
 		return c
 	}
-	return comparePerfRowsFromSym(x, y)
-}
-
-// comparePerfRowsFromSym is comparePerfRows from the symbol's name on,
-// for rows whose periods, DSOs and unknown symbols compare equal.
-func comparePerfRowsFromSym(x, y *tableRow) int {
-	a, b := x.key, y.key
 	if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
 		return c
 	}
@@ -493,9 +489,9 @@ func sortRows(keyed []orderedRow) []*tableRow {
 	return order
 }
 
-// orderedRow is a row with the keys tableOrder sorts it by first: for a
-// table of one event, all of comparePerfRows's but the symbol's name
-// after its first 8 bytes. (Rows without a symbol tie up to their sample
+// orderedRow is a row with the keys tableOrder sorts it by: for a table
+// of one event, all of comparePerfRows's but the symbol's name after its
+// first 8 bytes. (Rows without a symbol tie up to their sample
 // counts and addresses, most often the rows of a table: reading them
 // from the rows took most of the sort of a gcc build's 514 k-row
 // children table.)
@@ -548,20 +544,27 @@ func compareOrderedRows(x, y orderedRow) int {
 	if c := cmp.Compare(x.sym, y.sym); c != 0 {
 		return c
 	}
-	if x.symUnknown && !x.members {
-		// comparePerfRowsFromSym of two rows without a symbol (equal
-		// names) of one event, from the keys.
-		if c := cmp.Compare(y.samples, x.samples); c != 0 {
+	// comparePerfRows from the symbol's name on, reading the rows only
+	// for the rest of two names and for a group's members.
+	if !x.symUnknown {
+		if c := cmp.Compare(x.r.key.Sym, y.r.key.Sym); c != 0 {
 			return c
 		}
-		if x.rank > 0 && y.rank > 0 {
-			if c := cmp.Compare(x.rank, y.rank); c != 0 {
+	}
+	if x.members {
+		for i := range x.r.c {
+			if c := cmp.Compare(y.r.c[i].Samples, x.r.c[i].Samples); c != 0 {
 				return c
 			}
-		} else if c := cmp.Compare(x.addr, y.addr); c != 0 {
+		}
+	} else if c := cmp.Compare(y.samples, x.samples); c != 0 {
+		return c
+	}
+	if x.rank > 0 && y.rank > 0 {
+		if c := cmp.Compare(x.rank, y.rank); c != 0 {
 			return c
 		}
-	} else if c := comparePerfRowsFromSym(x.r, y.r); c != 0 {
+	} else if c := cmp.Compare(x.addr, y.addr); c != 0 {
 		return c
 	}
 	// Equal for perf: in the order groupRows would have read the keys.
