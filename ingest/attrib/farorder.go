@@ -522,9 +522,9 @@ func rankKeyOf(k Key) rankKey { return rankKey{k.DSO, k.Sym, k.Addr, int32(k.Eve
 
 // rowRanks holds the ranks of Result.noMapRanks: those of rows without a
 // map by address, event and dup alone, in a map without strings (a gcc
-// build's -a -g children table ranked 382 k such rows, and hashing and
-// comparing their names took a third of making and reading the ranks),
-// the others by their whole rankKey.
+// build's -a -g children table ranks 382 k such rows; keyed by their
+// names too, making and reading the ranks took 0.33 s of its CPU, the
+// table 2.96 s against 2.89 so), the others by their whole rankKey.
 type rowRanks struct {
 	noMap map[noMapRank]int32
 	named map[rankKey]int32
