@@ -13,12 +13,12 @@ import (
 // default table's fast path; a table by other sort keys cumulates by
 // RowKey (rowCounter.cumulate).
 type accumulator struct {
-	keys   chunked[Key]                   // each entry's key, with the level of the first frame that reached it (which perf shows)
-	counts []accCount                     // each entry's counts, apart from the keys: the per-frame work touches only these
-	byKey  map[Key]int32                  // the entry of each key with a symbol, without its level
-	noMap  map[noMapKey]int32             // the entry of each address outside every map
-	addrs  map[dsoMode]map[noMapKey]int32 // the entries of addresses without a symbol, per DSO (addrEntry)
-	stamp  uint32                         // the current sample's stamp (its ordinal + 1)
+	keys   chunked[Key]           // each entry's key, with the level of the first frame that reached it (which perf shows)
+	counts []accCount             // each entry's counts, apart from the keys: the per-frame work touches only these
+	byKey  map[Key]int32          // the entry of each key with a symbol, without its level
+	noMap  *addrTable             // the entry of each address outside every map, by address and event
+	addrs  map[dsoMode]*addrTable // the entries of addresses without a symbol, per DSO (addrEntry), by address and event
+	stamp  uint32                 // the current sample's stamp (its ordinal + 1)
 	// frames caches, per version of the maps, what a frame resolved to:
 	// callchains repeat the same return addresses, and resolving and
 	// symbolizing one took most of the time.
@@ -181,12 +181,6 @@ type accCount struct {
 	noMap bool   // an address outside every map (noMapEntry's)
 }
 
-// noMapKey is a frame outside every map: perf keys it by address alone.
-type noMapKey struct {
-	addr  uint64
-	event int
-}
-
 // symIDs caches the entries of a table's symbols for one event (id+1; 0:
 // not yet looked up).
 type symIDs struct {
@@ -208,7 +202,7 @@ type symIDsKey struct {
 type accState struct {
 	syms   []*symIDs
 	last   *symIDs
-	byAddr map[noMapKey]int32 // frames in the map without a symbol, by address: its DSO's (accumulator.addrs)
+	byAddr *addrTable // frames in the map without a symbol, by address and event: its DSO's (accumulator.addrs)
 }
 
 func newAccumulator() *accumulator { return newAccumulatorBits(frameCacheBits) }
@@ -216,7 +210,7 @@ func newAccumulator() *accumulator { return newAccumulatorBits(frameCacheBits) }
 // newAccumulatorBits returns an accumulator whose frame cache has
 // 1<<frameBits slots.
 func newAccumulatorBits(frameBits uint) *accumulator {
-	return &accumulator{byKey: make(map[Key]int32), noMap: make(map[noMapKey]int32),
+	return &accumulator{byKey: make(map[Key]int32), noMap: newAddrTable(0),
 		frames: make([]frameSlot, 1<<frameBits), frameBits: frameBits}
 }
 
@@ -325,7 +319,7 @@ func (ac *accumulator) addrEntry(st *mapState, addr uint64, event int) int32 {
 	if as.byAddr == nil {
 		as.byAddr = ac.addrsOf(dsoMode{st.key.m.DSO, st.key.kernel})
 	}
-	if id, ok := as.byAddr[noMapKey{addr, event}]; ok {
+	if id, ok := as.byAddr.get(addr, uint32(event)); ok {
 		return id // without making the key, as most frames are found
 	}
 	k := Key{DSO: st.key.m.DSO, Sym: symbols.Unknown, Kernel: st.key.kernel, Addr: addr, Event: event}
@@ -337,13 +331,13 @@ func (ac *accumulator) addrEntry(st *mapState, addr uint64, event int) int32 {
 
 // addrsOf returns the entries of addresses without a symbol in the maps
 // of DSO d (at its level), by address and event.
-func (ac *accumulator) addrsOf(d dsoMode) map[noMapKey]int32 {
+func (ac *accumulator) addrsOf(d dsoMode) *addrTable {
 	byAddr := ac.addrs[d]
 	if byAddr == nil {
 		if ac.addrs == nil {
-			ac.addrs = make(map[dsoMode]map[noMapKey]int32)
+			ac.addrs = make(map[dsoMode]*addrTable)
 		}
-		byAddr = make(map[noMapKey]int32)
+		byAddr = newAddrTable(0)
 		ac.addrs[d] = byAddr
 	}
 	return byAddr
@@ -351,26 +345,24 @@ func (ac *accumulator) addrsOf(d dsoMode) map[noMapKey]int32 {
 
 // addrKeyEntry returns the entry of k, an address without a symbol, in
 // byAddr (addrsOf's for its DSO and level), made on first use.
-func (ac *accumulator) addrKeyEntry(byAddr map[noMapKey]int32, k Key) int32 {
-	nk := noMapKey{k.Addr, k.Event}
-	if id, ok := byAddr[nk]; ok {
+func (ac *accumulator) addrKeyEntry(byAddr *addrTable, k Key) int32 {
+	if id, ok := byAddr.get(k.Addr, uint32(k.Event)); ok {
 		return id
 	}
 	id := ac.newEntry(k)
-	byAddr[nk] = id
+	byAddr.set(k.Addr, uint32(k.Event), id)
 	return id
 }
 
 // noMapEntry returns the entry of an address outside every map.
 // Its level is the one the entry is made at: kernel, hyper ("H") or user.
 func (ac *accumulator) noMapEntry(addr uint64, kernel, hyper bool, event int) int32 {
-	k := noMapKey{addr, event}
-	if id, ok := ac.noMap[k]; ok {
+	if id, ok := ac.noMap.get(addr, uint32(event)); ok {
 		return id
 	}
 	id := ac.newEntry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: addr, Event: event})
 	ac.counts[id].noMap = true
-	ac.noMap[k] = id
+	ac.noMap.set(addr, uint32(event), id)
 	return id
 }
 

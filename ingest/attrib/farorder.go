@@ -521,12 +521,15 @@ type rankKey struct {
 func rankKeyOf(k Key) rankKey { return rankKey{k.DSO, k.Sym, k.Addr, int32(k.Event), k.dup} }
 
 // rowRanks holds the ranks of Result.noMapRanks: those of rows without a
-// map by address, event and dup alone, in a map without strings (a gcc
+// map by address, event and dup alone, in a table without strings (a gcc
 // build's -a -g children table ranks 382 k such rows; keyed by their
 // names too, making and reading the ranks took 0.33 s of its CPU, the
 // table 2.96 s against 2.89 so), the others by their whole rankKey.
+// Rows without a map whose event and dup do not fit a tag (noMapTag)
+// are rare's.
 type rowRanks struct {
-	noMap map[noMapRank]int32
+	noMap *addrTable
+	rare  map[noMapRank]int32
 	named map[rankKey]int32
 }
 
@@ -539,7 +542,15 @@ type noMapRank struct {
 
 // newRowRanks returns ranks with room for n rows without a map.
 func newRowRanks(n int) *rowRanks {
-	return &rowRanks{noMap: make(map[noMapRank]int32, n), named: map[rankKey]int32{}}
+	return &rowRanks{noMap: newAddrTable(n), rare: map[noMapRank]int32{}, named: map[rankKey]int32{}}
+}
+
+// noMapTag packs a row's event and dup into an addrTable tag, if they fit.
+func noMapTag(event int, dup int32) (uint32, bool) {
+	if event < 0 || event >= 1<<16 || dup < 0 || dup >= 1<<15 {
+		return 0, false
+	}
+	return uint32(event) | uint32(dup)<<16, true
 }
 
 func isNoMapKey(k *Key) bool { return k.DSO == symbols.Unknown && k.Sym == symbols.Unknown }
@@ -547,7 +558,11 @@ func isNoMapKey(k *Key) bool { return k.DSO == symbols.Unknown && k.Sym == symbo
 // set ranks the row of key k.
 func (r *rowRanks) set(k *Key, rank int32) {
 	if isNoMapKey(k) {
-		r.noMap[noMapRank{k.Addr, int32(k.Event), k.dup}] = rank
+		if tag, ok := noMapTag(k.Event, k.dup); ok {
+			r.noMap.set(k.Addr, tag, rank)
+		} else {
+			r.rare[noMapRank{k.Addr, int32(k.Event), k.dup}] = rank
+		}
 	} else {
 		r.named[rankKeyOf(*k)] = rank
 	}
@@ -562,7 +577,11 @@ func (r *rowRanks) get(k *Key) (int32, bool) {
 	var rank int32
 	var ok bool
 	if isNoMapKey(k) {
-		rank, ok = r.noMap[noMapRank{k.Addr, int32(k.Event), k.dup}]
+		if tag, fits := noMapTag(k.Event, k.dup); fits {
+			rank, ok = r.noMap.get(k.Addr, tag)
+		} else {
+			rank, ok = r.rare[noMapRank{k.Addr, int32(k.Event), k.dup}]
+		}
 	} else if len(r.named) > 0 {
 		rank, ok = r.named[rankKeyOf(*k)]
 	}

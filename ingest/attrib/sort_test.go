@@ -336,7 +336,10 @@ func (r *rowRanks) all() map[rankKey]int32 {
 		return nil
 	}
 	all := maps.Clone(r.named)
-	for k, rank := range r.noMap {
+	r.noMap.each(func(addr uint64, tag uint32, rank int32) {
+		all[rankKey{symbols.Unknown, symbols.Unknown, addr, int32(tag & (1<<16 - 1)), int32(tag >> 16)}] = rank
+	})
+	for k, rank := range r.rare {
 		all[rankKey{symbols.Unknown, symbols.Unknown, k.addr, k.event, k.dup}] = rank
 	}
 	return all
@@ -361,6 +364,9 @@ func TestRowRanks(t *testing.T) {
 		{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 7, Event: 1},
 		{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 7, dup: 1},
 		{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 8},
+		{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 7, dup: 1 << 15}, // too large a dup for a tag: rare's
+		{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 7, Event: 1 << 16},
+		{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: 7, Event: 1<<16 - 1, dup: 1<<15 - 1},
 		{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 7},
 		{DSO: "/lib/libc.so.6", Sym: "malloc", Addr: 7, dup: 1},
 		{DSO: "/lib/libc.so.6", Sym: symbols.Unknown, Addr: 7},
