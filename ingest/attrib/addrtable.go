@@ -119,5 +119,14 @@ func (t *addrTable) grow() {
 	}
 }
 
+// each calls f with every key and value of t, in slot order.
+func (t *addrTable) each(f func(addr uint64, tag uint32, val int32)) {
+	for _, s := range t.slots {
+		if s.tag != 0 {
+			f(s.addr, s.tag-1, s.val)
+		}
+	}
+}
+
 // len returns the number of keys set.
 func (t *addrTable) len() int { return t.n }

@@ -105,12 +105,3 @@ func BenchmarkAddrTable(b *testing.B) {
 		}
 	})
 }
-
-// each calls f with every key and value of t, in no order.
-func (t *addrTable) each(f func(addr uint64, tag uint32, val int32)) {
-	for _, s := range t.slots {
-		if s.tag != 0 {
-			f(s.addr, s.tag-1, s.val)
-		}
-	}
-}

@@ -34,7 +34,7 @@ type mapState struct {
 // addrCounts counts samples per address, for addresses without a
 // symbol.
 type addrCounts struct {
-	at    map[uint64]int32 // each address's index in cells (not a pointer: the collector need not scan the map)
+	at    *addrTable // each address's index in cells (tag 0)
 	cells countCells
 }
 
@@ -247,15 +247,15 @@ func (st *mapState) add(t *symbols.Table, i int, addr uint64, event int, c Count
 		}
 		m := st.unsym[event]
 		if m == nil {
-			m = &addrCounts{at: make(map[uint64]int32)}
+			m = &addrCounts{at: newAddrTable(0)}
 			st.unsym[event] = m
 		}
-		if j, ok := m.at[addr]; ok {
+		if j, ok := m.at.get(addr, 0); ok {
 			cell := m.cells.at(int(j))
 			cell.add(c)
 			return cell
 		}
-		m.at[addr] = int32(m.cells.n)
+		m.at.set(addr, 0, int32(m.cells.n))
 		return m.cells.append(c)
 	}
 	var tc *tableCounts
@@ -335,10 +335,10 @@ func (c *counter) each(res *Result, fn func(ms *MapSym, n Counts)) {
 			if m == nil {
 				continue
 			}
-			for addr, j := range m.at {
+			m.at.each(func(addr uint64, _ uint32, j int32) {
 				ms.Sym, ms.Addr, ms.Event = symbols.Unknown, addr, ev
 				fn(&ms, *m.cells.at(int(j)))
-			}
+			})
 		}
 	}
 	for k, u := range c.unknown {
