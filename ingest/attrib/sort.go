@@ -135,6 +135,11 @@ func groupShards(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *
 	if max(len(m), len(acc)) >= parallelRowsMin && runtime.GOMAXPROCS(0) > 1 {
 		g.shards = 2
 	}
+	for i := range acc {
+		if isNoMapKey(&acc[i].k) {
+			g.noMap++
+		}
+	}
 	out := make([][][]tableRow, g.shards)
 	var wg sync.WaitGroup
 	for s := range g.shards {
@@ -153,6 +158,7 @@ type grouping struct {
 	first, n int
 	same     map[dsoMode]string // sameShortNames's
 	shards   int
+	noMap    int // acc's keys without a map
 }
 
 // shardOf is the shard of the keys at address addr, of shards.
@@ -165,7 +171,10 @@ func shardOf(addr uint64, shards int) int {
 // its faults and zeroing here (about 1 ms a MB): grouping the 514 k rows
 // of a gcc build's children table took 0.51 s, most of it writing the
 // rows; blocks fit the memory the run's entries left free.
-const rowBlock = 2048
+const (
+	rowBlock     = 1 << rowBlockBits
+	rowBlockBits = 11
+)
 
 // blockList holds values in blocks that never move or grow, so that
 // pointers to them stay valid: each block is made for the values still
@@ -188,6 +197,16 @@ func (l *blockList[T]) add(v T) *T {
 	return &b[len(b)-1]
 }
 
+// last returns the index of the value added last: its block's number
+// and its place in the block (at).
+func (l *blockList[T]) last() int32 {
+	b := len(l.blocks) - 1
+	return int32(b<<rowBlockBits | (len(l.blocks[b]) - 1))
+}
+
+// at returns the value of index i (last's).
+func (l *blockList[T]) at(i int32) *T { return &l.blocks[i>>rowBlockBits][i&(rowBlock-1)] }
+
 // shard returns the rows of the keys of shard s (shardOf), in blocks of
 // rowBlock.
 func (g *grouping) shard(s int) [][]tableRow {
@@ -204,9 +223,10 @@ func (g *grouping) shard(s int) [][]tableRow {
 	}
 	// At most a row a key; in a children table nearly every key of m is
 	// one of acc's too, so the map is sized for the larger map.
-	size := max(len(m), len(acc))
+	size, noMapSize := max(len(m), len(acc)), g.noMap
 	if g.shards > 1 {
-		size = size/g.shards*9/8 + 64 // a shard's share, and room for an uneven split
+		// A shard's share, and room for an uneven split.
+		size, noMapSize = size/g.shards*9/8+64, noMapSize/g.shards*9/8+64
 	}
 	rows := blockList[tableRow]{want: size}
 	// One event without acc and DSOs of one short name has nothing to
@@ -215,7 +235,7 @@ func (g *grouping) shard(s int) [][]tableRow {
 	merges := func(Key) bool { return true } // whether a key may share a row
 	switch {
 	case n > 1 || acc != nil:
-		byKey = make(map[Key]*tableRow, size)
+		byKey = make(map[Key]*tableRow, max(size-noMapSize, 64)) // rows without a map are noMapRows's
 	case len(same) > 0:
 		// One event's keys are distinct: two meet only where a DSO
 		// takes the least name of its short name (normal), so only
@@ -245,10 +265,30 @@ func (g *grouping) shard(s int) [][]tableRow {
 		counts = counts[:len(counts)+n]
 		return counts[len(counts)-n : len(counts) : len(counts)]
 	}
+	// A children table's rows without a map (most of its rows when the
+	// callchains hold stack words: 382 k of a gcc build's 515 k) are
+	// found by address and dup alone, not by hashing their keys' names.
+	var noMapRows *addrTable
+	if byKey != nil && acc != nil {
+		noMapRows = newAddrTable(noMapSize)
+	}
 	row := func(kc *keyCounts, late bool) *tableRow {
 		nk := normal(kc.k)
-		if byKey != nil && merges(kc.k) {
-			if r, ok := byKey[nk]; ok {
+		lookup := byKey != nil && merges(kc.k)
+		tag, byAddr := uint32(0), false
+		if lookup && noMapRows != nil && isNoMapKey(&nk) {
+			tag, byAddr = noMapTag(0, nk.dup)
+		}
+		if lookup {
+			var r *tableRow
+			if byAddr {
+				if i, ok := noMapRows.get(nk.Addr, tag); ok {
+					r = rows.at(i)
+				}
+			} else {
+				r = byKey[nk]
+			}
+			if r != nil {
 				if r.late == late && compareKeyCounts(*kc, *r.first) < 0 {
 					r.first = kc
 				}
@@ -256,7 +296,10 @@ func (g *grouping) shard(s int) [][]tableRow {
 			}
 		}
 		r := rows.add(tableRow{key: nk, c: take(), late: late, first: kc})
-		if byKey != nil && merges(kc.k) {
+		switch {
+		case byAddr:
+			noMapRows.set(nk.Addr, tag, rows.last())
+		case lookup:
 			byKey[nk] = r
 		}
 		if acc != nil {
