@@ -13,7 +13,7 @@ import (
 // default table's fast path; a table by other sort keys cumulates by
 // RowKey (rowCounter.cumulate).
 type accumulator struct {
-	keys   chunked[Key]           // each entry's key, with the level of the first frame that reached it (which perf shows)
+	keys   entryKeys              // each entry's key, with the level of the first frame that reached it (which perf shows)
 	counts []accCount             // each entry's counts, apart from the keys: the per-frame work touches only these
 	byKey  map[Key]int32          // the entry of each key with a symbol, without its level
 	noMap  *addrTable             // the entry of each address outside every map, by address and event

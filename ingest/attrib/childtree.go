@@ -83,7 +83,7 @@ func newReplayer() *replayer {
 // feed replays samples, whose entries are ids in order (those in object
 // symbols hits, by position in ids), with the accumulator's entries'
 // keys and meta (at least those ids name).
-func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, keys *chunked[Key], meta *chunked[entryMeta]) {
+func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, keys *entryKeys, meta *chunked[entryMeta]) {
 	pos := int32(0)
 	for len(r.hes) < keys.len() {
 		r.hes = append(r.hes, histEntry{})
@@ -93,7 +93,7 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, k
 	for _, s := range samples {
 		sample := ids[:s.n]
 		ids = ids[s.n:]
-		event := keys.ptr(sample[0]).Event
+		event := int(keys.ptr(sample[0]).event)
 		t := r.trees[event]
 		if t == nil {
 			t = newHistTree([]string{SortDSO, SortSym})
@@ -116,7 +116,7 @@ func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, k
 			}
 			// The entry's map: the kernel's is one for all, a process's
 			// user maps its own.
-			e.owner = ownerOf(keys.ptr(id).Kernel, s.owner)
+			e.owner = ownerOf(keys.ptr(id).kernel, s.owner)
 			n := int32(len(t.entries))
 			pe := r.last[id].pe
 			if r.last[id].n != n || r.last[id].changes != t.changes {

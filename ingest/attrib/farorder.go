@@ -117,7 +117,7 @@ func (ac *accumulator) startTree(o *noMapOrder, event int) {
 		ac.trees = newTreeWorker()
 	}
 	for _, id := range ac.made {
-		if ac.keys.ptr(id).Event == event {
+		if int(ac.keys.ptr(id).event) == event {
 			ac.sendInsert(id, event)
 		}
 	}
@@ -206,7 +206,8 @@ func (ac *accumulator) finishTrees() (rank func()) {
 			i := int32(0)
 			for node := wt.t.tree.First(); node != nil; node = node.Next() {
 				if ow := wt.entries.ptr(node.Value).owner; ow.noMap {
-					ac.ranks.set(ac.keys.ptr(ow.id), i)
+					k := ac.keys.at(ow.id)
+					ac.ranks.set(&k, i)
 				}
 				i++
 			}

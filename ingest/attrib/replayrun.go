@@ -22,7 +22,7 @@ type replayWork struct {
 	samples []loggedSample
 	ids     []int32
 	hits    []loggedHit
-	keys    chunked[Key]
+	keys    entryKeys
 	meta    chunked[entryMeta]
 }
 
