@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"slices"
@@ -527,5 +528,31 @@ func TestKernelLoadedHook(t *testing.T) {
 		if !kernel {
 			t.Errorf("%s: no kernel samples to load the kernel for", tc.name)
 		}
+	}
+}
+
+// TestAppendPercent checks appendPercent against strconv.AppendFloat:
+// shares of random counts (as share computes them), values at and near
+// the ties of the last digit, and values out of the fast path's range.
+func TestAppendPercent(t *testing.T) {
+	check := func(x float64) {
+		t.Helper()
+		if got, want := string(appendPercent(nil, x)), strconv.FormatFloat(x, 'f', 2, 64); got != want {
+			t.Fatalf("appendPercent(%v) = %s, want %s", x, got, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		total := 1 + rng.Uint64N(1<<uint(1+rng.IntN(50)))
+		check(share(Counts{Period: rng.Uint64N(total + 1)}, Counts{Period: total}))
+	}
+	for i := range 100000 {
+		tie := float64(i)/100 + 0.005
+		for _, x := range []float64{tie, math.Nextafter(tie, 0), math.Nextafter(tie, 1e9), float64(i) / 100, float64(i)/100 + 0.00499999} {
+			check(x)
+		}
+	}
+	for _, x := range []float64{0, 100, 99.995, 0.125, 0.375, 1 << 40, 1e300, math.Inf(1), math.NaN(), math.Copysign(0, -1), -1.5, math.SmallestNonzeroFloat64} {
+		check(x)
 	}
 }
