@@ -205,9 +205,11 @@ func (ac *accumulator) finishTrees() (rank func()) {
 			wt := w.trees[ev]
 			i := int32(0)
 			for node := wt.t.tree.First(); node != nil; node = node.Next() {
+				// An entry of an address is ranked by the address its
+				// node holds, the event and its dup: reading its key
+				// missed the cache once more a node.
 				if ow := wt.entries.ptr(node.Value).owner; ow.noMap {
-					k := ac.keys.at(ow.id)
-					ac.ranks.set(&k, i)
+					ac.ranks.setNoMap(wt.t.key(node.Value).a, int(ev), ow.dup, i)
 				}
 				i++
 			}
@@ -559,13 +561,18 @@ func isNoMapKey(k *Key) bool { return k.DSO == symbols.Unknown && k.Sym == symbo
 // set ranks the row of key k.
 func (r *rowRanks) set(k *Key, rank int32) {
 	if isNoMapKey(k) {
-		if tag, ok := noMapTag(k.Event, k.dup); ok {
-			r.noMap.set(k.Addr, tag, rank)
-		} else {
-			r.rare[noMapRank{k.Addr, int32(k.Event), k.dup}] = rank
-		}
+		r.setNoMap(k.Addr, k.Event, k.dup, rank)
 	} else {
 		r.named[rankKeyOf(*k)] = rank
+	}
+}
+
+// setNoMap ranks the row without a map of address addr, event and dup.
+func (r *rowRanks) setNoMap(addr uint64, event int, dup, rank int32) {
+	if tag, ok := noMapTag(event, dup); ok {
+		r.noMap.set(addr, tag, rank)
+	} else {
+		r.rare[noMapRank{addr, int32(event), dup}] = rank
 	}
 }
 
