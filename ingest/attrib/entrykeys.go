@@ -30,6 +30,7 @@ func (k *entryKeys) at(i int32) Key {
 	return Key{DSO: k.name(a.dso), Sym: k.name(a.sym), Kernel: a.kernel, Hyper: a.hyper, Addr: a.addr, Event: int(a.event), dup: a.dup}
 }
 
+// name returns the name of index id.
 func (k *entryKeys) name(id uint32) string {
 	if id == 0 {
 		return symbols.Unknown
