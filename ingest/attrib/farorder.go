@@ -585,14 +585,21 @@ func (r *rowRanks) get(k *Key) (int32, bool) {
 	var rank int32
 	var ok bool
 	if isNoMapKey(k) {
-		if tag, fits := noMapTag(k.Event, k.dup); fits {
-			rank, ok = r.noMap.get(k.Addr, tag)
-		} else {
-			rank, ok = r.rare[noMapRank{k.Addr, int32(k.Event), k.dup}]
-		}
-	} else if len(r.named) > 0 {
+		return r.getNoMap(k.Addr, k.Event, k.dup)
+	}
+	if len(r.named) > 0 {
 		rank, ok = r.named[rankKeyOf(*k)]
 	}
+	return rank, ok
+}
+
+// getNoMap returns the rank of the row without a map of address addr,
+// event and dup, if it has one (setNoMap's).
+func (r *rowRanks) getNoMap(addr uint64, event int, dup int32) (int32, bool) {
+	if tag, ok := noMapTag(event, dup); ok {
+		return r.noMap.get(addr, tag)
+	}
+	rank, ok := r.rare[noMapRank{addr, int32(event), dup}]
 	return rank, ok
 }
 

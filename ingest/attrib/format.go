@@ -89,9 +89,9 @@ func share(c, total Counts) float64 {
 // appendPercent appends x with two decimals, as strconv.AppendFloat(b,
 // x, 'f', 2, 64) does (and C's "%.2f"): by integer arithmetic, unless
 // x*100 lies within a rounding error of a tie between two last digits,
-// where AppendFloat's exact rounding decides. A gcc build's children
-// table writes two for each of its 514 k rows, and AppendFloat took
-// 80 ms of CPU for them.
+// where AppendFloat's exact rounding decides: 8.7 against 26.1 ns a
+// call (BenchmarkAppendPercent), and a gcc build's children table writes
+// two for each of its 514 k rows.
 func appendPercent(b []byte, x float64) []byte {
 	if !(x >= 0 && x < 1<<40) || math.Signbit(x) {
 		return strconv.AppendFloat(b, x, 'f', 2, 64)

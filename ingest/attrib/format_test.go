@@ -556,3 +556,26 @@ func TestAppendPercent(t *testing.T) {
 		check(x)
 	}
 }
+
+// BenchmarkAppendPercent compares appendPercent with the AppendFloat it
+// stands in for, on shares as a table writes them.
+func BenchmarkAppendPercent(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	xs := make([]float64, 4096)
+	for i := range xs {
+		xs[i] = share(Counts{Period: rng.Uint64N(1000)}, Counts{Period: 1000 + rng.Uint64N(1<<20)})
+	}
+	var buf [32]byte
+	b.Run("appendPercent", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			appendPercent(buf[:0], xs[i%len(xs)])
+		}
+	})
+	b.Run("AppendFloat", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			strconv.AppendFloat(buf[:0], xs[i%len(xs)], 'f', 2, 64)
+		}
+	})
+}
