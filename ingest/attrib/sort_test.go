@@ -220,6 +220,76 @@ func TestSortRowsHalves(t *testing.T) {
 	}
 }
 
+// The merge of two sorted halves split at any k (splitMerge) and merged
+// on both sides of it is the merge in one piece, for halves of any
+// lengths, with rows that tie up to their first keys.
+func TestSplitMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	row := func(i int) orderedRow {
+		k := Key{DSO: "/bin/app", Sym: symbols.Unknown, Addr: uint64(i)}
+		c := Counts{Samples: uint64(1 + rng.IntN(2)), Period: uint64(rng.IntN(2))}
+		r := &tableRow{key: k, short: "app", c: []Counts{c}, first: &keyCounts{k, c}}
+		return orderedRow{self: c.Period, samples: c.Samples, symUnknown: true, addr: int64(rng.IntN(3)), r: r}
+	}
+	for range 200 {
+		nx, ny := rng.IntN(12), rng.IntN(12)
+		x, y := make([]orderedRow, nx), make([]orderedRow, ny)
+		for i := range x {
+			x[i] = row(i)
+		}
+		for i := range y {
+			y[i] = row(nx + i)
+		}
+		slices.SortFunc(x, compareOrderedRows)
+		slices.SortFunc(y, compareOrderedRows)
+		want := make([]*tableRow, nx+ny)
+		mergeRows(want, x, y)
+		for k := range nx + ny + 1 {
+			i := splitMerge(x, y, k)
+			if i < 0 || i > nx || k-i < 0 || k-i > ny {
+				t.Fatalf("%d+%d rows, k %d: split at %d", nx, ny, k, i)
+			}
+			got := make([]*tableRow, nx+ny)
+			mergeRows(got[:k], x[:i], y[:k-i])
+			mergeRows(got[k:], x[i:], y[k-i:])
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d+%d rows, k %d: split at %d merges out of order", nx, ny, k, i)
+			}
+		}
+	}
+}
+
+// rowsBetween numbers the rows of shards across them and yields those
+// between its bounds, shards empty or not.
+func TestRowsBetween(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 100 {
+		shards := make([][]tableRow, rng.IntN(4))
+		var all []*tableRow
+		for s := range shards {
+			shards[s] = make([]tableRow, rng.IntN(4))
+			for i := range shards[s] {
+				all = append(all, &shards[s][i])
+			}
+		}
+		for lo := 0; lo <= len(all); lo++ {
+			for hi := lo; hi <= len(all)+1; hi++ {
+				var got []*tableRow
+				want := all[lo:min(hi, len(all))]
+				for i, r := range rowsBetween(shards, lo, hi) {
+					if i != lo+len(got) {
+						t.Fatalf("rows %d to %d: number %d, want %d", lo, hi, i, lo+len(got))
+					}
+					got = append(got, r)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("rows %d to %d of %d: %d rows, want %d", lo, hi, len(all), len(got), len(want))
+				}
+			}
+		}
+	}
+}
+
 // A large table's rows are grouped in two shards (groupRows): its
 // table equals one shard's, row for row and in order, ranks included,
 // on keys that merge across DSOs of one short name, levels and events.
