@@ -938,11 +938,21 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				// sample_freq, the same field), evsel__parse_sample.
 				period = rec.Attr.SamplePeriod
 			}
-			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
-				attr: attrIndex(r, rec.Attr), ppid: rec.CPU} // ppid holds the CPU (event.cpu)
+			cpu := rec.CPU // perf's sample->cpu: (u32)-1 when not sampled
 			if rec.Attr == nil || rec.Attr.SampleType&perfdata.SampleFormatCPU == 0 {
-				e.ppid = ^uint32(0) // perf's sample->cpu: (u32)-1
+				cpu = ^uint32(0)
 			}
+			if plainSample(rec, cfg) {
+				// Most records: made in the orderer's segment, not copied
+				// there (push).
+				ep := o.reserve(&o.cur, true)
+				*ep = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
+					attr: attrIndex(r, rec.Attr), ppid: cpu} // ppid holds the CPU (event.cpu)
+				o.queued(ep)
+				continue
+			}
+			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
+				attr: attrIndex(r, rec.Attr), ppid: cpu} // ppid holds the CPU (event.cpu)
 			if rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatRead != 0 {
 				e.side = &sideband{off: rec.Offset, reads: readValuesOf(r, rec.Read.Values)}
 			}
@@ -1060,6 +1070,23 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 	o.finish()
 	slab.payload.seal()
 	errc <- r.Err()
+}
+
+// plainSampleOff makes every sample go through orderer.push (tests).
+var plainSampleOff bool
+
+// plainSample reports whether rec makes an event with no payload beyond
+// its fields, queued by time (orderer.push's common case): a timestamp
+// the orderer queues, no read values, and no callchain or branch stack
+// the views want.
+func plainSample(rec *perfdata.Sample, cfg decodeConfig) bool {
+	if plainSampleOff || rec.Time == 0 || rec.Time == ^uint64(0) || rec.Attr == nil {
+		return false
+	}
+	t := rec.Attr.SampleType
+	return t&perfdata.SampleFormatRead == 0 &&
+		!(cfg.wantChains && t&perfdata.SampleFormatCallchain != 0) &&
+		!(cfg.branches && len(rec.Branches) > 0)
 }
 
 // buildIDDefined is perf 6.1's build_id__is_defined, which an MMAP2's

@@ -358,6 +358,18 @@ type orderKey struct {
 // too, into the segment's chain storage (the caller's goes on being
 // reused).
 func (o *orderer) slot(cur **segment, queued bool, e *event, copyChain bool) *event {
+	c := o.reserve(cur, queued)
+	*c = *e
+	if copyChain && len(e.addrs) > 0 {
+		c.addrs = (*cur).chain(len(e.addrs), o.block)
+		copy(c.addrs, e.addrs)
+	}
+	return c
+}
+
+// reserve returns the next event of the segment *cur (as slot takes
+// it), for the caller to fill.
+func (o *orderer) reserve(cur **segment, queued bool) *event {
 	if *cur == nil || len((*cur).events) == cap((*cur).events) {
 		*cur = o.newSegment()
 		if queued {
@@ -367,14 +379,9 @@ func (o *orderer) slot(cur **segment, queued bool, e *event, copyChain bool) *ev
 		}
 	}
 	sg := *cur
-	sg.events = append(sg.events, *e)
+	sg.events = sg.events[:len(sg.events)+1]
 	sg.last = o.rounds
-	c := &sg.events[len(sg.events)-1]
-	if copyChain && len(e.addrs) > 0 {
-		c.addrs = sg.chain(len(e.addrs), o.block)
-		copy(c.addrs, e.addrs)
-	}
-	return c
+	return &sg.events[len(sg.events)-1]
 }
 
 func (o *orderer) newSegment() *segment {
@@ -399,13 +406,18 @@ func (o *orderer) push(e *event, copyChain bool) {
 		o.deliverNow(e, copyChain)
 		return
 	}
+	o.queued(o.slot(&o.cur, true, e, copyChain))
+}
+
+// queued queues e, in its segment already.
+func (o *orderer) queued(e *event) {
 	if len(o.fresh) == cap(o.fresh) {
 		// Doubling: append grows a large slice by a quarter, which for
 		// the 56k keys of a stream without FINISHED_ROUND allocated
 		// 4.1 MB on the way to 0.9.
 		o.fresh = slices.Grow(o.fresh, max(len(o.fresh), 256))
 	}
-	o.fresh = append(o.fresh, orderKey{e.time, o.slot(&o.cur, true, e, copyChain)})
+	o.fresh = append(o.fresh, orderKey{e.time, e})
 	o.maxTime = max(o.maxTime, e.time)
 	o.last = e.time
 	o.bytes += eventSize + 8*len(e.addrs)
