@@ -1,15 +1,12 @@
 package attrib
 
 import (
-	"bytes"
 	"cmp"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
@@ -293,36 +290,9 @@ func TestEventSize(t *testing.T) {
 // push makes of them: every view's output is the same with them pushed,
 // on every committed recording.
 func TestPlainSamplesChangeNothing(t *testing.T) {
-	ks, err := kallsyms.ReadFile(kallsymsSubset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	views := map[string]Options{
-		"table":    {},
-		"children": {Children: true},
-		"sort":     {SortKeys: []string{SortComm, SortPid, SortCPU, SortDSO, SortSym}},
-		"script":   {Script: &bytes.Buffer{}},
-	}
-	run := func(file string, opts Options, off bool) (string, string) {
-		defer func(was bool) { plainSampleOff = was }(plainSampleOff)
+	viewsUnchanged(t, "samples made in place", func(off bool) func() {
+		was := plainSampleOff
 		plainSampleOff = off
-		return runCached(t, file, opts, false)
-	}
-	plain := 0
-	for _, file := range recordings(t) {
-		for name, opts := range views {
-			opts.Kallsyms, opts.DebugDir = ks, "-"
-			gotOut, gotCanon := run(file, opts, false)
-			wantOut, wantCanon := run(file, opts, true)
-			if gotOut != wantOut || gotCanon != wantCanon {
-				t.Errorf("%s, %s: samples made in place changed the output", filepath.Base(file), name)
-			}
-			if gotOut != "" {
-				plain++
-			}
-		}
-	}
-	if plain == 0 {
-		t.Fatal("no view printed anything")
-	}
+		return func() { plainSampleOff = was }
+	})
 }
