@@ -942,17 +942,18 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 			if rec.Attr == nil || rec.Attr.SampleType&perfdata.SampleFormatCPU == 0 {
 				cpu = ^uint32(0)
 			}
-			if plainSample(rec, cfg) {
-				// Most records: made in the orderer's segment, not copied
-				// there (push).
-				ep := o.reserve(&o.cur, true)
-				*ep = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
-					attr: attrIndex(r, rec.Attr), ppid: cpu} // ppid holds the CPU (event.cpu)
+			// Most records are plain samples: made in the orderer's
+			// segment, not copied there (push).
+			ep, plain := &e, plainSample(rec, cfg)
+			if plain {
+				ep = o.reserve(&o.cur, true)
+			}
+			*ep = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
+				attr: attrIndex(r, rec.Attr), ppid: cpu} // ppid holds the CPU (event.cpu)
+			if plain {
 				o.queued(ep)
 				continue
 			}
-			e = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
-				attr: attrIndex(r, rec.Attr), ppid: cpu} // ppid holds the CPU (event.cpu)
 			if rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatRead != 0 {
 				e.side = &sideband{off: rec.Offset, reads: readValuesOf(r, rec.Read.Values)}
 			}
@@ -1080,7 +1081,7 @@ var plainSampleOff bool
 // the orderer queues, no read values, and no callchain or branch stack
 // the views want.
 func plainSample(rec *perfdata.Sample, cfg decodeConfig) bool {
-	if plainSampleOff || rec.Time == 0 || rec.Time == ^uint64(0) || rec.Attr == nil {
+	if plainSampleOff || !queuedAt(rec.Time) || rec.Attr == nil {
 		return false
 	}
 	t := rec.Attr.SampleType

@@ -402,12 +402,16 @@ func (o *orderer) newKeys() []orderKey {
 // once; with copyChain, of its callchain too (a view of the reader's
 // buffer).
 func (o *orderer) push(e *event, copyChain bool) {
-	if e.time == 0 || e.time == ^uint64(0) {
+	if !queuedAt(e.time) {
 		o.deliverNow(e, copyChain)
 		return
 	}
 	o.queued(o.slot(&o.cur, true, e, copyChain))
 }
+
+// queuedAt reports whether an event of time t is queued; one without a
+// timestamp (0, or all ones) is delivered at once.
+func queuedAt(t uint64) bool { return t != 0 && t != ^uint64(0) }
 
 // queued queues e, in its segment already.
 func (o *orderer) queued(e *event) {
