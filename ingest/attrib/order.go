@@ -95,6 +95,7 @@ type orderer struct {
 	batch     delivery   // what the next delivery holds so far
 	tmp       []orderKey // merge buffer
 	bytes     int        // queued events and their callchains
+	sized     int        // queued events with a callchain or payload: the others' size is eventSize
 	last      uint64     // the time of the event queued last (perf's oe->last)
 	maxTime   uint64
 	nextFlush uint64
@@ -422,6 +423,9 @@ func (o *orderer) queued(e *event) {
 		o.fresh = slices.Grow(o.fresh, max(len(o.fresh), 256))
 	}
 	o.fresh = append(o.fresh, orderKey{e.time, e})
+	if cap(e.addrs) > 0 {
+		o.sized++
+	}
 	o.maxTime = max(o.maxTime, e.time)
 	o.last = e.time
 	o.bytes += eventSize + 8*len(e.addrs)
@@ -538,44 +542,88 @@ func (o *orderer) compact() {
 }
 
 // flush delivers queued events with time <= limit, in time order.
+//
+// The new keys are sorted, then merged with the sorted rest straight
+// into the deliveries as far as limit, and what is left merged into the
+// spare buffer: each key is moved once on each side of the limit. (A
+// merge of everything, then the delivered keys copied out and the kept
+// ones moved to the front, moved them three times: most of the
+// orderer's cost on a flat table.)
 func (o *orderer) flush(limit uint64) {
 	if len(o.fresh) == 0 && len(o.rest) == 0 {
 		return
 	}
-	var fresh []orderKey
-	fresh, o.tmp = sortKeys(o.fresh, o.tmp)
-	if len(o.rest) == 0 {
-		o.rest, o.fresh = fresh, o.rest[:0]
-	} else if len(fresh) > 0 {
-		merged := slices.Grow(o.tmp[:0], len(o.rest)+len(fresh))[:len(o.rest)+len(fresh)]
-		mergeKeys(merged, o.rest, fresh)
-		o.tmp, o.rest, o.fresh = o.rest[:0], merged, fresh[:0]
-	} else {
-		o.fresh = fresh[:0]
-	}
-	n, _ := slices.BinarySearchFunc(o.rest, limit, func(k orderKey, t uint64) int {
-		if k.time <= t {
-			return -1
+	a := o.rest
+	b, spare := sortKeys(o.fresh, o.tmp)
+	i, j := 0, 0
+	// next is the merge's next key and whether it comes from a; ok is
+	// false when it is past limit or there is none.
+	next := func() (k orderKey, fromA, ok bool) {
+		switch {
+		case i < len(a) && (j == len(b) || b[j].time >= a[i].time): // a first on equal times
+			k, fromA = a[i], true
+		case j < len(b):
+			k = b[j]
+		default:
+			return k, false, false
 		}
-		return 1
-	})
-	if n == 0 {
-		return
+		return k, fromA, k.time <= limit
 	}
-	// In deliveries of a key slice's capacity at most: a stream without
-	// FINISHED_ROUND flushes all its events at its end, and one delivery
-	// of them grew its keys (a MB for 56k samples) twice over.
-	for i := 0; i < n; {
-		j := min(n, i+max(segmentEvents-len(o.batch.keys), 1))
-		for _, k := range o.rest[i:j] {
-			o.bytes -= eventSize + 8*len(k.e.addrs)
-			o.batch.bytes += deliveredSize(k.e)
+	for {
+		if _, _, ok := next(); !ok {
+			break
 		}
-		o.emit(o.rest[i:j]...)
+		// In deliveries of a key slice's capacity at most: a stream
+		// without FINISHED_ROUND flushes all its events at its end, and
+		// one delivery of them grew its keys (a MB for 56k samples)
+		// twice over.
+		if o.batch.keys == nil {
+			o.batch.keys = o.newKeys()
+		}
+		keys := o.batch.keys
+		from := len(keys)
+		room := max(segmentEvents-from, 1)
+		for len(keys)-from < room {
+			k, fromA, ok := next()
+			if !ok {
+				break
+			}
+			if fromA {
+				i++
+			} else {
+				j++
+			}
+			keys = append(keys, k)
+		}
+		o.batch.keys = keys
+		n := len(keys) - from
+		if o.sized == 0 {
+			// Every queued event is eventSize: no need to read them.
+			o.bytes -= n * eventSize
+			o.batch.bytes += n * eventSize
+		} else {
+			for _, k := range keys[from:] {
+				if cap(k.e.addrs) > 0 {
+					o.sized--
+				}
+				o.bytes -= eventSize + 8*len(k.e.addrs)
+				o.batch.bytes += deliveredSize(k.e)
+			}
+		}
 		o.sendIf(segmentEvents)
-		i = j
 	}
-	o.rest = o.rest[:copy(o.rest, o.rest[n:])]
+	// What is left, merged, becomes the rest; the buffers rotate.
+	ra, rb := a[i:], b[j:]
+	switch {
+	case len(rb) == 0:
+		o.rest, o.fresh, o.tmp = a[:copy(a, ra)], b[:0], spare[:0]
+	case len(ra) == 0:
+		o.rest, o.fresh, o.tmp = b[:copy(b, rb)], a[:0], spare[:0]
+	default:
+		rest := slices.Grow(spare[:0], len(ra)+len(rb))[:len(ra)+len(rb)]
+		mergeKeys(rest, ra, rb)
+		o.rest, o.fresh, o.tmp = rest, b[:0], a[:0]
+	}
 }
 
 // sortKeys sorts keys by time, equal times keeping their order, and

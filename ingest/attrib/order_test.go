@@ -189,6 +189,9 @@ func TestOrdererDifferential(t *testing.T) {
 			t.Fatalf("trial %d (%d events, %d cpus, round every %d, bound %d): delivery differs at %d of %d/%d",
 				trial, n, cpus, roundEvery, queueBound, i, len(sink.got), len(ref.got))
 		}
+		if o.bytes != 0 || o.sized != 0 {
+			t.Fatalf("trial %d: the queue holds nothing, yet its bytes are %d and its sized events %d", trial, o.bytes, o.sized)
+		}
 		if len(o.segs) != 0 || sink.segs == 0 && n > 0 {
 			t.Fatalf("trial %d: %d segments kept at the end, %d handed back", trial, len(o.segs), sink.segs)
 		}
