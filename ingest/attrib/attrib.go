@@ -837,6 +837,7 @@ func (a *attributor) deliverAll(keys []orderKey) (err error) {
 		if j := i + touchAhead; j < len(keys) {
 			touched += touch(keys[j].e)
 		}
+		a.now = k.time
 		if err = a.deliver(k.e); err != nil {
 			return err
 		}
@@ -862,7 +863,7 @@ func touch(e *event) uint64 {
 	if c := e.addrs; len(c) > 0 {
 		return c[0] + c[len(c)-1]
 	}
-	return e.time
+	return e.ip
 }
 
 // decodeConfig is what decode does beyond reading records: which
@@ -914,11 +915,12 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		keyBuf:  pools.keys,
 		block:   pools.block,
 	}
-	o.onHalf = func() { o.deliverNow(&event{kind: evHalfFlush}, false) }
+	o.onHalf = func() { o.deliverNow(&event{kf: uint8(evHalfFlush)}, 0, false) }
 	records := 0
 	kernelMaps := false // a kernel MMAP was read
 	var hint kernelHint // what the kernel MMAPs told
 	var e event         // one for all records: the orderer copies it
+	var t uint64        // its time
 	copyChain := false  // e.addrs is the reader's: the orderer copies it too
 	var slab addrSlab
 	firstTo := fileFirstTo(r)
@@ -948,10 +950,11 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 			if plain {
 				ep = o.reserve(&o.cur, true)
 			}
-			*ep = event{kind: evSample, time: rec.Time, cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
+			*ep = event{kf: uint8(evSample), cpumode: uint8(rec.CPUMode()), pid: rec.Pid, tid: rec.Tid, ip: rec.IP, period: period,
 				attr: attrIndex(r, rec.Attr), ppid: cpu} // ppid holds the CPU (event.cpu)
+			t = rec.Time
 			if plain {
-				o.queued(ep)
+				o.queued(ep, t)
 				continue
 			}
 			if rec.Attr != nil && rec.Attr.SampleType&perfdata.SampleFormatRead != 0 {
@@ -972,7 +975,8 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				}
 				switch {
 				case isLBR:
-					e.addrs, e.misc = lbr, sampleLBR
+					e.addrs = lbr
+					e.kf |= sampleLBR
 				case b != nil:
 					e.addrs = b
 				case len(rec.Callchain) == 0:
@@ -984,7 +988,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 					e.addrs, copyChain = rec.Callchain[:len(rec.Callchain):len(rec.Callchain)], true
 				}
 				if cfg.markChains && !isLBR && b == nil && !knownMarkersOff && knownMarkers(e.addrs) {
-					e.misc |= sampleKnownMarkers
+					e.kf |= sampleKnownMarkers
 				}
 			} else if cfg.branches && len(rec.Branches) > 0 {
 				e.addrs = slab.take(2 * len(rec.Branches))
@@ -1003,18 +1007,18 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 					hint.buildID = slices.Clone(rec.BuildID)
 				}
 			}
-			e = event{kind: evMmap, time: rec.SampleID.Time, side: &sideband{off: rec.Offset, mmap: machine.MmapOf(rec)}}
+			e, t = event{kf: uint8(evMmap), side: &sideband{off: rec.Offset, mmap: machine.MmapOf(rec)}}, rec.SampleID.Time
 			if buildIDDefined(rec.BuildID) {
 				e.side.buildID = slices.Clone(rec.BuildID)
 			}
 		case *perfdata.Fork:
-			e = event{kind: evFork, time: rec.SampleID.Time, pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ptid: rec.Ptid, misc: rec.Misc}
+			e, t = event{kf: uint8(evFork), pid: rec.Pid, ppid: rec.Ppid, tid: rec.Tid, ip: uint64(rec.Ptid), period: uint64(rec.Misc)}, rec.SampleID.Time
 		case *perfdata.Comm:
-			e = event{kind: evComm, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid, misc: rec.Misc, side: &sideband{comm: rec.Comm}}
+			e, t = event{kf: uint8(evComm), pid: rec.Pid, tid: rec.Tid, period: uint64(rec.Misc), side: &sideband{comm: rec.Comm}}, rec.SampleID.Time
 		case *perfdata.Exit:
-			e = event{kind: evExit, time: rec.SampleID.Time, pid: rec.Pid, tid: rec.Tid}
+			e, t = event{kf: uint8(evExit), pid: rec.Pid, tid: rec.Tid}, rec.SampleID.Time
 		case *perfdata.Ksymbol:
-			e = event{kind: evKsymbol, time: rec.SampleID.Time, side: &sideband{rare: &rareSideband{ksym: machine.KsymbolOf(rec)}}}
+			e, t = event{kf: uint8(evKsymbol), side: &sideband{rare: &rareSideband{ksym: machine.KsymbolOf(rec)}}}, rec.SampleID.Time
 		case *perfdata.Lost:
 			cfg.lost.chunks++
 			cfg.lost.events += rec.Lost
@@ -1030,8 +1034,8 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 			// queued events (perf_session__process_user_event,
 			// perf_event__process_build_id): with time 0 the orderer
 			// delivers it at once.
-			e = event{kind: evBuildID, cpumode: uint8(rec.CPUMode()), pid: uint32(rec.Pid),
-				side: &sideband{off: rec.Offset, rare: &rareSideband{buildID: slices.Clone(rec.BuildID), bidPath: rec.Filename}}}
+			e, t = event{kf: uint8(evBuildID), cpumode: uint8(rec.CPUMode()), pid: uint32(rec.Pid),
+				side: &sideband{off: rec.Offset, rare: &rareSideband{buildID: slices.Clone(rec.BuildID), bidPath: rec.Filename}}}, 0
 		case *perfdata.Unknown:
 			if cfg.stat != nil && perfstat.IsRecord(rec.Type) && uint32(rec.Type) != cfg.kmodsecType {
 				// perf handles these as it reads them: at once.
@@ -1045,7 +1049,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				if len(text) == 0 && len(warns) == 0 {
 					continue
 				}
-				e = event{kind: evText, side: &sideband{rare: &rareSideband{text: string(text), warns: warns}}}
+				e, t = event{kf: uint8(evText), side: &sideband{rare: &rareSideband{text: string(text), warns: warns}}}, 0
 				break
 			}
 			if uint32(rec.Type) != cfg.kmodsecType {
@@ -1061,11 +1065,11 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 			if id, err := r.ParseSampleID(raw); err == nil {
 				time = id.Time
 			}
-			e = event{kind: evSectionMap, time: time, side: &sideband{rare: &rareSideband{sec: km.Map(), secPath: km.Path}}}
+			e, t = event{kf: uint8(evSectionMap), side: &sideband{rare: &rareSideband{sec: km.Map(), secPath: km.Path}}}, time
 		default:
 			continue
 		}
-		o.push(&e, copyChain)
+		o.push(&e, t, copyChain)
 		copyChain = false
 	}
 	o.finish()
@@ -1212,6 +1216,7 @@ func buildIDMap(f *perfdata.Features) map[string][]byte {
 
 type attributor struct {
 	touched    uint64 // what touch read, kept so the reads stay
+	now        uint64 // the time of the event being delivered (its orderKey's)
 	opts       Options
 	m          *machine.Machine
 	sym        *symbolizer
@@ -1297,7 +1302,7 @@ func (a *attributor) fetchInsn(e *event) {
 }
 
 func (a *attributor) deliver(e *event) error {
-	switch e.kind {
+	switch e.kind() {
 	case evSample:
 		var err error
 		if e.side != nil && e.side.reads != nil {
@@ -1320,11 +1325,11 @@ func (a *attributor) deliver(e *event) error {
 			a.mmapBuildID(e.side.mmap, e.side.buildID)
 		}
 	case evFork:
-		a.m.Fork(e.pid, e.ppid, e.tid, e.ptid, e.misc)
+		a.m.Fork(e.pid, e.ppid, e.tid, uint32(e.ip), e.miscOf())
 	case evExit:
 		a.m.Exit(e.pid, e.tid)
 	case evComm:
-		exec := e.misc&perfdata.MiscCommExec != 0
+		exec := e.miscOf()&perfdata.MiscCommExec != 0
 		if exec {
 			a.flushRegCache(e.pid, e.tid) // by the thread's name before this one
 		}
@@ -1421,7 +1426,7 @@ func (a *attributor) mmapBuildID(r machine.Mmap, id []byte) {
 
 func (a *attributor) sample(e *event) error {
 	f := a.opts.Filter
-	if f.outsideTime(e.time) || a.opts.Script != nil && f.otherCPU(e.cpu()) {
+	if f.outsideTime(a.now) || a.opts.Script != nil && f.otherCPU(e.cpu()) {
 		return nil // perf drops it before resolving it
 	}
 	kernel := e.cpumode == machine.CPUModeKernel
@@ -1930,7 +1935,7 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp *index.Map
 			cpumode = mode
 			continue
 		}
-		if n++; n > maxStack && e.misc&sampleLBR == 0 {
+		if n++; n > maxStack && !e.has(sampleLBR) {
 			break
 		}
 		f := a.chainFrame(ip, cpumode, &vers)

@@ -498,7 +498,7 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 	ok := !chainVoid(e)
 	switch {
 	case !ok:
-	case hasUserStack(e) || e.misc&sampleLBR != 0:
+	case hasUserStack(e) || e.has(sampleLBR):
 		ok = a.walkCallerOrderUnwound(e, frame, func(k Key, end uint64, base string) {
 			kernel, hyper = false, false
 			id := ac.entry(k)
@@ -590,15 +590,15 @@ type noMapFrame struct {
 // before it and cannot void it. A chain the decoder looked at already
 // (sampleKnownMarkers) is not looked at again.
 func chainVoid(e *event) bool {
-	if e.misc&sampleKnownMarkers != 0 {
+	if e.has(sampleKnownMarkers) {
 		return false
 	}
 	return !knownMarkers(e.addrs) && !walkCallerOrder(e.addrs, func(uint64, uint8) {})
 }
 
-// sampleKnownMarkers marks a SAMPLE event (event.misc) whose callchain
+// sampleKnownMarkers marks a SAMPLE event (event.kf) whose callchain
 // the decoder found no unknown context marker in (knownMarkers).
-const sampleKnownMarkers = 2
+const sampleKnownMarkers = 0x20
 
 // walkCallerOrder calls frame for each frame of chain in caller order
 // (callerOrder). It returns false when an unknown marker empties the

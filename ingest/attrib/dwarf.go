@@ -774,7 +774,7 @@ func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpum
 			}
 		}
 	}
-	if e.misc&sampleLBR != 0 {
+	if e.has(sampleLBR) {
 		walkLBRCallerOrder(e.addrs, frame)
 		return true
 	}

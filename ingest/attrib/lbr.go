@@ -5,9 +5,9 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
-// sampleLBR marks a SAMPLE event (event.misc) whose callchain was made
+// sampleLBR marks a SAMPLE event (event.kf) whose callchain was made
 // from its LBR call stack (lbrCallchain).
-const sampleLBR = 1
+const sampleLBR = 0x10
 
 // lbrCallchain returns the callchain perf 6.1 resolves for a sample of
 // an event that records the user call stack in its branch stack (perf

@@ -106,7 +106,7 @@ func TestSampleReadsDelivery(t *testing.T) {
 		{{value: 25, id: 7, attr: 0, known: true}, {value: 6, id: 9, attr: 1, known: true}},
 	}
 	for _, rs := range reads {
-		e := &event{kind: evSample, side: &sideband{reads: rs}, period: 1}
+		e := &event{kf: uint8(evSample), side: &sideband{reads: rs}, period: 1}
 		if err := a.eachRead(e, func(e *event) error { deliver(e); return nil }); err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestSampleReadsDelivery(t *testing.T) {
 		t.Fatalf("UnknownIDs %d, want 1", a.res.UnknownIDs)
 	}
 	// A group of no counters: perf 6.1's deliver_sample_group fails.
-	e := &event{kind: evSample, side: &sideband{off: 0x1234, reads: []readValue{}}, period: 1}
+	e := &event{kf: uint8(evSample), side: &sideband{off: 0x1234, reads: []readValue{}}, period: 1}
 	err := a.eachRead(e, func(e *event) error { deliver(e); return nil })
 	if err == nil || !strings.Contains(err.Error(), "0x1234") {
 		t.Fatalf("a group of no counters: error %v, want one naming offset 0x1234", err)
