@@ -405,9 +405,11 @@ func (w *treeWorker) apply(op *treeOp, b *treeBatch) {
 		w.trees[op.event] = wt
 	}
 	if int(op.id) >= len(wt.inTree) {
-		n := int(op.id) + 1 + len(wt.inTree)/2
-		wt.inTree = append(wt.inTree, make([]bool, n-len(wt.inTree))...)
-		wt.last = append(wt.last, make([]lastSearch, n-len(wt.last))...)
+		// Doubling (see accumulator.newEntry). Neither is ever cut
+		// short, so the elements grown into are zero.
+		n := max(int(op.id)+1, 2*len(wt.inTree))
+		wt.inTree = slices.Grow(wt.inTree, n-len(wt.inTree))[:n]
+		wt.last = slices.Grow(wt.last, n-len(wt.last))[:n]
 	}
 	key := treeKey{a: op.a, noMap: true}
 	if op.kind != opSearch {
