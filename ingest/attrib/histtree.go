@@ -158,6 +158,9 @@ func (h *histTree) find(e histEntry) int32 {
 		h.foundFrom(found, e.owner)
 		return found
 	}
+	if len(h.entries) == cap(h.entries) {
+		h.entries = slices.Grow(h.entries, max(len(h.entries), 64)) // doubling (see accumulator.newEntry)
+	}
 	h.entries = append(h.entries, e)
 	n := &rbtree.Node{Value: int32(len(h.entries) - 1)}
 	h.tree.Link(n, parent, left)

@@ -230,6 +230,9 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 // noteObject notes a sample's entry h in the object symbol of row rk
 // (add's; objectName.note).
 func (rc *rowCounter) noteObject(rk RowKey, h objectName) {
+	if !h.set {
+		return // nothing to note: no need to hash rk
+	}
 	if r := rc.rows[rk]; r != nil {
 		r.obj.note(h)
 	}
@@ -273,6 +276,9 @@ func (rc *rowCounter) histRow(h *histTree, id int32, k Key, lv rowLevel, t *mach
 		}
 		r := &row{level: lv, made: rc.newMade(rk, filtered, t)}
 		rc.rows[rk] = r
+		if len(h.rows) == cap(h.rows) {
+			h.rows = slices.Grow(h.rows, max(len(h.rows), 64)) // doubling (see accumulator.newEntry)
+		}
 		h.rows = append(h.rows, histRow{rk, r})
 	}
 	return id
@@ -519,8 +525,12 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 // with its command name at the end; the rows kept come first. It returns
 // the ranks of the entries kept too, per event.
 func (rc *rowCounter) histNamed() ([]namedRow, map[RowKey]RowKey, map[int][]int32) {
-	var named, merged []namedRow
-	kept := make(map[RowKey]RowKey)
+	n := 0
+	for _, h := range rc.hist {
+		n += len(h.rows)
+	}
+	named, merged := make([]namedRow, 0, n), []namedRow(nil)
+	kept := make(map[RowKey]RowKey, n)
 	ranks := make(map[int][]int32, len(rc.hist))
 	for ev, h := range rc.hist {
 		keep, rk := h.collapse()
