@@ -482,6 +482,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	case len(sortKeys) > 0:
 		a.rows = newRowCounter(sortKeys, children)
 		a.rows.firstLevel = branches
+		rows := a.rows
+		m.OnCommRename = func(e *machine.CommEntry) { rows.cache.renamed(rows, e) }
 	case children:
 		a.acc = newAccumulatorBits(cacheBits(a.dataSize, frameCacheBits))
 		defer a.acc.stopTrees() // on errors too
@@ -1517,8 +1519,12 @@ func (a *attributor) sample(e *event) error {
 	}
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
-			self := a.rows.add(key, sym.End, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, c)
-			a.rows.noteObject(self, obj)
+			hint := rowHint{}
+			if ok {
+				hint = rowHint{st, int32(i)}
+			}
+			self, r := a.rows.add(key, sym.End, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, c, hint)
+			a.rows.noteObject(r, obj)
 			if a.rows.acc != nil {
 				a.cumulateRows(e, t, self, key.Kernel, key.Hyper, filtered, c)
 			}
@@ -1755,7 +1761,7 @@ func (a *attributor) branchRow(e *event, to uint64, kernel bool, event int, filt
 			k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 		}
 	}
-	a.rows.add(k, end, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, Counts{1, 1})
+	a.rows.add(k, end, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, Counts{1, 1}, rowHint{})
 }
 
 // rowOwner is the owner (execs.owner) of process pid's maps when the

@@ -37,6 +37,12 @@ type histTree struct {
 	tree    rbtree.Tree
 	entries []histEntry
 	rows    []histRow // each entry's row (rowCounter.add)
+	// With a rowCache: each entry's node, the entries of each
+	// command-name entry, and each DSO's spans of the addresses its
+	// entries compare (see rowCache).
+	nodes  []*rbtree.Node
+	byComm map[*machine.CommEntry][]int32
+	spans  map[spanGroup]*addrSpans
 }
 
 // histRow is a hist entry's row: its key, as its first sample made it,
@@ -164,6 +170,10 @@ func (h *histTree) find(e histEntry) int32 {
 	h.entries = append(h.entries, e)
 	n := &rbtree.Node{Value: int32(len(h.entries) - 1)}
 	h.tree.Link(n, parent, left)
+	if h.byComm != nil {
+		h.nodes = append(h.nodes, n)
+		h.byComm[e.comm] = append(h.byComm[e.comm], n.Value)
+	}
 	return n.Value
 }
 

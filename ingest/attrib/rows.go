@@ -97,6 +97,7 @@ type rowCounter struct {
 	hist     map[int]*histTree
 	counted  []int32 // the entries counted for the sample so far (cumulateTree)
 	shorts   shortNames
+	cache    *rowCache // nil where none applies
 }
 
 // dsoMode is a DSO and whether it was resolved in kernel mode, which
@@ -186,13 +187,16 @@ func newRowCounter(keys []string, children bool) *rowCounter {
 			rc.sym = true
 		}
 	}
+	rc.cache = newRowCache(rc, children)
 	return rc
 }
 
 // add counts a sample of event (key k: its DSO and symbol, which ends at
 // symEnd) taken in thread t on cpu (-1: not sampled), filtered or not,
-// and returns its row.
-func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner int32, filtered bool, c Counts) RowKey {
+// and returns its row and the row's key; hint, if set, finds the row in
+// the rowCache. A row the cache finds without a tree comes with the zero
+// key: only children tables, which the cache does not serve, need it.
+func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner int32, filtered bool, c Counts, hint rowHint) (RowKey, *row) {
 	for len(rc.totals) <= k.Event {
 		rc.totals = append(rc.totals, Counts{})
 	}
@@ -201,21 +205,46 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 	if rc.firstLevel {
 		k.Kernel, k.Hyper = false, false
 	}
+	ck, cacheable := rc.cache.key(rc, hint, t, cpu, k.Event)
 	if rc.hist != nil {
 		// The row is the hist entry's, keyed as its first sample made it:
 		// perf compares no level, so a later sample at another level
 		// counts in it too. Found by the entry's number, not its key.
 		h := rc.tree(k.Event)
-		e := rc.histEntry(k, kernel, symEnd, false, t, cpu)
-		e.owner = ownerOf(kernel, owner)
-		id := rc.histRow(h, h.find(e), k, rowLevel{kernel, hyper}, t, cpu, filtered)
+		id, ok := int32(0), false
+		if cacheable {
+			var v rowCacheVal
+			if v, ok = rc.cache.get(ck); ok {
+				// What find does to the entry it finds (foundFrom), for
+				// one of no inlined function.
+				id, h.entries[v.id].owner = v.id, ownerOf(kernel, owner)
+			}
+		}
+		if !ok {
+			e := rc.histEntry(k, kernel, symEnd, false, t, cpu)
+			e.owner = ownerOf(kernel, owner)
+			n := len(h.rows)
+			id = rc.histRow(h, h.find(e), k, rowLevel{kernel, hyper}, t, cpu, filtered)
+			if int(id) == n && rc.sym {
+				rc.cache.made(h, id)
+			}
+			if cacheable {
+				rc.cache.put(ck, rowCacheVal{id: id})
+			}
+		}
 		hr := h.rows[id]
 		hr.r.c.add(c)
 		if rc.acc != nil {
 			hr.r.acc.add(c)
 			rc.counted = append(rc.counted[:0], id) // cumulateTree's first
 		}
-		return hr.key
+		return hr.key, hr.r
+	}
+	if cacheable {
+		if v, ok := rc.cache.get(ck); ok {
+			v.r.c.add(c)
+			return RowKey{}, v.r
+		}
 	}
 	rk := rc.key(k, t, cpu)
 	r := rc.rows[rk]
@@ -224,18 +253,16 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 		rc.rows[rk] = r
 	}
 	r.c.add(c)
-	return rk
+	if cacheable {
+		rc.cache.put(ck, rowCacheVal{r: r})
+	}
+	return rk, r
 }
 
-// noteObject notes a sample's entry h in the object symbol of row rk
+// noteObject notes a sample's entry h in the object symbol of its row r
 // (add's; objectName.note).
-func (rc *rowCounter) noteObject(rk RowKey, h objectName) {
-	if !h.set {
-		return // nothing to note: no need to hash rk
-	}
-	if r := rc.rows[rk]; r != nil {
-		r.obj.note(h)
-	}
+func (rc *rowCounter) noteObject(r *row, h objectName) {
+	r.obj.note(h)
 }
 
 // histEntry returns what perf's sort keys compare of a sample or a
@@ -259,6 +286,9 @@ func (rc *rowCounter) tree(event int) *histTree {
 	h := rc.hist[event]
 	if h == nil {
 		h = newHistTree(rc.histKeys)
+		if rc.cache != nil { // see rowCache
+			h.byComm, h.spans = make(map[*machine.CommEntry][]int32), make(map[spanGroup]*addrSpans)
+		}
 		rc.hist[event] = h
 	}
 	return h

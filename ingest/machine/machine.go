@@ -152,6 +152,10 @@ type Machine struct {
 	// maps through LoadModule, and Resolve then answers with the map as
 	// changed.
 	OnModuleLoad func(m *Machine, mod index.Map)
+	// OnCommRename, if set, is called with each command-name entry a
+	// thread's first name renames in place (perf's comm__override):
+	// whatever holds it and compares it by name sees the new name.
+	OnCommRename func(e *CommEntry)
 	modsLoaded   map[string]bool // module DSOs OnModuleLoad was called for
 	// moduleFiles are the module DSOs' file names (perf's long name), by
 	// DSO: the build-id entry's or the first MMAP's.
@@ -242,14 +246,16 @@ type CommEntry struct{ Name string }
 // CommEntry returns the thread's current command-name entry.
 func (t *Thread) CommEntry() *CommEntry { return t.comm }
 
-// setComm names t as __thread__set_comm does.
-func (t *Thread) setComm(name string) {
+// setComm names t as __thread__set_comm does, and returns the entry it
+// renamed in place (comm__override: the thread's first name), if any.
+func (t *Thread) setComm(name string) (renamed *CommEntry) {
 	if t.commSet {
 		t.comm = &CommEntry{name}
-	} else {
-		t.comm.Name = name
+	} else if t.comm.Name != name {
+		t.comm.Name, renamed = name, t.comm
 	}
 	t.Comm, t.commSet = name, true
+	return renamed
 }
 
 // procMaps is an address space, shared by the threads of a process; id
@@ -619,7 +625,7 @@ func (m *Machine) Fork(pid, ppid, tid, ptid uint32, misc uint16) {
 	m.forget(tid)
 	child := m.findnewThread(pid, tid)
 	if parent.commSet { // thread__fork
-		child.setComm(parent.Comm)
+		m.renamed(child.setComm(parent.Comm))
 		m.markThread(tid)
 	}
 	if misc&MiscForkExec != 0 || child.Pid == parent.Pid || child.maps == parent.maps {
@@ -633,8 +639,16 @@ func (m *Machine) Fork(pid, ppid, tid, ptid uint32, misc uint16) {
 // name (machine__process_comm_event).
 func (m *Machine) Comm(pid, tid uint32, comm string) {
 	t := m.findnewThread(pid, tid)
-	t.setComm(comm)
+	m.renamed(t.setComm(comm))
 	m.markThread(tid)
+}
+
+// renamed tells OnCommRename of e, a command-name entry renamed in place,
+// if any.
+func (m *Machine) renamed(e *CommEntry) {
+	if e != nil && m.OnCommRename != nil {
+		m.OnCommRename(e)
+	}
 }
 
 // SampleThread returns the thread (pid, tid), making it as perf's

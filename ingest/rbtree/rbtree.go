@@ -345,3 +345,18 @@ func (n *Node) Next() *Node {
 	}
 	return n.parent
 }
+
+// Prev is rb_prev: n's in-order predecessor, nil before the first.
+func (n *Node) Prev() *Node {
+	if n.left != nil {
+		n = n.left
+		for n.right != nil {
+			n = n.right
+		}
+		return n
+	}
+	for n.parent != nil && n == n.parent.left {
+		n = n.parent
+	}
+	return n.parent
+}

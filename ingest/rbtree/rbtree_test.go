@@ -240,3 +240,37 @@ func childAncestors(root *Node) map[*Node]map[*Node]bool {
 	walk(root, map[*Node]bool{})
 	return m
 }
+
+// Prev walks the in-order sequence Next walks, backwards, on random
+// trees with erasures.
+func TestPrevReversesNext(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for round := range 200 {
+		var b keyTree
+		for range rng.IntN(300) {
+			b.insert(uint64(rng.IntN(100)))
+		}
+		var fwd []*Node
+		for nd := b.tree.First(); nd != nil; nd = nd.Next() {
+			fwd = append(fwd, nd)
+		}
+		for _, nd := range fwd {
+			if rng.IntN(4) == 0 {
+				b.tree.Erase(nd)
+			}
+		}
+		fwd = fwd[:0]
+		for nd := b.tree.First(); nd != nil; nd = nd.Next() {
+			fwd = append(fwd, nd)
+		}
+		for i, nd := range fwd {
+			var want *Node
+			if i > 0 {
+				want = fwd[i-1]
+			}
+			if got := nd.Prev(); got != want {
+				t.Fatalf("round %d: Prev of in-order node %d of %d is not the one before it", round, i, len(fwd))
+			}
+		}
+	}
+}

@@ -1,0 +1,280 @@
+package attrib
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/index/mapset"
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+// rowCacheKeySets are the sort keys the row cache is checked with: by
+// key, with perf's tree (comm), with sym before dso, and sym without
+// dso, where the cache stays off.
+var rowCacheKeySets = [][]string{
+	{SortComm, SortDSO, SortSym},
+	{SortPid, SortDSO, SortSym},
+	{SortComm},
+	{SortComm, SortPid, SortCPU, SortDSO, SortSym},
+	{SortCPU, SortSym, SortDSO},
+	{SortComm, SortSym, SortDSO},
+	{SortDSO},
+	{SortComm, SortSym},
+}
+
+// runRows runs file with opts, the row cache on or off, and returns the
+// table and the canonical form of the result.
+func runRows(t *testing.T, file string, opts Options, off bool) (string, string) {
+	t.Helper()
+	defer func(was bool) { rowCacheOff = was }(rowCacheOff)
+	rowCacheOff = off
+	return runCached(t, file, opts, false)
+}
+
+// Tables by sort keys are the same with the row cache on every committed
+// recording.
+func TestRowCacheChangesNothing(t *testing.T) {
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range recordings(t) {
+		for _, keys := range rowCacheKeySets {
+			opts := Options{SortKeys: keys, Kallsyms: ks, DebugDir: "-"}
+			got, gotCanon := runRows(t, file, opts, false)
+			want, wantCanon := runRows(t, file, opts, true)
+			if got != want || gotCanon != wantCanon {
+				t.Errorf("%s, -sort %s: the row cache changed the table", filepath.Base(file), strings.Join(keys, ","))
+			}
+		}
+	}
+}
+
+// Threads sampled under their first names, then renamed in place by
+// their first COMM to names that sort anywhere among the others' (and
+// equal to others', which makes perf's tree keep two entries of one
+// key), forks, and kernel samples at a hundred symbols on two CPUs, so
+// that entries keep being made after the renames: the tables by sort
+// keys are the same with the row cache, which must see every rename that
+// moves an entry out of its place in perf's tree.
+func TestRowCacheFollowsRenames(t *testing.T) {
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ips := kernelTextAddrs(t)
+	names := []string{"a", "cc1", "gcc", "make", "zz", "sh", ":150", ":101"}
+	for seed := range uint64(30) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		path, w, done, u, k := kernelRecording(t)
+		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 100, Tid: 100, Addr: 0x400000, Len: 0x1000, Filename: "/bin/a", Prot: 5, SampleID: perfdata.SampleID{Time: 1}})
+		tm := uint64(10)
+		for i := range 4000 {
+			tm++
+			pid := uint32(100 + rng.IntN(12))
+			switch rng.IntN(60) {
+			case 0, 1, 2:
+				w.WriteComm(&perfdata.Comm{Pid: pid, Tid: pid, Comm: names[rng.IntN(len(names))], SampleID: perfdata.SampleID{Time: tm}})
+			case 3:
+				child := uint32(150 + rng.IntN(6))
+				w.WriteFork(&perfdata.Fork{Pid: child, Ppid: pid, Tid: child, Ptid: pid, Time: tm, SampleID: perfdata.SampleID{Time: tm}})
+			case 4:
+				w.WriteExit(&perfdata.Exit{Pid: pid, Ppid: pid, Tid: pid, Ptid: pid, Time: tm, SampleID: perfdata.SampleID{Time: tm}})
+				pid += 1000 // a new thread, unnamed
+			case 5:
+				w.WriteFinishedRound()
+			}
+			if rng.IntN(3) == 0 {
+				pid = uint32(150 + rng.IntN(6))
+			}
+			s := &perfdata.Sample{Info: k, Pid: pid, Tid: pid, Time: tm, Period: 1, IP: ips[rng.IntN(len(ips))], CPU: uint32(rng.IntN(2))}
+			if i%7 == 0 {
+				s.Info, s.IP = u, 0x400010
+			}
+			w.WriteSample(s)
+		}
+		done()
+		for _, keys := range rowCacheKeySets {
+			opts := Options{SortKeys: keys, Kallsyms: ks, DebugDir: "-", NoFiles: true}
+			got, gotCanon := runRows(t, path, opts, false)
+			want, wantCanon := runRows(t, path, opts, true)
+			if got != want || gotCanon != wantCanon {
+				t.Fatalf("seed %d, -sort %s: with the row cache:\n%s\nwithout:\n%s", seed, strings.Join(keys, ","), got, want)
+			}
+		}
+	}
+}
+
+// A thread's samples counted in another thread's entry of the same name
+// go to an entry of their own once their thread is renamed in place: the
+// cache's answer for them is void then, though the renamed name is held
+// by no entry.
+func TestRowCacheVoidsRenamedAnswers(t *testing.T) {
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, w, done, _, k := kernelRecording(t)
+	tm := uint64(10)
+	sample := func(pid uint32) {
+		tm++
+		w.WriteSample(&perfdata.Sample{Info: k, Pid: pid, Tid: pid, Time: tm, Period: 1, IP: 0xffffffff81249030})
+	}
+	w.WriteComm(&perfdata.Comm{Pid: 200, Tid: 200, Comm: ":300", SampleID: perfdata.SampleID{Time: tm}})
+	sample(200) // the entry of ":300"
+	sample(300) // thread 300, unnamed (":300"), counted in it
+	sample(300)
+	tm++
+	w.WriteComm(&perfdata.Comm{Pid: 300, Tid: 300, Comm: "zz", SampleID: perfdata.SampleID{Time: tm}})
+	sample(300) // "zz": an entry of its own
+	sample(300)
+	done()
+	opts := Options{SortKeys: []string{SortComm, SortDSO, SortSym}, Kallsyms: ks, DebugDir: "-", NoFiles: true}
+	got, _ := runRows(t, path, opts, false)
+	want, _ := runRows(t, path, opts, true)
+	if got != want {
+		t.Errorf("with the row cache:\n%s\nwithout:\n%s", got, want)
+	}
+	if !strings.Contains(want, "zz") {
+		t.Errorf("no row of zz:\n%s", want)
+	}
+}
+
+// kernelTextAddrs returns the addresses of kallsymsSubset's text
+// symbols.
+func kernelTextAddrs(t *testing.T) []uint64 {
+	t.Helper()
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []uint64
+	for _, s := range ks {
+		if s.Type == 'T' || s.Type == 't' {
+			addrs = append(addrs, s.Addr)
+		}
+	}
+	if len(addrs) < 50 {
+		t.Fatalf("%d text symbols in %s", len(addrs), kallsymsSubset)
+	}
+	return addrs
+}
+
+// The cache exists where the comparison is an order, outside children
+// tables, and answers for samples at a symbol of a final table only, and
+// not once its tree's order may be broken.
+func TestRowCacheKeyRefuses(t *testing.T) {
+	rc := newRowCounter([]string{SortComm, SortDSO, SortSym}, false)
+	if rc.cache == nil {
+		t.Fatal("no cache for comm,dso,sym")
+	}
+	for _, keys := range [][]string{{SortComm, SortSym}, {SortSym}} {
+		if c := newRowCounter(keys, false).cache; c != nil {
+			t.Errorf("-sort %s: a cache, for a tree whose comparison is no order", strings.Join(keys, ","))
+		}
+	}
+	if c := newRowCounter([]string{SortDSO, SortSym}, true).cache; c != nil {
+		t.Error("a cache for a children table")
+	}
+	st := &mapState{final: true}
+	th := machine.New(mapset.BTree).SampleThread(7, 7)
+	for _, tc := range []struct {
+		h    rowHint
+		off  bool
+		want bool
+	}{
+		{rowHint{st, 3}, false, true},
+		{rowHint{st, -1}, false, false},
+		{rowHint{nil, 3}, false, false},
+		{rowHint{&mapState{}, 3}, false, false},
+		{rowHint{st, 3}, true, false},
+	} {
+		rc.cache.treeOff = tc.off
+		if _, ok := rc.cache.key(rc, tc.h, th, 0, 0); ok != tc.want {
+			t.Errorf("key(%+v), tree off %v: %v, want %v", tc.h, tc.off, ok, tc.want)
+		}
+	}
+}
+
+// addrSpan is wide where _sort__addr_cmp stops being an order.
+func TestAddrSpanWide(t *testing.T) {
+	for _, tc := range []struct {
+		addrs []uint64
+		want  bool
+	}{
+		{nil, false},
+		{[]uint64{5}, false},
+		{[]uint64{0x1000, 0x7fffffffffffffff}, false},
+		{[]uint64{0, 1 << 63}, true},
+		{[]uint64{0x400000, 0xffffffff81000000}, true},
+		{[]uint64{0xffffffff81000000, 0xffffffffa0000000}, false},
+	} {
+		var s addrSpan
+		for _, a := range tc.addrs {
+			s.add(a)
+		}
+		if s.wide() != tc.want {
+			t.Errorf("%s: wide %v, want %v", fmt.Sprint(tc.addrs), s.wide(), tc.want)
+		}
+	}
+}
+
+// Two counters by comm,dso,sym, one with the row cache and one without,
+// fed the same samples and renames (threads renamed in place to names
+// equal to others' or sorting anywhere, new entries all along), find the
+// same entry of perf's tree for every sample.
+func TestRowCacheFindsWhatTheTreeFinds(t *testing.T) {
+	type side struct {
+		m  *machine.Machine
+		rc *rowCounter
+	}
+	dsos := []string{"[kernel.kallsyms]", "/lib/libc.so.6", "/bin/cc1"}
+	states := make([]*mapState, len(dsos))
+	for d := range states {
+		states[d] = &mapState{final: true}
+	}
+	names := []string{"a", "b", "cc1", "gcc", "make", "zz", ":7", ":9"}
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 12))
+		var sides [2]side
+		for i := range sides {
+			m, rc := machine.New(mapset.BTree), newRowCounter([]string{SortComm, SortDSO, SortSym}, false)
+			if i == 1 {
+				rc.cache = nil
+			}
+			m.OnCommRename = func(e *machine.CommEntry) { rc.cache.renamed(rc, e) }
+			sides[i] = side{m, rc}
+		}
+		for range 30000 {
+			tid := uint32(1 + rng.IntN(20))
+			if rng.IntN(100) == 0 {
+				name := names[rng.IntN(len(names))]
+				for _, s := range sides {
+					s.m.Comm(tid, tid, name)
+				}
+				continue
+			}
+			if rng.IntN(300) == 0 {
+				for _, s := range sides {
+					s.m.Fork(tid+100, 1, tid+100, 1, 0) // unnamed children renamed later
+				}
+				continue
+			}
+			d, i := rng.IntN(len(dsos)), int32(rng.IntN(200))
+			k := Key{DSO: dsos[d], Sym: fmt.Sprintf("s%d", i), Addr: 0x1000 + uint64(i)*16, Kernel: d == 0}
+			var got [2]RowKey
+			for j, s := range sides {
+				th := s.m.SampleThread(tid, tid)
+				got[j], _ = s.rc.add(k, k.Addr+16, th, 0, 0, false, Counts{1, 1}, rowHint{states[d], i})
+			}
+			if got[0].entry != got[1].entry {
+				t.Fatalf("seed %d: entry %d with the cache, %d without", seed, got[0].entry, got[1].entry)
+			}
+		}
+	}
+}
