@@ -1459,12 +1459,14 @@ func (a *attributor) sample(e *event) error {
 	hasSym := false
 	var obj objectName // the sample's entry, if in an object symbol
 	var self int32     // the Children entry of the sample itself
+	var hint rowHint   // for a table by sort keys (rowCache)
 	if ok {
 		if !a.opts.NoCounts && !a.opts.NoSampleSets {
 			st.bm.Add(ord)
 		}
 		t := a.stateTable(st)
 		addr := mp.MapIP(e.ip)
+		hint = rowHint{st, int32(i), addr}
 		if !a.opts.NoCounts {
 			// A cached sample's count is its cell's (sampleSlot.cell).
 			if slot != nil && slot.cell != nil && slot.event == int32(event) {
@@ -1519,10 +1521,6 @@ func (a *attributor) sample(e *event) error {
 	}
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
-			hint := rowHint{}
-			if ok {
-				hint = rowHint{st, int32(i)}
-			}
 			self, r := a.rows.add(key, sym.End, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, c, hint)
 			a.rows.noteObject(r, obj)
 			if a.rows.acc != nil {

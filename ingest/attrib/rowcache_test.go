@@ -11,6 +11,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
 // rowCacheKeySets are the sort keys the row cache is checked with: by
@@ -166,8 +167,8 @@ func kernelTextAddrs(t *testing.T) []uint64 {
 }
 
 // The cache exists where the comparison is an order, outside children
-// tables, and answers for samples at a symbol of a final table only, and
-// not once its tree's order may be broken.
+// tables, and answers for samples in a map whose table is final, and not
+// once its tree's order may be broken.
 func TestRowCacheKeyRefuses(t *testing.T) {
 	rc := newRowCounter([]string{SortComm, SortDSO, SortSym}, false)
 	if rc.cache == nil {
@@ -188,11 +189,11 @@ func TestRowCacheKeyRefuses(t *testing.T) {
 		off  bool
 		want bool
 	}{
-		{rowHint{st, 3}, false, true},
-		{rowHint{st, -1}, false, false},
-		{rowHint{nil, 3}, false, false},
-		{rowHint{&mapState{}, 3}, false, false},
-		{rowHint{st, 3}, true, false},
+		{rowHint{st, 3, 0}, false, true},
+		{rowHint{st, -1, 0x40}, false, true}, // an address without a symbol
+		{rowHint{nil, 3, 0}, false, false},
+		{rowHint{&mapState{}, 3, 0}, false, false},
+		{rowHint{st, 3, 0}, true, false},
 	} {
 		rc.cache.treeOff = tc.off
 		if _, ok := rc.cache.key(rc, tc.h, th, 0, 0); ok != tc.want {
@@ -267,10 +268,13 @@ func TestRowCacheFindsWhatTheTreeFinds(t *testing.T) {
 			}
 			d, i := rng.IntN(len(dsos)), int32(rng.IntN(200))
 			k := Key{DSO: dsos[d], Sym: fmt.Sprintf("s%d", i), Addr: 0x1000 + uint64(i)*16, Kernel: d == 0}
+			if rng.IntN(4) == 0 { // an address without a symbol
+				i, k.Sym, k.Addr = -1, symbols.Unknown, 0x8000+uint64(rng.IntN(300))
+			}
 			var got [2]RowKey
 			for j, s := range sides {
 				th := s.m.SampleThread(tid, tid)
-				got[j], _ = s.rc.add(k, k.Addr+16, th, 0, 0, false, Counts{1, 1}, rowHint{states[d], i})
+				got[j], _ = s.rc.add(k, k.Addr+16, th, 0, 0, false, Counts{1, 1}, rowHint{states[d], i, k.Addr})
 			}
 			if got[0].entry != got[1].entry {
 				t.Fatalf("seed %d: entry %d with the cache, %d without", seed, got[0].entry, got[1].entry)

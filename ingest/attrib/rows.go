@@ -229,7 +229,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 				rc.cache.made(h, id)
 			}
 			if cacheable {
-				rc.cache.put(ck, rowCacheVal{id: id})
+				rc.cache.put(ck, rowCacheVal{id: id}, t)
 			}
 		}
 		hr := h.rows[id]
@@ -254,7 +254,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 	}
 	r.c.add(c)
 	if cacheable {
-		rc.cache.put(ck, rowCacheVal{r: r})
+		rc.cache.put(ck, rowCacheVal{r: r}, t)
 	}
 	return rk, r
 }
