@@ -579,3 +579,22 @@ func BenchmarkAppendPercent(b *testing.B) {
 		}
 	})
 }
+
+// writeLeftCut writes what fmt's "%-*.*s" writes, multibyte and invalid
+// UTF-8 included.
+func TestWriteLeftCut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	alphabet := []string{"a", "Z", " ", "é", "日", "\xff", "\xe6\x97", ":"}
+	for range 5000 {
+		var s strings.Builder
+		for range rng.IntN(12) {
+			s.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		width := rng.IntN(10)
+		var b bytes.Buffer
+		writeLeftCut(&b, width, s.String())
+		if want := fmt.Sprintf("%-*.*s", width, width, s.String()); b.String() != want {
+			t.Fatalf("writeLeftCut(%d, %q) = %q, want %q", width, s.String(), b.String(), want)
+		}
+	}
+}

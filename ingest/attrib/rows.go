@@ -810,7 +810,8 @@ func (r *Rows) columns() []column {
 			cols = append(cols, column{k, "Command", func(rk RowKey) string { return rk.Comm }})
 		case SortPid:
 			cols = append(cols, column{k, "    Pid:Command", func(rk RowKey) string {
-				return fmt.Sprintf("%7d:%s", rk.Tid, r.PidComm[rk])
+				tid := strconv.Itoa(int(rk.Tid)) // "%7d:%s"
+				return spaces[:max(7-len(tid), 0)] + tid + ":" + r.PidComm[rk]
 			}})
 		case SortCPU:
 			cols = append(cols, column{k, "CPU", func(rk RowKey) string {
@@ -925,7 +926,8 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 			}
 			writeGroupCounts(&b, cs, totals)
 			for i, c := range cols {
-				fmt.Fprintf(&b, "  %-*.*s", widths[i], widths[i], c.text(k))
+				b.WriteString("  ")
+				writeLeftCut(&b, widths[i], c.text(k))
 			}
 			// perf ends a row at its last character, the header at its
 			// last column's width.
@@ -987,4 +989,20 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	}
 	rc.cumulate(keys, levels, t, filtered, c)
 	rc.accKeys, rc.accLevels = keys, levels
+}
+
+// writeLeftCut writes s as fmt's "%-*.*s" with width for both does: cut
+// to width runes, padded with spaces to width runes. Rows are written
+// without fmt, as the flat table's are (writeRight).
+func writeLeftCut(b *bytes.Buffer, width int, s string) {
+	n := 0
+	for i := range s {
+		if n == width {
+			s = s[:i]
+			break
+		}
+		n++
+	}
+	b.WriteString(s)
+	writePad(b, width-n)
 }
