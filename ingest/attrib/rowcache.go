@@ -125,15 +125,7 @@ func (c *rowCache) key(rc *rowCounter, h rowHint, t *machine.Thread, cpu int32, 
 	if h.i < 0 {
 		k.addr = h.addr
 	}
-	if rc.comm {
-		k.comm = t.CommEntry()
-	}
-	if rc.pid {
-		k.tid = int32(t.Tid)
-	}
-	if rc.cpu {
-		k.cpu = cpu
-	}
+	k.comm, k.tid, k.cpu = rc.threadKeys(t, cpu)
 	return k, true
 }
 

@@ -347,6 +347,22 @@ type treeFrame struct {
 	obj     objectName // in an object symbol: the entry's (objectName)
 }
 
+// threadKeys returns what the keys take of a sample's thread t and its
+// cpu: its command-name entry (comm), its tid (pid) and the CPU (cpu),
+// zero for the keys not sorted by.
+func (rc *rowCounter) threadKeys(t *machine.Thread, cpu int32) (comm *machine.CommEntry, tid, c int32) {
+	if rc.comm {
+		comm = t.CommEntry()
+	}
+	if rc.pid {
+		tid = int32(t.Tid)
+	}
+	if rc.cpu {
+		c = cpu
+	}
+	return comm, tid, c
+}
+
 // rowLevel is the level a row shows: kernel, hyper ("H") or neither
 // (user).
 type rowLevel struct{ kernel, hyper bool }
@@ -356,15 +372,7 @@ type rowLevel struct{ kernel, hyper bool }
 // level: perf tells rows apart by their keys alone.
 func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 	rk := RowKey{Event: k.Event}
-	if rc.comm {
-		rk.comm = t.CommEntry()
-	}
-	if rc.pid {
-		rk.Tid = int32(t.Tid)
-	}
-	if rc.cpu {
-		rk.CPU = cpu
-	}
+	rk.comm, rk.Tid, rk.CPU = rc.threadKeys(t, cpu)
 	if rc.dso || rc.sym {
 		rk.DSO, rk.Kernel, rk.Hyper = k.DSO, k.Kernel, k.Hyper
 		if rc.dso && k.DSO != symbols.Unknown {
