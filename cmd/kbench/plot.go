@@ -188,8 +188,7 @@ func writeSVG(stdout io.Writer, path string, draw func(io.Writer) error) error {
 		return err
 	}
 	if err := draw(f); err != nil {
-		f.Close()
-		os.Remove(path)
+		removePartial(f, path)
 		return err
 	}
 	if err := f.Close(); err != nil {

@@ -282,8 +282,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	fail := func(err error) error {
 		if file != nil {
-			file.Close()
-			os.Remove(*outFile)
+			removePartial(file, *outFile)
 		}
 		return err
 	}
