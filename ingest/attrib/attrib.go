@@ -1466,7 +1466,9 @@ func (a *attributor) sample(e *event) error {
 		}
 		t := a.stateTable(st)
 		addr := mp.MapIP(e.ip)
-		hint = rowHint{st, int32(i), addr}
+		if a.rows != nil {
+			hint = rowHint{st, int32(i), addr}
+		}
 		if !a.opts.NoCounts {
 			// A cached sample's count is its cell's (sampleSlot.cell).
 			if slot != nil && slot.cell != nil && slot.event == int32(event) {
@@ -1522,7 +1524,7 @@ func (a *attributor) sample(e *event) error {
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
 			self, r := a.rows.add(key, sym.End, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, c, hint)
-			a.rows.noteObject(r, obj)
+			r.obj.note(obj)
 			if a.rows.acc != nil {
 				a.cumulateRows(e, t, self, key.Kernel, key.Hyper, filtered, c)
 			}

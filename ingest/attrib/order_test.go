@@ -287,6 +287,10 @@ func TestEventSize(t *testing.T) {
 	if eventSize > 64 {
 		t.Errorf("event is %d bytes, was 64", eventSize)
 	}
+	// The kinds fit below kindBits, a sample's flags above them.
+	if evText > kindBits || sampleLBR&kindBits != 0 || sampleKnownMarkers&kindBits != 0 || sampleLBR == sampleKnownMarkers {
+		t.Errorf("event.kf: kinds up to %d in bits %#x, flags %#x and %#x", evText, kindBits, sampleLBR, sampleKnownMarkers)
+	}
 }
 
 // Samples made in the orderer's segment (plainSample) are the events

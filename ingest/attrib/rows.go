@@ -259,12 +259,6 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 	return rk, r
 }
 
-// noteObject notes a sample's entry h in the object symbol of its row r
-// (add's; objectName.note).
-func (rc *rowCounter) noteObject(r *row, h objectName) {
-	r.obj.note(h)
-}
-
 // histEntry returns what perf's sort keys compare of a sample or a
 // callchain entry (see histTree): k (resolved in kernel mode or not),
 // ending at symEnd, taken in thread t on cpu.
