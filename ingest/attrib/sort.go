@@ -540,25 +540,26 @@ func rowsBetween(shards [][]tableRow, lo, hi int) iter.Seq2[int, *tableRow] {
 	}
 }
 
-// mergeRows merges the sorted x and y into order, x first on equal rows.
-func mergeRows(order []*tableRow, x, y []orderedRow) {
+// mergeSorted merges x and y, sorted by compare, into order (out of
+// each), x first on equal elements.
+func mergeSorted[T, R any](order []R, x, y []T, compare func(a, b T) int, out func(T) R) {
 	for i := range order {
-		if len(y) == 0 || len(x) > 0 && compareOrderedRows(x[0], y[0]) <= 0 {
-			order[i], x = x[0].r, x[1:]
+		if len(y) == 0 || len(x) > 0 && compare(x[0], y[0]) <= 0 {
+			order[i], x = out(x[0]), x[1:]
 		} else {
-			order[i], y = y[0].r, y[1:]
+			order[i], y = out(y[0]), y[1:]
 		}
 	}
 }
 
-// splitMerge returns how many of the first k rows of the merge of the
-// sorted x and y (mergeRows's) come from x: the least i for which x[i]
-// comes after y[k-i-1], by binary search.
-func splitMerge(x, y []orderedRow, k int) int {
+// splitMerge returns how many of the first k elements of the merge of x
+// and y, sorted by compare (mergeSorted's), come from x: the least i for
+// which x[i] comes after y[k-i-1], by binary search.
+func splitMerge[T any](x, y []T, k int, compare func(a, b T) int) int {
 	lo, hi := max(0, k-len(y)), min(k, len(x))
 	for lo < hi {
 		i := int(uint(lo+hi) >> 1)
-		if compareOrderedRows(x[i], y[k-i-1]) <= 0 {
+		if compare(x[i], y[k-i-1]) <= 0 {
 			lo = i + 1
 		} else {
 			hi = i
@@ -568,35 +569,41 @@ func splitMerge(x, y []orderedRow, k int) int {
 }
 
 // parallelRowsMin is the least number of rows (or keys) groupRows groups
-// in two shards and sortRows sorts in halves, each on two goroutines:
-// below it the goroutine costs more than it saves.
+// in two shards and sortedParallel sorts in halves, each on two
+// goroutines: below it the goroutine costs more than it saves.
 const parallelRowsMin = 4096
 
 // sortRows sorts keyed by compareOrderedRows and returns their rows in
-// that order. Sorting a children table's 50 k rows took a quarter of its
-// end on one core, so a large table's halves are sorted on two
-// goroutines and merged (by hand: the standard library has no merge);
-// the order is total, so the result is the one sort's.
+// that order (sortedParallel).
 func sortRows(keyed []orderedRow) []*tableRow {
-	order := make([]*tableRow, len(keyed))
+	return sortedParallel(keyed, compareOrderedRows, func(k orderedRow) *tableRow { return k.r })
+}
+
+// sortedParallel sorts keyed by compare, a total order, and returns out
+// of each in that order. Sorting a children table's 50 k rows took a
+// quarter of its end on one core, so a large table's halves are sorted
+// on two goroutines and merged (by hand: the standard library has no
+// merge); the order is total, so the result is the one sort's.
+func sortedParallel[T, R any](keyed []T, compare func(a, b T) int, out func(T) R) []R {
+	order := make([]R, len(keyed))
 	if len(keyed) < parallelRowsMin || runtime.GOMAXPROCS(0) < 2 {
-		slices.SortFunc(keyed, compareOrderedRows)
+		slices.SortFunc(keyed, compare)
 		for i, k := range keyed {
-			order[i] = k.r
+			order[i] = out(k)
 		}
 		return order
 	}
 	x, y := keyed[:len(keyed)/2], keyed[len(keyed)/2:]
 	var wg sync.WaitGroup
-	wg.Go(func() { slices.SortFunc(x, compareOrderedRows) })
-	slices.SortFunc(y, compareOrderedRows)
+	wg.Go(func() { slices.SortFunc(x, compare) })
+	slices.SortFunc(y, compare)
 	wg.Wait()
-	// The merge too, in halves: the first half of the order takes i rows
-	// of x and the rest of y (splitMerge).
+	// The merge too, in halves: the first half of the order takes i
+	// elements of x and the rest of y (splitMerge).
 	half := len(order) / 2
-	i := splitMerge(x, y, half)
-	wg.Go(func() { mergeRows(order[:half], x[:i], y[:half-i]) })
-	mergeRows(order[half:], x[i:], y[half-i:])
+	i := splitMerge(x, y, half, compare)
+	wg.Go(func() { mergeSorted(order[:half], x[:i], y[:half-i], compare, out) })
+	mergeSorted(order[half:], x[i:], y[half-i:], compare, out)
 	wg.Wait()
 	return order
 }

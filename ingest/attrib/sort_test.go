@@ -243,15 +243,16 @@ func TestSplitMerge(t *testing.T) {
 		slices.SortFunc(x, compareOrderedRows)
 		slices.SortFunc(y, compareOrderedRows)
 		want := make([]*tableRow, nx+ny)
-		mergeRows(want, x, y)
+		rowOf := func(k orderedRow) *tableRow { return k.r }
+		mergeSorted(want, x, y, compareOrderedRows, rowOf)
 		for k := range nx + ny + 1 {
-			i := splitMerge(x, y, k)
+			i := splitMerge(x, y, k, compareOrderedRows)
 			if i < 0 || i > nx || k-i < 0 || k-i > ny {
 				t.Fatalf("%d+%d rows, k %d: split at %d", nx, ny, k, i)
 			}
 			got := make([]*tableRow, nx+ny)
-			mergeRows(got[:k], x[:i], y[:k-i])
-			mergeRows(got[k:], x[i:], y[k-i:])
+			mergeSorted(got[:k], x[:i], y[:k-i], compareOrderedRows, rowOf)
+			mergeSorted(got[k:], x[i:], y[k-i:], compareOrderedRows, rowOf)
 			if !slices.Equal(got, want) {
 				t.Fatalf("%d+%d rows, k %d: split at %d merges out of order", nx, ny, k, i)
 			}
