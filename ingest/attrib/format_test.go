@@ -580,9 +580,9 @@ func BenchmarkAppendPercent(b *testing.B) {
 	})
 }
 
-// writeLeftCut writes what fmt's "%-*.*s" writes, multibyte and invalid
+// cutPad leaves what fmt's "%-*.*s" writes, multibyte and invalid
 // UTF-8 included.
-func TestWriteLeftCut(t *testing.T) {
+func TestCutPad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	alphabet := []string{"a", "Z", " ", "é", "日", "\xff", "\xe6\x97", ":"}
 	for range 5000 {
@@ -592,9 +592,11 @@ func TestWriteLeftCut(t *testing.T) {
 		}
 		width := rng.IntN(10)
 		var b bytes.Buffer
-		writeLeftCut(&b, width, s.String())
-		if want := fmt.Sprintf("%-*.*s", width, width, s.String()); b.String() != want {
-			t.Fatalf("writeLeftCut(%d, %q) = %q, want %q", width, s.String(), b.String(), want)
+		b.WriteString("é ") // what came before is kept
+		b.WriteString(s.String())
+		cutPad(&b, len("é "), width)
+		if want := fmt.Sprintf("é %-*.*s", width, width, s.String()); b.String() != want {
+			t.Fatalf("cutPad(%d) of %q = %q, want %q", width, s.String(), b.String(), want)
 		}
 	}
 }

@@ -36,20 +36,13 @@ type histTree struct {
 	changes int32
 	tree    rbtree.Tree
 	entries []histEntry
-	rows    []histRow // each entry's row (rowCounter.add)
+	rows    []*row // each entry's row (rowCounter.add)
 	// With a rowCache: each entry's node, the entries of each
 	// command-name entry, and each DSO's spans of the addresses its
 	// entries compare (see rowCache).
 	nodes  []*rbtree.Node
 	byComm map[*machine.CommEntry][]int32
 	spans  map[spanGroup]*addrSpans
-}
-
-// histRow is a hist entry's row: its key, as its first sample made it,
-// and its counts.
-type histRow struct {
-	key RowKey
-	r   *row
 }
 
 // histEntry is what perf's sort keys compare of a hist entry (and of the

@@ -210,8 +210,7 @@ func TestHistTreeCollapse(t *testing.T) {
 func TestRowsOrderIsTotal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for i := range 200 {
-		r := &Rows{Keys: []string{SortCPU, SortSym}, Counts: map[RowKey]Counts{}, ranks: map[int][]int32{}}
-		var keys []RowKey
+		r := &Rows{Keys: []string{SortCPU, SortSym}, ranks: map[int][]int32{}}
 		for ev := range 2 {
 			n := 1 + rng.IntN(40)
 			ranks := make([]int32, n)
@@ -221,15 +220,20 @@ func TestRowsOrderIsTotal(t *testing.T) {
 			r.ranks[ev] = ranks
 			for j := range n {
 				k := RowKey{CPU: int32(rng.IntN(2)), Sym: "[unknown]", Addr: uint64(rng.IntN(1000)), Event: ev, entry: int32(j + 1)}
-				r.Counts[k] = Counts{Samples: 1, Period: uint64(1 + rng.IntN(2))}
-				keys = append(keys, k)
+				r.list = append(r.list, &row{key: k, c: Counts{Samples: 1, Period: uint64(1 + rng.IntN(2))}})
 			}
 		}
-		r.order(keys)
-		want := slices.Clone(keys)
+		keysOf := func(rows []*row) []RowKey {
+			var keys []RowKey
+			for _, s := range rows {
+				keys = append(keys, s.key)
+			}
+			return keys
+		}
+		want := keysOf(r.order())
 		for range 5 {
-			rng.Shuffle(len(keys), func(a, b int) { keys[a], keys[b] = keys[b], keys[a] })
-			r.order(keys)
+			rng.Shuffle(len(r.list), func(a, b int) { r.list[a], r.list[b] = r.list[b], r.list[a] })
+			keys := keysOf(r.order())
 			if !slices.Equal(keys, want) {
 				t.Fatalf("case %d: the order depends on the input's", i)
 			}

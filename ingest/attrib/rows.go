@@ -5,10 +5,10 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
@@ -70,13 +70,10 @@ type RowKey struct {
 // rowCounter counts samples by RowKey.
 type rowCounter struct {
 	comm, pid, cpu, dso, sym bool
-	rows                     map[RowKey]*row
-	nmade                    int      // rows and Children rows made so far (their seq)
-	totals                   []Counts // per event, filtered samples included
-	// commThreads is, with the comm key, the thread of each row's first
-	// sample: perf's hist entry keeps it, and sizes the column by its
-	// command name at the end (see Rows.CommLen).
-	commThreads map[RowKey]*machine.Thread
+	rows                     *rowIndex // without trees of hist entries (hist)
+	blocks                   [][]row   // the rows, in the order newRow made them
+	nmade                    int       // rows and Children rows made so far (their seq)
+	totals                   []Counts  // per event, filtered samples included
 	// firstLevel, in perf's branch mode, tells rows apart without their
 	// level and shows the first entry's: a target's row keeps the level of
 	// the sample that first reached it (hist entries compare the symbol,
@@ -141,31 +138,41 @@ type accRow struct {
 
 // made is what a row keeps of the hist entry that made it.
 type made struct {
-	filtered bool   // the sample that made it was filtered: perf hides the row
-	comm     string // the command name it was made with (rowCounter.named)
-	seq      int    // the order it was made in
-	// thread, with the pid key, is the thread of the sample that made
-	// it: perf's hist entry keeps it and shows its command name at the
-	// end. A FORK that reuses a tid makes a new thread, so rows of one
-	// tid can show two names.
+	filtered bool // the sample that made it was filtered: perf hides the row
+	seq      int  // the order it was made in
+	// thread is that of the sample that made it: perf's hist entry keeps
+	// it, shows its command name at the end by the pid key and sizes the
+	// comm column by it. A FORK that reuses a tid makes a new thread, so
+	// rows of one tid can show two names.
 	thread *machine.Thread
 }
 
-// row is a row's counts and whether perf hides it: a row is perf's hist
-// entry, which takes its filtered mark from the sample that made it and
-// then counts every later sample of its keys, filtered or not.
+// row is a row's key, its counts and whether perf hides it: a row is
+// perf's hist entry, which takes its filtered mark from the sample that
+// made it and then counts every later sample of its keys, filtered or
+// not. At the end, result makes it the row the table shows.
 type row struct {
-	c     Counts
-	obj   objectName // an object symbol's row: what perf names it with
-	acc   Counts     // with a tree of hist entries, in a children table: the Children column
+	// key is the row's, as its first sample made it; the table shows it
+	// with its command name at the end and the level shown (shown).
+	key   RowKey
+	c     Counts     // Self (Overhead)
+	acc   Counts     // in a children table: the Children column
+	obj   objectName // an object symbol's row: the offset perf names it with (Result.objects)
 	level rowLevel   // the level shown, the first entry's (rowCounter.firstLevel)
 	made
+	// What the table shows beyond the key (set by shown): the DSO
+	// column's text and, with the comm key, the length of the thread's
+	// command name at the end, from which perf sizes the comm column
+	// (hists__calc_col_len, thread__comm_len); it prints the row's own
+	// name cut to that size. -1 without the comm key.
+	short   string
+	commLen int
 }
 
 // newRowCounter counts rows by keys, with the Children column if
 // children.
 func newRowCounter(keys []string, children bool) *rowCounter {
-	rc := &rowCounter{rows: make(map[RowKey]*row), commThreads: make(map[RowKey]*machine.Thread)}
+	rc := &rowCounter{rows: newRowIndex(), blocks: [][]row{nil}}
 	if children {
 		rc.acc = make(map[RowKey]*accRow)
 	}
@@ -232,13 +239,13 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 				rc.cache.put(ck, rowCacheVal{id: id}, t)
 			}
 		}
-		hr := h.rows[id]
-		hr.r.c.add(c)
+		r := h.rows[id]
+		r.c.add(c)
 		if rc.acc != nil {
-			hr.r.acc.add(c)
+			r.acc.add(c)
 			rc.counted = append(rc.counted[:0], id) // cumulateTree's first
 		}
-		return hr.key, hr.r
+		return r.key, r
 	}
 	if cacheable {
 		if v, ok := rc.cache.get(ck); ok {
@@ -247,10 +254,10 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 		}
 	}
 	rk := rc.key(k, t, cpu)
-	r := rc.rows[rk]
+	r, h := rc.rows.get(&rk)
 	if r == nil {
-		r = &row{level: rowLevel{kernel, hyper}, made: rc.newMade(rk, filtered, t)}
-		rc.rows[rk] = r
+		r = rc.newRow(rk, rowLevel{kernel, hyper}, filtered, t)
+		rc.rows.add(r, h)
 	}
 	r.c.add(c)
 	if cacheable {
@@ -295,15 +302,11 @@ func (rc *rowCounter) histRow(h *histTree, id int32, k Key, lv rowLevel, t *mach
 	if int(id) == len(h.rows) {
 		rk := rc.key(k, t, cpu)
 		rk.entry = id + 1
-		if rc.comm {
-			rc.commThreads[rk] = t
-		}
-		r := &row{level: lv, made: rc.newMade(rk, filtered, t)}
-		rc.rows[rk] = r
+		r := rc.newRow(rk, lv, filtered, t)
 		if len(h.rows) == cap(h.rows) {
 			h.rows = slices.Grow(h.rows, max(len(h.rows), 64)) // doubling (see accumulator.newEntry)
 		}
-		h.rows = append(h.rows, histRow{rk, r})
+		h.rows = append(h.rows, r)
 	}
 	return id
 }
@@ -325,7 +328,7 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu, o
 			continue
 		}
 		id := rc.histRow(h, h.find(e), f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
-		r := h.rows[id].r
+		r := h.rows[id]
 		r.acc.add(c)
 		r.obj.note(f.obj)
 		rc.counted = append(rc.counted, id)
@@ -392,26 +395,27 @@ func (rc *rowCounter) key(k Key, t *machine.Thread, cpu int32) RowKey {
 		// symbols none.
 		rk.Kernel, rk.Hyper = false, false
 	}
-	if rc.comm {
-		if _, ok := rc.commThreads[rk]; !ok {
-			rc.commThreads[rk] = t
-		}
-	}
 	return rk
 }
 
-// newMade records a row of key k made now by a sample in thread t,
-// filtered or not.
-func (rc *rowCounter) newMade(k RowKey, filtered bool, t *machine.Thread) made {
+// newRow returns a new row keyed k at level lv made now by a sample in
+// thread t, filtered or not. Rows are allocated in blocks (rc.blocks): a
+// gcc build's table by pid,dso,sym makes 370 k of them.
+func (rc *rowCounter) newRow(k RowKey, lv rowLevel, filtered bool, t *machine.Thread) *row {
+	b := &rc.blocks[len(rc.blocks)-1]
+	if len(*b) == cap(*b) {
+		rc.blocks = append(rc.blocks, make([]row, 0, 256))
+		b = &rc.blocks[len(rc.blocks)-1]
+	}
+	*b = append(*b, row{key: k, level: lv, made: rc.newMade(filtered, t)})
+	return &(*b)[len(*b)-1]
+}
+
+// newMade records a row made now by a sample in thread t, filtered or
+// not.
+func (rc *rowCounter) newMade(filtered bool, t *machine.Thread) made {
 	rc.nmade++
-	m := made{filtered: filtered, seq: rc.nmade}
-	if rc.pid {
-		m.thread = t
-	}
-	if k.comm != nil {
-		m.comm = k.comm.Name
-	}
-	return m
+	return made{filtered: filtered, seq: rc.nmade, thread: t}
 }
 
 // cumulate adds c to the Children column of the rows in keys (the
@@ -425,7 +429,7 @@ func (rc *rowCounter) cumulate(keys []RowKey, levels []rowLevel, t *machine.Thre
 		if r == nil {
 			shown := k
 			shown.Kernel, shown.Hyper = levels[i].kernel, levels[i].hyper
-			r = &accRow{key: shown, made: rc.newMade(k, filtered, t)}
+			r = &accRow{key: shown, made: rc.newMade(filtered, t)}
 			rc.acc[k] = r
 		}
 		if r.stamp != rc.accStamp {
@@ -436,106 +440,65 @@ func (rc *rowCounter) cumulate(keys []RowKey, levels []rowLevel, t *machine.Thre
 }
 
 // Rows is a table sorted by perf report --sort keys (Options.SortKeys or
-// a Filter): Counts per row shown and the totals per event, filtered
-// samples included; with Options.Children, Acc is the Children column.
-// A row perf hides (its first sample was filtered) is not in Counts,
-// though samples that pass the filter may have counted in it, as in perf.
+// a Filter): its rows and the totals per event, filtered samples
+// included. A row perf hides (its first sample was filtered) is not in
+// the table, though samples that pass the filter may have counted in it,
+// as in perf.
 type Rows struct {
 	Keys   []string
-	Counts map[RowKey]Counts
-	Acc    map[RowKey]Counts // nil without Options.Children
 	Totals []Counts
-	// PidComm is, per row, the command name perf shows for the pid key:
-	// that of the thread of the sample that made the row, at the end.
-	PidComm map[RowKey]string
-	// CommLen is, per row, the length of its thread's command name at the
-	// end, from which perf sizes the comm column (hists__calc_col_len,
-	// thread__comm_len); it prints the row's own name cut to that size.
-	CommLen map[RowKey]int
 	// Elided are the keys whose column perf leaves out because the filter
 	// lists one value for them (sort__setup_elide), with that value.
 	Elided map[string]string
-	// objects are the offsets perf names the rows of object symbols with
-	// (Result.objects), in tables without the Children column.
-	objects map[RowKey]objectName
+	// children tells a table with the Children column (Options.Children).
+	children bool
+	// list is the rows shown, in no order: write orders them.
+	list []*row
 	// ranks are, per event with a histTree, its entries' positions in
 	// perf's in-order walk (histTree.ranks).
 	ranks map[int][]int32
 }
 
+// result is the table the counter counted, by keys, with the columns
+// filter f elides. The counter is spent: the table holds what it shows.
 func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
-	r := &Rows{Keys: keys, Counts: make(map[RowKey]Counts), Totals: rc.totals, PidComm: make(map[RowKey]string), CommLen: make(map[RowKey]int), Elided: map[string]string{}}
-	if rc.acc == nil || rc.hist != nil {
-		// The rows are the entries of perf's trees, or by key; with
-		// trees, an entry holds both columns of a children table.
-		var named []namedRow
-		var kept map[RowKey]RowKey
-		if rc.hist != nil {
-			named, kept, r.ranks = rc.histNamed()
-		} else {
-			named, kept = rc.named(slices.Collect(maps.Keys(rc.rows)), func(k RowKey) *made { return &rc.rows[k].made })
-		}
-		if rc.acc != nil {
-			r.Acc = make(map[RowKey]Counts)
-		}
-		for _, e := range named {
-			keep := rc.rows[kept[e.named]]
-			if keep.filtered {
-				continue
-			}
-			k := e.named
-			if rc.firstLevel || k.DSO == "" && rc.sym || k.DSO == symbols.Unknown && (rc.acc != nil || rc.sym) {
-				k.Kernel, k.Hyper = keep.level.kernel, keep.level.hyper // the level of the entry perf keeps
-			}
-			c, seen := r.Counts[k]
-			c.add(rc.rows[e.key].c)
-			r.Counts[k] = c
-			if keep.obj.set && rc.sym && !seen {
-				if r.objects == nil {
-					r.objects = make(map[RowKey]objectName)
+	r := &Rows{Keys: keys, Totals: rc.totals, children: rc.acc != nil, Elided: map[string]string{}}
+	switch {
+	case rc.hist != nil:
+		// The rows are the entries of perf's trees; an entry holds both
+		// columns of a children table.
+		r.list, r.ranks = rc.histRows()
+	case rc.acc == nil:
+		r.list = make([]*row, 0, rc.rows.len())
+		for _, b := range rc.blocks {
+			for i := range b {
+				if rw := &b[i]; !rw.filtered {
+					rc.shown(rw)
+					r.list = append(r.list, rw)
 				}
-				r.objects[k] = keep.obj
-			}
-			if rc.acc != nil {
-				acc := r.Acc[k]
-				acc.add(rc.rows[e.key].acc)
-				r.Acc[k] = acc
-			}
-			if t := rc.commThreads[e.key]; t != nil && !seen {
-				r.CommLen[k] = len(t.Comm)
-			}
-			if keep.thread != nil && !seen {
-				r.PidComm[k] = keep.thread.Comm
 			}
 		}
-	} else {
+	default:
 		// The rows are the Children column's, with the level it shows,
 		// hidden as its entries are: perf's hist entry holds both columns
 		// and takes its mark from the sample that made it, whichever.
-		r.Acc = make(map[RowKey]Counts, len(rc.acc))
-		named, kept := rc.named(slices.Collect(maps.Keys(rc.acc)), func(k RowKey) *made { return &rc.acc[k].made })
-		for _, e := range named {
-			keep := rc.acc[kept[e.named]]
-			if keep.filtered {
+		rows := make([]row, 0, len(rc.acc))
+		for k, a := range rc.acc {
+			if a.filtered {
 				continue
 			}
-			shown := keep.key // with the level of the entry perf keeps
-			shown.Comm, shown.comm = e.named.Comm, nil
-			self, seen := r.Counts[shown]
-			if s := rc.rows[e.key]; s != nil {
-				self.add(s.c)
+			s := row{key: a.key, acc: a.c, made: a.made, short: dsoText(a.key), commLen: -1}
+			if self, _ := rc.rows.get(&k); self != nil {
+				s.c = self.c
 			}
-			acc := r.Acc[shown]
-			acc.add(rc.acc[e.key].c)
-			r.Counts[shown], r.Acc[shown] = self, acc
-			if t := rc.commThreads[e.key]; t != nil && !seen {
-				r.CommLen[shown] = len(t.Comm)
-			}
-			if keep.thread != nil && !seen {
-				r.PidComm[shown] = keep.thread.Comm
-			}
+			rows = append(rows, s)
+		}
+		r.list = make([]*row, len(rows))
+		for i := range rows {
+			r.list[i] = &rows[i]
 		}
 	}
+	rc.rows, rc.acc, rc.hist, rc.blocks = nil, nil, nil, nil
 	if f != nil {
 		one := func(key string, list []string) {
 			if len(list) == 1 && slices.Contains(keys, key) {
@@ -552,124 +515,101 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 	return r
 }
 
-// histNamed is named for the rows of hist entries (rc.hist): each entry's
-// row shows the row of the entry perf keeps it in (histTree.collapse),
-// with its command name at the end; the rows kept come first. It returns
-// the ranks of the entries kept too, per event.
-func (rc *rowCounter) histNamed() ([]namedRow, map[RowKey]RowKey, map[int][]int32) {
+// shown makes r the row the table shows: its key with its command name
+// at the end and the level of the entry perf keeps (r's, as a row
+// without a map or of perf's branch mode is keyed without one), its
+// DSO's short name, the length of its thread's name with the comm key,
+// and an object symbol's offset with the sym key.
+func (rc *rowCounter) shown(r *row) {
+	k := &r.key
+	if k.comm != nil {
+		k.Comm, k.comm = k.comm.Name, nil
+	}
+	if rc.firstLevel || k.DSO == "" && rc.sym || k.DSO == symbols.Unknown && (rc.acc != nil || rc.sym) {
+		k.Kernel, k.Hyper = r.level.kernel, r.level.hyper
+	}
+	r.short, r.commLen = dsoText(*k), -1
+	if !rc.sym {
+		r.obj = objectName{}
+	}
+	if rc.comm {
+		r.commLen = len(r.thread.Comm)
+	}
+}
+
+// dsoText is the DSO column's text of a row keyed k.
+func dsoText(k RowKey) string {
+	if k.DSO == "" {
+		return symbols.Unknown
+	}
+	return ShortName(k.DSO, k.Kernel)
+}
+
+// histRows is result's rows for trees of hist entries (rc.hist): an
+// entry perf collapses into another (histTree.collapse: rows that end
+// with one command name, a thread's first name renamed by its first COMM)
+// counts in that one's row, which shows the kept entry's key, with its
+// command name at the end. It returns the ranks of the entries kept too,
+// per event.
+func (rc *rowCounter) histRows() ([]*row, map[int][]int32) {
 	n := 0
 	for _, h := range rc.hist {
 		n += len(h.rows)
 	}
-	named, merged := make([]namedRow, 0, n), []namedRow(nil)
-	kept := make(map[RowKey]RowKey, n)
+	list := make([]*row, 0, n)
 	ranks := make(map[int][]int32, len(rc.hist))
 	for ev, h := range rc.hist {
 		keep, rk := h.collapse()
 		ranks[ev] = rk
+		at := make([]int32, len(h.rows)) // an entry kept: its row in list, -1 if hidden
 		for id, hr := range h.rows {
-			k := h.rows[keep[id]].key
-			shown := k
-			if k.comm != nil {
-				shown.Comm, shown.comm = k.comm.Name, nil
+			switch {
+			case int(keep[id]) != id:
+			case hr.filtered:
+				at[id] = -1
+			default:
+				at[id] = int32(len(list))
+				rc.shown(hr)
+				if he := &h.entries[id]; he.based {
+					hr.key.Sym = he.name // the symbol it is inlined into (foundFrom)
+				}
+				list = append(list, hr)
 			}
-			if he := &h.entries[keep[id]]; he.based {
-				shown.Sym = he.name // the symbol it is inlined into (foundFrom)
-			}
-			if int(keep[id]) == id {
-				named = append(named, namedRow{hr.key, shown})
-				kept[shown] = k
-			} else {
-				merged = append(merged, namedRow{hr.key, shown})
+		}
+		for id, hr := range h.rows {
+			if k := keep[id]; int(k) != id && at[k] >= 0 {
+				s := list[at[k]]
+				s.c.add(hr.c)
+				s.acc.add(hr.acc)
 			}
 		}
 	}
-	return append(named, merged...), kept, ranks
+	return list, ranks
 }
 
-// namedRow is a counted row's key and the key it shows: its command
-// name as it is at the end.
-type namedRow struct{ key, named RowKey }
-
-// named names the rows of keys (madeOf returns what each keeps of its hist
-// entry) by their threads' command names at the end, in the order perf
-// collapses its hist entries, and returns for each shown key the key of
-// the row perf keeps: rows that end with one name (a thread's first name
-// renamed by its first COMM: perf's comm__override) merge into the one
-// that sorts first by the name it had when it was made
-// (hists__collapse_insert_entry keeps that entry, its filtered mark and
-// its level), the first made among equals.
-func (rc *rowCounter) named(keys []RowKey, madeOf func(RowKey) *made) ([]namedRow, map[RowKey]RowKey) {
-	rows := make([]namedRow, len(keys))
-	ms := make([]*made, len(keys)) // looked up once: a key hashes three strings
-	for i, k := range keys {
-		n := k
-		if k.comm != nil {
-			n.Comm, n.comm = k.comm.Name, nil
-		}
-		rows[i], ms[i] = namedRow{k, n}, madeOf(k)
-	}
-	sortIndexed(rows, func(i, j int) int {
-		ma, mb := ms[i], ms[j]
-		if c := strings.Compare(ma.comm, mb.comm); c != 0 {
-			return c
-		}
-		return cmp.Compare(ma.seq, mb.seq) // entries equal when made merged then, into the first
-	})
-	kept := make(map[RowKey]RowKey)
-	for _, r := range rows {
-		if _, ok := kept[r.named]; !ok {
-			kept[r.named] = r.key
-		}
-	}
-	return rows, kept
-}
-
-// order sorts rows as perf report does: by period, descending, then by
-// each key in turn (command names, tids, CPUs ascending; DSOs by short
-// name and symbols by name, ascending, unresolved last), then by sample
-// count, descending, then by address as a signed number.
-func (r *Rows) order(keys []RowKey) {
-	// Counts looked up once, not per comparison: hashing a key's
-	// strings each time was most of sorting 50 k rows.
-	type counted struct{ c, acc Counts }
-	cs := make([]counted, len(keys))
-	for i, k := range keys {
-		cs[i] = counted{r.Counts[k], r.Acc[k]}
-	}
-	sortIndexed(keys, func(i, j int) int {
-		a, b := &cs[i], &cs[j]
+// order returns the rows in the order perf report shows them: by
+// Children, then by period, descending (setup_overhead), then as
+// compareKeys orders them.
+func (r *Rows) order() []*row {
+	return sortedParallel(slices.Clone(r.list), func(a, b *row) int {
 		if c := cmp.Compare(b.acc.Period, a.acc.Period); c != 0 {
-			return c // overhead_children first (setup_overhead)
+			return c
 		}
 		if c := cmp.Compare(b.c.Period, a.c.Period); c != 0 {
 			return c
 		}
-		return r.compareKeys(keys[i], keys[j], a.c, b.c)
-	})
-}
-
-// sortIndexed sorts s by compare, which is given the elements' positions
-// in s as it was: so that a comparison can read values looked up once per
-// element, and large elements move once.
-func sortIndexed[T any](s []T, compare func(i, j int) int) {
-	idx := make([]int, len(s))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, compare)
-	sorted := make([]T, len(s))
-	for n, i := range idx {
-		sorted[n] = s[i]
-	}
-	copy(s, sorted)
+		return r.compareKeys(a, b, a.c, b.c)
+	}, func(s *row) *row { return s })
 }
 
 // compareKeys orders two rows of equal overhead: by each sort key in
-// turn, then by samples (ca and cb) and address; rows perf would not
-// tell apart by then differ in a field the keys do not show, and any
-// fixed order will do.
-func (r *Rows) compareKeys(a, b RowKey, ca, cb Counts) int {
+// turn (command names, tids, CPUs ascending; DSOs by short name and
+// symbols by name, ascending, unresolved last), then by samples (ca and
+// cb, descending) and address as a signed number; rows perf would not
+// tell apart by then differ in a field the keys do not show, and the
+// order they were made in decides.
+func (r *Rows) compareKeys(x, y *row, ca, cb Counts) int {
+	a, b := &x.key, &y.key
 	for _, k := range r.Keys {
 		var c int
 		switch k {
@@ -681,7 +621,7 @@ func (r *Rows) compareKeys(a, b RowKey, ca, cb Counts) int {
 			c = cmp.Compare(a.CPU, b.CPU)
 		case SortDSO:
 			if c = unknownLast(a.DSO, b.DSO); c == 0 {
-				c = strings.Compare(ShortName(a.DSO, a.Kernel), ShortName(b.DSO, b.Kernel))
+				c = strings.Compare(x.short, y.short)
 			}
 		case SortSym:
 			if c = unknownLast(a.Sym, b.Sym); c == 0 {
@@ -710,97 +650,92 @@ func (r *Rows) compareKeys(a, b RowKey, ca, cb Counts) int {
 	if c := strings.Compare(a.DSO, b.DSO); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.Tid, b.Tid)
+	if c := cmp.Compare(a.Tid, b.Tid); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.seq, y.seq)
 }
 
-// groupRows merges the rows of a group's events (first and the n-1 after
-// it), as perf's group view shows them: one row per key, a count per
-// member, ordered by the leader's period, then each member's
-// (__hpp__sort), then by the keys.
-func (r *Rows) groupRows(first, n int) ([]RowKey, map[RowKey][]Counts, map[RowKey][]Counts) {
-	counts := make(map[RowKey][]Counts)
-	// A merged row shows, by pid, the thread of the leader's entry, else
-	// that of a member's (perf's dummy leader entry copies it): the least
-	// event's, then the first entry's, whatever the map order.
-	type pidName struct {
-		from RowKey
-		name string
-	}
-	pidNames := make(map[RowKey]pidName)
-	spread := func(m map[RowKey]Counts, into map[RowKey][]Counts) {
-		for k, c := range m {
-			if k.Event < first || k.Event >= first+n {
-				continue
-			}
-			orig := k
-			ev := k.Event
-			k.Event = first
-			if n > 1 {
-				k.entry = 0 // the members' entries are matched by key
-			}
-			if name, ok := r.PidComm[orig]; ok {
-				if p, seen := pidNames[k]; !seen || orig.Event < p.from.Event || orig.Event == p.from.Event && orig.entry < p.from.entry {
-					pidNames[k] = pidName{orig, name}
-				}
-			}
-			cs := into[k]
-			if cs == nil {
-				cs = make([]Counts, n)
-				into[k] = cs
-			}
-			cs[ev-first].add(c)
+// tableLine is a line of a table: its row and, in a group's table, the
+// counts of each member (nil: the row's own).
+type tableLine struct {
+	*row
+	cs, accs []Counts
+}
+
+// groupLines merges the rows of a group's events (first and the n-1
+// after it), as perf's group view shows them: one line per key, a count
+// per member, ordered by the leader's period, then each member's
+// (__hpp__sort), then by the keys. A line shows the row of the leader's
+// entry, else a member's (perf's dummy leader entry copies it): the
+// least event's, then the first entry's.
+func (r *Rows) groupLines(first, n int) []tableLine {
+	byKey := make(map[RowKey]int)
+	var lines []tableLine
+	for i := range r.list {
+		s := r.list[i]
+		if s.key.Event < first || s.key.Event >= first+n {
+			continue
 		}
-	}
-	spread(r.Counts, counts)
-	var accs map[RowKey][]Counts
-	if r.Acc != nil {
-		accs = make(map[RowKey][]Counts)
-		spread(r.Acc, accs)
-		for k := range accs {
-			if counts[k] == nil {
-				counts[k] = make([]Counts, n)
+		k := s.key
+		k.Event = first
+		if n > 1 {
+			k.entry = 0 // the members' entries are matched by key
+		}
+		j, ok := byKey[k]
+		if !ok {
+			j = len(lines)
+			byKey[k] = j
+			lines = append(lines, tableLine{cs: make([]Counts, n)})
+			if r.children {
+				lines[j].accs = make([]Counts, n)
 			}
 		}
+		l := &lines[j]
+		if rep := l.row; rep == nil || s.key.Event < rep.key.Event || s.key.Event == rep.key.Event && s.key.entry < rep.key.entry {
+			l.row = s
+		}
+		l.cs[s.key.Event-first].add(s.c)
+		if l.accs != nil {
+			l.accs[s.key.Event-first].add(s.acc)
+		}
 	}
-	for k, p := range pidNames {
-		r.PidComm[k] = p.name
+	for i := range lines {
+		// Each line shows its merged key.
+		s := *lines[i].row
+		s.key.Event = first
+		if n > 1 {
+			s.key.entry = 0
+		}
+		lines[i].row = &s
 	}
-	keys := make([]RowKey, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b RowKey) int {
-		if accs != nil {
+	slices.SortFunc(lines, func(a, b tableLine) int {
+		if a.accs != nil {
 			// The Children sort (__hpp__sort_acc) looks at the group
 			// leader's alone.
-			var pa, pb uint64
-			if x := accs[a]; x != nil {
-				pa = x[0].Period
-			}
-			if x := accs[b]; x != nil {
-				pb = x[0].Period
-			}
-			if c := cmp.Compare(pb, pa); c != 0 {
+			if c := cmp.Compare(b.accs[0].Period, a.accs[0].Period); c != 0 {
 				return c
 			}
 		}
-		ca, cb := counts[a], counts[b]
-		for i := range ca {
-			if c := cmp.Compare(cb[i].Period, ca[i].Period); c != 0 {
+		for i := range a.cs {
+			if c := cmp.Compare(b.cs[i].Period, a.cs[i].Period); c != 0 {
 				return c
 			}
 		}
-		return r.compareKeys(a, b, ca[0], cb[0])
+		return r.compareKeys(a.row, b.row, a.cs[0], b.cs[0])
 	})
-	return keys, counts, accs
+	return lines
 }
 
-// column is one key's column: its header and each row's text.
+// column is one key's column: its header and each row's text, which
+// text writes to b.
 type column struct {
 	key, header string
-	text        func(RowKey) string
+	text        func(b *bytes.Buffer, s *row)
 }
 
+// columns returns the columns of the keys not elided. Their texts are
+// written without fmt, as the flat table's are (writeRight).
 func (r *Rows) columns() []column {
 	var cols []column
 	for _, k := range r.Keys {
@@ -809,33 +744,43 @@ func (r *Rows) columns() []column {
 		}
 		switch k {
 		case SortComm:
-			cols = append(cols, column{k, "Command", func(rk RowKey) string { return rk.Comm }})
+			cols = append(cols, column{k, "Command", func(b *bytes.Buffer, s *row) { b.WriteString(s.key.Comm) }})
 		case SortPid:
-			cols = append(cols, column{k, "    Pid:Command", func(rk RowKey) string {
-				tid := strconv.Itoa(int(rk.Tid)) // "%7d:%s"
-				return spaces[:max(7-len(tid), 0)] + tid + ":" + r.PidComm[rk]
+			cols = append(cols, column{k, "    Pid:Command", func(b *bytes.Buffer, s *row) {
+				var num [24]byte // "%7d:%s"
+				writeRight(b, 7, strconv.AppendInt(num[:0], int64(s.key.Tid), 10))
+				b.WriteByte(':')
+				b.WriteString(s.thread.Comm)
 			}})
 		case SortCPU:
-			cols = append(cols, column{k, "CPU", func(rk RowKey) string {
-				if rk.CPU < 0 { // C's %3.3d
-					return fmt.Sprintf("-%03d", -int64(rk.CPU))
+			cols = append(cols, column{k, "CPU", func(b *bytes.Buffer, s *row) {
+				cpu := int64(s.key.CPU) // C's %3.3d
+				if cpu < 0 {
+					b.WriteByte('-')
+					cpu = -cpu
 				}
-				return fmt.Sprintf("%03d", rk.CPU)
+				var num [24]byte
+				d := strconv.AppendInt(num[:0], cpu, 10)
+				b.WriteString("000"[min(len(d), 3):])
+				b.Write(d)
 			}})
 		case SortDSO:
-			cols = append(cols, column{k, "Shared Object", func(rk RowKey) string {
-				if rk.DSO == "" {
-					return symbols.Unknown
-				}
-				return ShortName(rk.DSO, rk.Kernel)
-			}})
+			cols = append(cols, column{k, "Shared Object", func(b *bytes.Buffer, s *row) { b.WriteString(s.short) }})
 		case SortSym:
-			cols = append(cols, column{k, "Symbol", func(rk RowKey) string {
-				name := level(Key{Kernel: rk.Kernel, Hyper: rk.Hyper}) + " " + Key{Sym: rk.Sym, Addr: rk.Addr}.SymbolName()
-				if o, ok := r.objects[rk]; ok {
-					name += "+0x" + strconv.FormatUint(o.off(), 16)
+			cols = append(cols, column{k, "Symbol", func(b *bytes.Buffer, s *row) {
+				k := Key{Sym: s.key.Sym, Addr: s.key.Addr, Kernel: s.key.Kernel, Hyper: s.key.Hyper}
+				b.WriteString(level(k))
+				b.WriteByte(' ')
+				var num [24]byte
+				if k.Sym != symbols.Unknown {
+					b.WriteString(k.Sym)
+				} else {
+					b.Write(k.appendSymbolName(num[:0]))
 				}
-				return name
+				if s.obj.set {
+					b.WriteString("+0x")
+					b.Write(strconv.AppendUint(num[:0], s.obj.off(), 16))
+				}
 			}})
 		}
 	}
@@ -853,48 +798,53 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 			fmt.Fprintf(&b, "# %s: %s\n", map[string]string{SortSym: "symbol", SortDSO: "dso", SortComm: "comm"}[k], v)
 		}
 	}
-	keys := make([]RowKey, 0, len(r.Counts))
-	for k := range r.Counts {
-		keys = append(keys, k)
-	}
-	r.order(keys)
+	ordered := r.order()
 	cols := r.columns()
 	for _, g := range res.eventGroups() {
 		totals, sum := g.totals(r.Totals)
 		if sum.Samples == 0 && len(res.Events) > 1 {
 			continue
 		}
-		var gkeys []RowKey
-		counts := func(k RowKey) []Counts { return []Counts{r.Counts[k]} }
-		accs := func(k RowKey) []Counts { return []Counts{r.Acc[k]} }
+		// The lines: a group's (groupLines) or, for one event, its rows.
+		var rows []*row
+		var group []tableLine
+		n := 0
 		if g.n == 1 {
-			for _, k := range keys {
-				if k.Event == g.first {
-					gkeys = append(gkeys, k)
+			rows = ordered
+			if len(res.Events) > 1 {
+				rows = nil
+				for _, s := range ordered {
+					if s.key.Event == g.first {
+						rows = append(rows, s)
+					}
 				}
 			}
+			n = len(rows)
 		} else {
-			var m, am map[RowKey][]Counts
-			gkeys, m, am = r.groupRows(g.first, g.n)
-			counts = func(k RowKey) []Counts { return m[k] }
-			accs = func(k RowKey) []Counts {
-				if x := am[k]; x != nil {
-					return x
-				}
-				return make([]Counts, g.n)
+			group = r.groupLines(g.first, g.n)
+			n = len(group)
+		}
+		line := func(i int) tableLine {
+			if group != nil {
+				return group[i]
 			}
+			return tableLine{row: rows[i]}
 		}
 		widths := make([]int, len(cols))
 		hasSym := slices.Contains(r.Keys, SortSym)
+		var text bytes.Buffer
 		for i, c := range cols {
 			widths[i] = len(c.header)
-			for _, k := range gkeys {
-				if n, ok := r.CommLen[k]; ok && c.key == SortComm {
-					widths[i] = max(widths[i], n)
+			for j := range n {
+				l := line(j)
+				if c.key == SortComm && l.commLen >= 0 {
+					widths[i] = max(widths[i], l.commLen)
 				} else {
-					widths[i] = max(widths[i], len(c.text(k)))
+					text.Reset()
+					c.text(&text, l.row)
+					widths[i] = max(widths[i], text.Len())
 				}
-				if c.key == SortDSO && hasSym && k.Sym == symbols.Unknown {
+				if c.key == SortDSO && hasSym && l.key.Sym == symbols.Unknown {
 					widths[i] = max(widths[i], unresolvedDSOWidth)
 				}
 			}
@@ -904,7 +854,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 		} else {
 			fmt.Fprintf(&b, "#\n# Samples: %d  of events '%s'\n#\n", sum.Samples, res.groupName(g))
 		}
-		if r.Acc != nil {
+		if r.children {
 			fmt.Fprintf(&b, "# %*s  %*s  %*s", 8*g.n, "Children", 8*g.n, "Self", 12*g.n, "Samples")
 		} else {
 			fmt.Fprintf(&b, "# %*s  %*s", 8*g.n, "Overhead", 12*g.n, "Samples")
@@ -913,7 +863,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 			fmt.Fprintf(&b, "  %-*s", widths[i], c.header)
 		}
 		b.WriteString("\n# ")
-		if r.Acc != nil {
+		if r.children {
 			b.WriteString(strings.Repeat(".", 8*g.n) + "  ")
 		}
 		fmt.Fprintf(&b, "%s  %s", strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n))
@@ -921,20 +871,35 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 			fmt.Fprintf(&b, "  %s", strings.Repeat(".", widths[i]))
 		}
 		b.WriteString("\n#\n")
-		for _, k := range gkeys {
-			cs := counts(k)
-			if r.Acc != nil {
-				writeShares(&b, accs(k), totals)
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return err
+		}
+		b.Reset()
+		err := writeLines(w, n, func(b *bytes.Buffer, i int) {
+			l := line(i)
+			var own [2]Counts // a row's own counts
+			cs, accs := l.cs, l.accs
+			if cs == nil {
+				own[0], own[1] = l.c, l.acc
+				cs, accs = own[:1], own[1:]
 			}
-			writeGroupCounts(&b, cs, totals)
+			if r.children {
+				writeShares(b, accs, totals)
+			}
+			writeGroupCounts(b, cs, totals)
 			for i, c := range cols {
 				b.WriteString("  ")
-				writeLeftCut(&b, widths[i], c.text(k))
+				start := b.Len()
+				c.text(b, l.row)
+				cutPad(b, start, widths[i])
 			}
 			// perf ends a row at its last character, the header at its
 			// last column's width.
 			b.Truncate(len(bytes.TrimRight(b.Bytes(), " ")))
 			b.WriteString("\n")
+		})
+		if err != nil {
+			return err
 		}
 		b.WriteString("\n")
 	}
@@ -993,18 +958,21 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	rc.accKeys, rc.accLevels = keys, levels
 }
 
-// writeLeftCut writes s as fmt's "%-*.*s" with width for both does: cut
-// to width runes, padded with spaces to width runes. Rows are written
-// without fmt, as the flat table's are (writeRight).
-func writeLeftCut(b *bytes.Buffer, width int, s string) {
-	n := 0
-	for i := range s {
-		if n == width {
-			s = s[:i]
-			break
+// cutPad cuts what was written to b after start to width runes and
+// pads it with spaces to width runes, as fmt's "%-*.*s" with width for
+// both writes a string.
+func cutPad(b *bytes.Buffer, start, width int) {
+	s := b.Bytes()[start:]
+	n, i := 0, 0
+	for i < len(s) && n < width {
+		if s[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, size := utf8.DecodeRune(s[i:])
+			i += size
 		}
 		n++
 	}
-	b.WriteString(s)
+	b.Truncate(start + i)
 	writePad(b, width-n)
 }
