@@ -22,13 +22,16 @@ type stateKey struct {
 // came from (a kernel map's table changes when the kernel loads) and per
 // event; addresses without a symbol are counted by address.
 type mapState struct {
-	key    stateKey
-	bm     *roaring.Bitmap
-	table  *symbols.Table // the table of the last sample, if final
-	final  bool
-	tables []*tableCounts
-	unsym  []*addrCounts // [event]
-	acc    accState      // with Options.Children
+	key   stateKey
+	bm    *roaring.Bitmap
+	table *symbols.Table // the table of the last sample, if final
+	final bool
+	// rowClass is, once final, the map's number in the rowCache of a
+	// table by sort keys (rowCache.classOf; 0 until asked).
+	rowClass int32
+	tables   []*tableCounts
+	unsym    []*addrCounts // [event]
+	acc      accState      // with Options.Children
 }
 
 // addrCounts counts samples per address, for addresses without a

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
 // A rowCache finds a sample's row in a table by sort keys from what
@@ -14,10 +15,12 @@ import (
 // and comm,dso,sym took 6 times as long as the dso,sym table.
 //
 // Without a tree, rows are keyed by what the cache key holds: a final
-// table's symbol i in st's map has one DSO and one symbol (an address
-// without a symbol, one DSO and that address), and the thread's
-// command-name entry (a pointer), its tid and the CPU are taken as the
-// keys need them. The answer never changes.
+// table's symbol i has one DSO and one symbol in every map of that DSO
+// and table sampled at one level (a rowClass: the processes of a build
+// share their answers), an address without a symbol one DSO and that
+// address (map-relative, as perf's entries compare it), and the thread's
+// tid and the CPU are taken as the keys need them. The answer never
+// changes.
 //
 // With a tree (the comm key, and sym only with dso, outside children
 // tables), perf's search for a sample finds the entry equal to it, or
@@ -25,12 +28,19 @@ import (
 // in-order walk is strictly increasing under the comparison and the
 // comparison is an order. Then the search's answer for a key is the
 // same until an entry changes its name: that answer is what the cache
-// keeps. Two things break the order:
+// keeps. The comm key compares command names (sort__comm_cmp), so the
+// cache keys a sample by its thread's name at the sample, not by the
+// thread's entry: a gcc build's cc1 processes, each of its own entry,
+// share their answers (keyed by entry, a quarter of the -sort
+// comm,dso,sym table's samples searched the tree). Two things break the
+// order:
 //   - a command-name entry renamed in place (a thread's first name,
 //     machine.OnCommRename): the entries holding it compare by the new
-//     name. Each is then checked against its neighbours in the walk; and
-//     the answers cached for the renamed entry's samples, or leading to
-//     its entries, are void (gen).
+//     name. Each is then checked against its neighbours in the walk, and
+//     the answers cached are void (gen): those leading to its entries,
+//     and any a new equal entry could change. An entry no tree entry
+//     holds voids none: keys hold names, and no entry of the old name or
+//     the new one changed.
 //   - _sort__addr_cmp's signed difference, no order among addresses
 //     2^63 or more apart: the addresses each DSO's entries compare are
 //     spanned as entries are made (addrSpans).
@@ -49,9 +59,30 @@ type rowCache struct {
 	// never filled has gen 0).
 	treeOff bool
 	gen     uint64
-	// comms are the command-name entries of unnamed threads (whose
-	// first COMM renames them in place) that the cache's keys hold.
-	comms map[*machine.CommEntry]bool
+	// names numbers the command names the keys hold (from 1); last
+	// remembers a few entries' names and numbers, as samples come in
+	// runs of a thread.
+	names map[string]int32
+	last  [8]namedComm
+	// classes numbers the rowClasses of the maps whose symbols the keys
+	// hold (from 1; mapState.rowClass remembers a map's).
+	classes map[rowClass]int32
+}
+
+// rowClass is what a sample's row takes of its map beyond its symbol: the
+// DSO, the level it was sampled at and the symbol table.
+type rowClass struct {
+	dso    string
+	kernel bool
+	table  *symbols.Table
+}
+
+// namedComm is a command-name entry, its name when last seen and the
+// name's number.
+type namedComm struct {
+	e    *machine.CommEntry
+	name string
+	id   int32
 }
 
 // rowSlot is a key and its answer.
@@ -60,7 +91,7 @@ type rowSlot struct {
 	v rowCacheVal
 }
 
-// rowCacheBits sizes the cache: 64 Ki slots of 64 bytes.
+// rowCacheBits sizes the cache: 64 Ki slots of 56 bytes.
 const rowCacheBits = 16
 
 // rowHint is what sample knows of a sample's row beyond its key: its
@@ -75,9 +106,9 @@ type rowHint struct {
 // rowCacheKey is a sample's row, as a rowHint and the sample's thread
 // and CPU tell it (the fields the keys do not use are zero).
 type rowCacheKey struct {
-	st       *mapState
-	comm     *machine.CommEntry
+	class    int32 // the map's (rowClass)
 	i, event int32
+	comm     int32 // the thread's command name's number (rowCache.names)
 	tid, cpu int32
 	addr     uint64 // without a symbol
 }
@@ -97,14 +128,14 @@ func newRowCache(rc *rowCounter, children bool) *rowCache {
 	if rowCacheOff || children || rc.hist != nil && rc.sym && !rc.dso {
 		return nil
 	}
-	return &rowCache{slots: make([]rowSlot, 1<<rowCacheBits), gen: 1, comms: make(map[*machine.CommEntry]bool)}
+	return &rowCache{slots: make([]rowSlot, 1<<rowCacheBits), gen: 1, names: make(map[string]int32), classes: make(map[rowClass]int32)}
 }
 
 // slot returns k's slot.
 func (c *rowCache) slot(k *rowCacheKey) *rowSlot {
-	h := k.addr ^ uint64(uintptr(unsafe.Pointer(k.st)))*0x9e3779b97f4a7c15
-	h ^= uint64(uintptr(unsafe.Pointer(k.comm))) * 0xbf58476d1ce4e5b9
+	h := k.addr * 0x9e3779b97f4a7c15
 	h ^= (uint64(uint32(k.i)) | uint64(uint32(k.tid))<<32) * 0x94d049bb133111eb
+	h ^= (uint64(uint32(k.comm)) | uint64(uint32(k.class))<<32) * 0xbf58476d1ce4e5b9
 	h ^= (uint64(uint32(k.cpu)) | uint64(uint32(k.event))<<32) * 0xd6e8feb86659fd93
 	h ^= h >> 29
 	h *= 0x9e3779b97f4a7c15
@@ -121,12 +152,46 @@ func (c *rowCache) key(rc *rowCounter, h rowHint, t *machine.Thread, cpu int32, 
 	if c == nil || h.st == nil || !h.st.final || rc.hist != nil && c.treeOff {
 		return rowCacheKey{}, false
 	}
-	k := rowCacheKey{st: h.st, i: h.i, event: int32(event)}
+	k := rowCacheKey{class: c.classOf(h.st), i: h.i, event: int32(event)}
 	if h.i < 0 {
 		k.addr = h.addr
 	}
-	k.comm, k.tid, k.cpu = rc.threadKeys(t, cpu)
+	var comm *machine.CommEntry
+	comm, k.tid, k.cpu = rc.threadKeys(t, cpu)
+	if comm != nil {
+		k.comm = c.nameOf(comm)
+	}
 	return k, true
+}
+
+// classOf returns the number of st's rowClass, which st remembers: st's
+// table is final, and st is of the cache's run.
+func (c *rowCache) classOf(st *mapState) int32 {
+	if st.rowClass == 0 {
+		k := rowClass{st.key.m.DSO, st.key.kernel, st.table}
+		id, ok := c.classes[k]
+		if !ok {
+			id = int32(len(c.classes) + 1)
+			c.classes[k] = id
+		}
+		st.rowClass = id
+	}
+	return st.rowClass
+}
+
+// nameOf returns the number of e's name.
+func (c *rowCache) nameOf(e *machine.CommEntry) int32 {
+	m := &c.last[uintptr(unsafe.Pointer(e))>>4%uintptr(len(c.last))]
+	if m.e == e && m.name == e.Name {
+		return m.id
+	}
+	id, ok := c.names[e.Name]
+	if !ok {
+		id = int32(len(c.names) + 1)
+		c.names[e.Name] = id
+	}
+	*m = namedComm{e, e.Name, id}
+	return id
 }
 
 // get returns the cached answer for k, if any and not void.
@@ -135,19 +200,16 @@ func (c *rowCache) get(k rowCacheKey) (rowCacheVal, bool) {
 	return s.v, s.v.gen == c.gen && s.k == k
 }
 
-// put caches v for k, a key of a sample of thread t.
-func (c *rowCache) put(k rowCacheKey, v rowCacheVal, t *machine.Thread) {
+// put caches v for k.
+func (c *rowCache) put(k rowCacheKey, v rowCacheVal) {
 	v.gen = c.gen
 	*c.slot(&k) = rowSlot{k, v}
-	if k.comm != nil && !t.CommSet() {
-		c.comms[k.comm] = true
-	}
 }
 
 // renamed handles e's rename in place (machine.OnCommRename) for the
-// trees of rc: the answers cached for it or for its entries are void,
-// and the cache goes off unless each entry holding it still lies
-// strictly between its neighbours in its tree's walk.
+// trees of rc: if entries hold it, the answers cached are void, and the
+// cache goes off unless each of them still lies strictly between its
+// neighbours in its tree's walk.
 func (c *rowCache) renamed(rc *rowCounter, e *machine.CommEntry) {
 	if c == nil || rc.hist == nil || c.treeOff {
 		return
@@ -165,9 +227,8 @@ func (c *rowCache) renamed(rc *rowCounter, e *machine.CommEntry) {
 			}
 		}
 	}
-	if held || c.comms[e] {
+	if held {
 		c.gen++
-		clear(c.comms)
 	}
 }
 

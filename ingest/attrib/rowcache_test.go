@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/machine"
@@ -112,9 +113,9 @@ func TestRowCacheFollowsRenames(t *testing.T) {
 }
 
 // A thread's samples counted in another thread's entry of the same name
-// go to an entry of their own once their thread is renamed in place: the
-// cache's answer for them is void then, though the renamed name is held
-// by no entry.
+// go to an entry of their own once their thread is renamed in place,
+// though no entry holds the renamed name: the cache keys them by their
+// name at the sample (rowCache.nameOf).
 func TestRowCacheVoidsRenamedAnswers(t *testing.T) {
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
 	if err != nil {
@@ -143,6 +144,39 @@ func TestRowCacheVoidsRenamedAnswers(t *testing.T) {
 	}
 	if !strings.Contains(want, "zz") {
 		t.Errorf("no row of zz:\n%s", want)
+	}
+}
+
+// Samples of a name counted in an entry that a rename in place then
+// gives another name go to an entry of their own: the cache's answers
+// leading to a renamed entry are void, though the tree keeps its order.
+func TestRowCacheVoidsAnswersOfRenamedEntries(t *testing.T) {
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, w, done, _, k := kernelRecording(t)
+	tm := uint64(10)
+	sample := func(pid uint32) {
+		tm++
+		w.WriteSample(&perfdata.Sample{Info: k, Pid: pid, Tid: pid, Time: tm, Period: 1, IP: 0xffffffff81249030})
+	}
+	sample(300) // thread 300, unnamed (":300"): the entry of ":300"
+	w.WriteComm(&perfdata.Comm{Pid: 200, Tid: 200, Comm: ":300", SampleID: perfdata.SampleID{Time: tm}})
+	sample(200) // named ":300", counted in it
+	tm++
+	w.WriteComm(&perfdata.Comm{Pid: 300, Tid: 300, Comm: "zz", SampleID: perfdata.SampleID{Time: tm}})
+	sample(200) // the entry is "zz" now: ":300" gets an entry of its own
+	sample(200)
+	done()
+	opts := Options{SortKeys: []string{SortComm, SortDSO, SortSym}, Kallsyms: ks, DebugDir: "-", NoFiles: true}
+	got, _ := runRows(t, path, opts, false)
+	want, _ := runRows(t, path, opts, true)
+	if got != want {
+		t.Errorf("with the row cache:\n%s\nwithout:\n%s", got, want)
+	}
+	if !strings.Contains(want, "zz") || !strings.Contains(want, ":300") {
+		t.Errorf("no row of zz or of :300:\n%s", want)
 	}
 }
 
@@ -225,59 +259,87 @@ func TestAddrSpanWide(t *testing.T) {
 	}
 }
 
-// Two counters by comm,dso,sym, one with the row cache and one without,
-// fed the same samples and renames (threads renamed in place to names
-// equal to others' or sorting anywhere, new entries all along), find the
-// same entry of perf's tree for every sample.
+// Two counters, one with the row cache and one without, fed the same
+// samples and renames (threads renamed in place to names equal to
+// others' or sorting anywhere, new entries all along) in maps of one DSO
+// in several processes, one of them at two levels and with two tables,
+// find the same row for every sample: by comm,dso,sym the same entry of
+// perf's tree, by keys without a tree the same row. Half the seeds rename
+// seldom, so that the cache answers most of their samples.
 func TestRowCacheFindsWhatTheTreeFinds(t *testing.T) {
 	type side struct {
 		m  *machine.Machine
 		rc *rowCounter
 	}
-	dsos := []string{"[kernel.kallsyms]", "/lib/libc.so.6", "/bin/cc1"}
-	states := make([]*mapState, len(dsos))
-	for d := range states {
-		states[d] = &mapState{final: true}
+	tables := []*symbols.Table{{}, {}}
+	type sampled struct {
+		st    *mapState
+		table int
 	}
 	names := []string{"a", "b", "cc1", "gcc", "make", "zz", ":7", ":9"}
-	for seed := range uint64(20) {
-		rng := rand.New(rand.NewPCG(seed, 12))
-		var sides [2]side
-		for i := range sides {
-			m, rc := machine.New(mapset.BTree), newRowCounter([]string{SortComm, SortDSO, SortSym}, false)
-			if i == 1 {
-				rc.cache = nil
+	for _, keys := range [][]string{{SortComm, SortDSO, SortSym}, {SortPid, SortDSO, SortSym}, {SortSym, SortDSO}} {
+		for seed := range uint64(20) {
+			rng := rand.New(rand.NewPCG(seed, 12))
+			// A run's maps (their rowClass is the run's cache's).
+			var maps []sampled
+			for _, m := range []struct {
+				dso    string
+				kernel bool
+				table  int
+			}{
+				{"[kernel.kallsyms]", true, 0}, {"[kernel.kallsyms]", true, 0},
+				{"/lib/libc.so.6", false, 0}, {"/lib/libc.so.6", false, 0}, {"/lib/libc.so.6", false, 1}, {"/lib/libc.so.6", true, 0},
+				{"/bin/cc1", false, 0}, {"/bin/cc1", false, 0}, {"/bin/cc1", false, 0},
+			} {
+				st := &mapState{key: stateKey{index.Map{DSO: m.dso}, m.kernel}, table: tables[m.table], final: true}
+				maps = append(maps, sampled{st, m.table})
 			}
-			m.OnCommRename = func(e *machine.CommEntry) { rc.cache.renamed(rc, e) }
-			sides[i] = side{m, rc}
-		}
-		for range 30000 {
-			tid := uint32(1 + rng.IntN(20))
-			if rng.IntN(100) == 0 {
-				name := names[rng.IntN(len(names))]
-				for _, s := range sides {
-					s.m.Comm(tid, tid, name)
+			// Renames to any name soon break the tree's order, and the
+			// cache goes off: half the seeds rename seldom.
+			renameEvery := 100
+			if seed%2 == 1 {
+				renameEvery = 20000
+			}
+			var sides [2]side
+			for i := range sides {
+				m, rc := machine.New(mapset.BTree), newRowCounter(keys, false)
+				if i == 1 {
+					rc.cache = nil
 				}
-				continue
+				m.OnCommRename = func(e *machine.CommEntry) { rc.cache.renamed(rc, e) }
+				sides[i] = side{m, rc}
 			}
-			if rng.IntN(300) == 0 {
-				for _, s := range sides {
-					s.m.Fork(tid+100, 1, tid+100, 1, 0) // unnamed children renamed later
+			for range 30000 {
+				tid := uint32(1 + rng.IntN(20))
+				if rng.IntN(renameEvery) == 0 {
+					name := names[rng.IntN(len(names))]
+					for _, s := range sides {
+						s.m.Comm(tid, tid, name)
+					}
+					continue
 				}
-				continue
-			}
-			d, i := rng.IntN(len(dsos)), int32(rng.IntN(200))
-			k := Key{DSO: dsos[d], Sym: fmt.Sprintf("s%d", i), Addr: 0x1000 + uint64(i)*16, Kernel: d == 0}
-			if rng.IntN(4) == 0 { // an address without a symbol
-				i, k.Sym, k.Addr = -1, symbols.Unknown, 0x8000+uint64(rng.IntN(300))
-			}
-			var got [2]RowKey
-			for j, s := range sides {
-				th := s.m.SampleThread(tid, tid)
-				got[j], _ = s.rc.add(k, k.Addr+16, th, 0, 0, false, Counts{1, 1}, rowHint{states[d], i, k.Addr})
-			}
-			if got[0].entry != got[1].entry {
-				t.Fatalf("seed %d: entry %d with the cache, %d without", seed, got[0].entry, got[1].entry)
+				if rng.IntN(300) == 0 {
+					for _, s := range sides {
+						s.m.Fork(tid+100, 1, tid+100, 1, 0) // unnamed children renamed later
+					}
+					continue
+				}
+				// A table's symbols lie apart from the other's: perf's
+				// tree compares symbols by address.
+				m, i := maps[rng.IntN(len(maps))], int32(rng.IntN(200))
+				k := Key{DSO: m.st.key.m.DSO, Sym: fmt.Sprintf("s%d.%d", m.table, i), Addr: 0x1000 + uint64(m.table)<<20 + uint64(i)*16, Kernel: m.st.key.kernel}
+				if rng.IntN(4) == 0 { // an address without a symbol
+					i, k.Sym, k.Addr = -1, symbols.Unknown, 0x8000+uint64(rng.IntN(300))
+				}
+				var got [2]int
+				for j, s := range sides {
+					th := s.m.SampleThread(tid, tid)
+					_, r := s.rc.add(k, k.Addr+16, th, 0, 0, false, Counts{1, 1}, rowHint{m.st, i, k.Addr})
+					got[j] = r.seq
+				}
+				if got[0] != got[1] {
+					t.Fatalf("-sort %s, seed %d: row %d with the cache, %d without", strings.Join(keys, ","), seed, got[0], got[1])
+				}
 			}
 		}
 	}

@@ -236,7 +236,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 				rc.cache.made(h, id)
 			}
 			if cacheable {
-				rc.cache.put(ck, rowCacheVal{id: id}, t)
+				rc.cache.put(ck, rowCacheVal{id: id})
 			}
 		}
 		r := h.rows[id]
@@ -261,7 +261,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 	}
 	r.c.add(c)
 	if cacheable {
-		rc.cache.put(ck, rowCacheVal{r: r}, t)
+		rc.cache.put(ck, rowCacheVal{r: r})
 	}
 	return rk, r
 }
