@@ -483,7 +483,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.rows = newRowCounter(sortKeys, children)
 		a.rows.firstLevel = branches
 		rows := a.rows
-		m.OnCommRename = func(e *machine.CommEntry) { rows.cache.renamed(rows, e) }
+		m.OnCommRename = func(e *machine.CommEntry, old string) { rows.cache.renamed(rows, e, old) }
 	case children:
 		a.acc = newAccumulatorBits(cacheBits(a.dataSize, frameCacheBits))
 		defer a.acc.stopTrees() // on errors too
@@ -2034,8 +2034,12 @@ type chainSlot struct {
 	ip, ver uint64
 	st      *mapState
 	name    string
-	mode    uint8
-	filled  bool
+	// sym is, once symSet, the index of the frame's symbol in st's final
+	// table (-1: none), for tables by sort keys (cumulateRows).
+	sym    int32
+	symSet bool
+	mode   uint8
+	filled bool
 }
 
 // frameName returns the name of the symbol at ip in map mp, the frame

@@ -43,6 +43,12 @@ type histTree struct {
 	nodes  []*rbtree.Node
 	byComm map[*machine.CommEntry][]int32
 	spans  map[spanGroup]*addrSpans
+	// poisoned are the entries that may be out of place in the walk
+	// (poison; nil until the first), npoisoned how many.
+	poisoned  []bool
+	npoisoned int
+	// version counts the entries made and poisoned.
+	version uint32
 }
 
 // histEntry is what perf's sort keys compare of a hist entry (and of the
@@ -162,12 +168,64 @@ func (h *histTree) find(e histEntry) int32 {
 	}
 	h.entries = append(h.entries, e)
 	n := &rbtree.Node{Value: int32(len(h.entries) - 1)}
+	misled := h.npoisoned > 0 && !h.cleanFrom(parent) // before Link rotates
 	h.tree.Link(n, parent, left)
+	h.version++
 	if h.byComm != nil {
 		h.nodes = append(h.nodes, n)
 		h.byComm[e.comm] = append(h.byComm[e.comm], n.Value)
 	}
+	if misled && !h.inPlace(n, nil) {
+		h.poison(n.Value)
+	}
 	return n.Value
+}
+
+// inPlace reports whether n's entry lies strictly between its nearest
+// neighbours in the walk that are neither poisoned nor skipped.
+func (h *histTree) inPlace(n *rbtree.Node, skip func(id int32) bool) bool {
+	p, s := n.Prev(), n.Next()
+	for p != nil && (h.isPoisoned(p.Value) || skip != nil && skip(p.Value)) {
+		p = p.Prev()
+	}
+	for s != nil && (h.isPoisoned(s.Value) || skip != nil && skip(s.Value)) {
+		s = s.Next()
+	}
+	e := &h.entries[n.Value]
+	return (p == nil || h.compare(&h.entries[p.Value], e) > 0) && (s == nil || h.compare(e, &h.entries[s.Value]) > 0)
+}
+
+// poison marks entry id as one that may be out of place in the tree's
+// walk (see rowCache): renamed out of place, or made out of place by a
+// search that compared a poisoned entry.
+func (h *histTree) poison(id int32) {
+	if h.poisoned == nil {
+		h.poisoned = make([]bool, len(h.entries), cap(h.entries))
+	}
+	for len(h.poisoned) < len(h.entries) {
+		h.poisoned = append(h.poisoned, false)
+	}
+	if !h.poisoned[id] {
+		h.poisoned[id] = true
+		h.npoisoned++
+		h.version++
+	}
+}
+
+// isPoisoned reports whether entry id is poisoned.
+func (h *histTree) isPoisoned(id int32) bool {
+	return int(id) < len(h.poisoned) && h.poisoned[id]
+}
+
+// cleanFrom reports whether no entry from n up to the root is poisoned:
+// a search that reaches n compared none.
+func (h *histTree) cleanFrom(n *rbtree.Node) bool {
+	for ; n != nil; n = n.Parent() {
+		if h.isPoisoned(n.Value) {
+			return false
+		}
+	}
+	return true
 }
 
 // search looks for e in t as perf's trees of hist entries are searched:

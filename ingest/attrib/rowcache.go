@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/kmapindex/kmapindex/ingest/machine"
@@ -8,45 +9,60 @@ import (
 )
 
 // A rowCache finds a sample's row in a table by sort keys from what
-// sample knows of it (rowHint: its map's counts and its symbol, or its
-// address where it has none) instead of from its key. rowCounter.add hashed each sample's RowKey, three
-// strings and more, or with the comm key searched perf's tree of hist
-// entries with it: on the 2.91 M-sample -a recording, -sort pid,dso,sym
-// and comm,dso,sym took 6 times as long as the dso,sym table.
+// attribution knows of it (rowHint: its map's counts and its symbol, or
+// its address where it has none) instead of from its key; so too, in a
+// children table, each callchain entry's. rowCounter.add hashed each
+// sample's RowKey, three strings and more, or with the comm key searched
+// perf's tree of hist entries: on the 2.91 M-sample -a recording, -sort
+// pid,dso,sym and comm,dso,sym took 6 times as long as the dso,sym table,
+// and the -a -g recording's children table by comm,dso,sym 9.9 s (perf
+// 13.9 s).
 //
-// Without a tree, rows are keyed by what the cache key holds: a final
-// table's symbol i has one DSO and one symbol in every map of that DSO
-// and table sampled at one level (a rowClass: the processes of a build
-// share their answers), an address without a symbol one DSO and that
-// address (map-relative, as perf's entries compare it), and the thread's
-// tid and the CPU are taken as the keys need them. The answer never
-// changes.
+// A key holds the map's rowClass (DSO, level, symbol table: a final
+// table's symbol i is one DSO's one symbol in every map of them, so the
+// processes of a build share their answers), the symbol's index or the
+// address (map-relative for a sample, the ip for a callchain entry, as
+// perf's entries compare them), and the thread's command name, tid and
+// CPU as the keys need them. The comm key compares names
+// (sort__comm_cmp), so a key holds the name at the sample, not the
+// thread's entry.
 //
-// With a tree (the comm key, and sym only with dso, outside children
-// tables), perf's search for a sample finds the entry equal to it, or
-// makes one, wherever the tree's shape put the entries, as long as its
-// in-order walk is strictly increasing under the comparison and the
-// comparison is an order. Then the search's answer for a key is the
-// same until an entry changes its name: that answer is what the cache
-// keeps. The comm key compares command names (sort__comm_cmp), so the
-// cache keys a sample by its thread's name at the sample, not by the
-// thread's entry: a gcc build's cc1 processes, each of its own entry,
-// share their answers (keyed by entry, a quarter of the -sort
-// comm,dso,sym table's samples searched the tree). Two things break the
-// order:
+// Without a tree, the answer never changes. With one (the comm key, and
+// sym only with dso), perf's search finds the entry equal to the key, or
+// makes one, wherever the tree's shape put the entries, as long as the
+// entries it compares lie in the walk as the comparison orders them;
+// then the answer stays until an entry changes its name. What breaks
+// that order:
 //   - a command-name entry renamed in place (a thread's first name,
 //     machine.OnCommRename): the entries holding it compare by the new
-//     name. Each is then checked against its neighbours in the walk, and
-//     the answers cached are void (gen): those leading to its entries,
-//     and any a new equal entry could change. An entry no tree entry
-//     holds voids none: keys hold names, and no entry of the old name or
-//     the new one changed.
-//   - _sort__addr_cmp's signed difference, no order among addresses
-//     2^63 or more apart: the addresses each DSO's entries compare are
-//     spanned as entries are made (addrSpans).
+//     name. The answers cached are void (gen), and each of those entries
+//     is checked against its nearest neighbours in the walk; one out of
+//     place is poisoned (histTree.poison), and so is each entry a search
+//     that compared a poisoned one made out of place. The entries not
+//     poisoned stay in order among themselves (a search that compares
+//     none of the poisoned lands between neighbours in order), so a
+//     cached answer stands while no entry on the path from the root to
+//     it is poisoned (treeAnswer): the search for its key compares those
+//     entries alone. On the -a -g recording a thread renamed from its pid
+//     to "test" put one entry out of place a third of the way through;
+//     turning the cache off there, or refusing the names about it, left
+//     most of its callchain entries to perf's search.
+//   - _sort__addr_cmp's signed difference orders no addresses 2^63 or
+//     more apart as unsigned and as signed numbers (addrSpan.wide): the
+//     addresses each DSO's entries compare are spanned as entries are
+//     made (addrSpans). With the dso key before sym, entries of two DSOs,
+//     or with and without a map, compare by the keys up to dso, whose
+//     order holds, so a wide DSO leaves the others in order: its answers
+//     are void and its keys refused (classWide). Entries without a map
+//     are never cached: the -a -g recording's callchains hold junk
+//     addresses that made them wide early on. With sym first, a wide span
+//     turns the cache off (treeOff).
+//   - an inlined function's entry found from other maps takes the name
+//     of the function it is inlined into (foundFrom): the first inlined
+//     callchain entry turns the cache off.
 //
-// Once the order may be broken, the cache is off for the rest of the
-// run: every sample searches the tree, as perf does.
+// Off, every key searches the tree for the rest of the run, as perf
+// does.
 //
 // The cache is direct-mapped, a slot per key's hash, overwritten by the
 // next key of the slot: a gcc build's addresses without a symbol are
@@ -54,9 +70,9 @@ import (
 // made its -sort pid,dso,sym table 12 % slower and 116 MB larger.
 type rowCache struct {
 	slots []rowSlot
-	// treeOff says the tree's order may be broken; gen counts the
-	// renames that voided the answers cached before (from 1: a slot
-	// never filled has gen 0).
+	// treeOff says the tree's order may be broken; gen counts the voids
+	// of the answers cached before, by renames and wide DSOs (from 1: a
+	// slot never filled has gen 0).
 	treeOff bool
 	gen     uint64
 	// names numbers the command names the keys hold (from 1); last
@@ -67,6 +83,14 @@ type rowCache struct {
 	// classes numbers the rowClasses of the maps whose symbols the keys
 	// hold (from 1; mapState.rowClass remembers a map's).
 	classes map[rowClass]int32
+	// dsoFirst says the dso key comes before sym: entries of two DSOs
+	// compare no addresses. wideDSOs are the DSOs (short names) whose
+	// span is wide, classWide the classes of theirs (by number), and
+	// classDSO each class's short name.
+	dsoFirst  bool
+	wideDSOs  map[string]bool
+	classWide []bool
+	classDSO  []string
 }
 
 // rowClass is what a sample's row takes of its map beyond its symbol: the
@@ -118,17 +142,23 @@ type rowCacheKey struct {
 type rowCacheVal struct {
 	gen uint64
 	id  int32
-	r   *row
+	// seen is the tree's version (histTree.version) when the path to
+	// the entry was last found clean of poison (treeAnswer).
+	seen uint32
+	r    *row
 }
 
 // newRowCache returns the cache for rc, or nil where it does not apply:
-// children tables, and trees searched with sym but not dso, whose
-// comparison is no order.
+// children tables without trees (their callchain entries are found by
+// key), and trees searched with sym but not dso, whose comparison is no
+// order.
 func newRowCache(rc *rowCounter, children bool) *rowCache {
-	if rowCacheOff || children || rc.hist != nil && rc.sym && !rc.dso {
+	if rowCacheOff || children && rc.hist == nil || rc.hist != nil && rc.sym && !rc.dso {
 		return nil
 	}
-	return &rowCache{slots: make([]rowSlot, 1<<rowCacheBits), gen: 1, names: make(map[string]int32), classes: make(map[rowClass]int32)}
+	return &rowCache{slots: make([]rowSlot, 1<<rowCacheBits), gen: 1, names: make(map[string]int32), classes: make(map[rowClass]int32),
+		dsoFirst: slices.Index(rc.histKeys, SortDSO) < slices.Index(rc.histKeys, SortSym), wideDSOs: make(map[string]bool),
+		classWide: []bool{false}, classDSO: []string{""}}
 }
 
 // slot returns k's slot.
@@ -152,31 +182,54 @@ func (c *rowCache) key(rc *rowCounter, h rowHint, t *machine.Thread, cpu int32, 
 	if c == nil || h.st == nil || !h.st.final || rc.hist != nil && c.treeOff {
 		return rowCacheKey{}, false
 	}
-	k := rowCacheKey{class: c.classOf(h.st), i: h.i, event: int32(event)}
+	if h.st.rowClass == 0 { // st is of the cache's run
+		h.st.rowClass = c.classOf(rowClass{h.st.key.m.DSO, h.st.key.kernel, h.st.table})
+	}
+	if c.classWide[h.st.rowClass] {
+		return rowCacheKey{}, false
+	}
+	k := rowCacheKey{class: h.st.rowClass, i: h.i, event: int32(event)}
 	if h.i < 0 {
 		k.addr = h.addr
 	}
+	c.threadKeys(rc, &k, t, cpu)
+	return k, true
+}
+
+// frameKey is key for callchain entry f of a sample of thread t on cpu
+// (cumulateTree): a frame's entry is the sample's of its symbol; one
+// without a symbol is keyed by its ip (i -2), which it compares, not its
+// map-relative address (i -1).
+func (c *rowCache) frameKey(rc *rowCounter, f *treeFrame, t *machine.Thread, cpu int32) (rowCacheKey, bool) {
+	if f.inlined {
+		return rowCacheKey{}, false
+	}
+	k, ok := c.key(rc, f.hint, t, cpu, f.k.Event)
+	if ok && k.i < 0 {
+		k.i = -2
+	}
+	return k, ok
+}
+
+// threadKeys sets what the keys take of thread t and the cpu in k.
+func (c *rowCache) threadKeys(rc *rowCounter, k *rowCacheKey, t *machine.Thread, cpu int32) {
 	var comm *machine.CommEntry
 	comm, k.tid, k.cpu = rc.threadKeys(t, cpu)
 	if comm != nil {
 		k.comm = c.nameOf(comm)
 	}
-	return k, true
 }
 
-// classOf returns the number of st's rowClass, which st remembers: st's
-// table is final, and st is of the cache's run.
-func (c *rowCache) classOf(st *mapState) int32 {
-	if st.rowClass == 0 {
-		k := rowClass{st.key.m.DSO, st.key.kernel, st.table}
-		id, ok := c.classes[k]
-		if !ok {
-			id = int32(len(c.classes) + 1)
-			c.classes[k] = id
-		}
-		st.rowClass = id
+// classOf returns the number of class k.
+func (c *rowCache) classOf(k rowClass) int32 {
+	id, ok := c.classes[k]
+	if !ok {
+		id = int32(len(c.classes) + 1)
+		c.classes[k] = id
+		short := ShortName(k.dso, k.kernel) // as histEntry's
+		c.classDSO, c.classWide = append(c.classDSO, short), append(c.classWide, c.wideDSOs[short])
 	}
-	return st.rowClass
+	return id
 }
 
 // nameOf returns the number of e's name.
@@ -200,17 +253,35 @@ func (c *rowCache) get(k rowCacheKey) (rowCacheVal, bool) {
 	return s.v, s.v.gen == c.gen && s.k == k
 }
 
+// treeAnswer returns the entry of h cached for k, if any, not void, and
+// on a path from the root that no poisoned entry lies on: checked once
+// per version of the tree (a rotation moves entries between paths).
+func (c *rowCache) treeAnswer(h *histTree, k rowCacheKey) (int32, bool) {
+	s := c.slot(&k)
+	if s.v.gen != c.gen || s.k != k {
+		return 0, false
+	}
+	if h.npoisoned > 0 && s.v.seen != h.version {
+		if !h.cleanFrom(h.nodes[s.v.id]) {
+			return 0, false
+		}
+		s.v.seen = h.version
+	}
+	return s.v.id, true
+}
+
 // put caches v for k.
 func (c *rowCache) put(k rowCacheKey, v rowCacheVal) {
 	v.gen = c.gen
 	*c.slot(&k) = rowSlot{k, v}
 }
 
-// renamed handles e's rename in place (machine.OnCommRename) for the
-// trees of rc: if entries hold it, the answers cached are void, and the
-// cache goes off unless each of them still lies strictly between its
-// neighbours in its tree's walk.
-func (c *rowCache) renamed(rc *rowCounter, e *machine.CommEntry) {
+// renamed handles e's rename in place from old (machine.OnCommRename)
+// for the trees of rc: if entries hold it, the answers cached are void,
+// and each of them that no longer lies strictly between its nearest
+// neighbours in its tree's walk that are neither poisoned nor holding e
+// is poisoned.
+func (c *rowCache) renamed(rc *rowCounter, e *machine.CommEntry, old string) {
 	if c == nil || rc.hist == nil || c.treeOff {
 		return
 	}
@@ -218,12 +289,10 @@ func (c *rowCache) renamed(rc *rowCounter, e *machine.CommEntry) {
 	for _, h := range rc.hist {
 		for _, id := range h.byComm[e] {
 			held = true
-			n := h.nodes[id]
-			if p := n.Prev(); p != nil && h.compare(&h.entries[p.Value], &h.entries[id]) <= 0 {
-				c.treeOff = true
-			}
-			if s := n.Next(); s != nil && h.compare(&h.entries[id], &h.entries[s.Value]) <= 0 {
-				c.treeOff = true
+			// Among the neighbours neither poisoned nor renamed: the
+			// entries holding e keep their order among themselves.
+			if !h.inPlace(h.nodes[id], func(id int32) bool { return h.entries[id].comm == e }) {
+				h.poison(id)
 			}
 		}
 	}
@@ -233,14 +302,17 @@ func (c *rowCache) renamed(rc *rowCounter, e *machine.CommEntry) {
 }
 
 // made notes entry id of h, just made, in the spans of the addresses
-// its DSO's entries compare, and turns the cache off when they span
-// 2^63 or more.
+// its DSO's entries compare, and refuses the DSO, or turns the cache
+// off, when they are wide.
 func (c *rowCache) made(h *histTree, id int32) {
 	if c == nil || c.treeOff {
 		return
 	}
 	e := &h.entries[id]
 	g := spanGroup{e.dso, e.noMap}
+	if !c.dsoFirst {
+		g = spanGroup{} // sym compares every entry's addresses with every other's
+	}
 	s := h.spans[g]
 	if s == nil {
 		s = &addrSpans{}
@@ -252,13 +324,25 @@ func (c *rowCache) made(h *histTree, id int32) {
 	} else {
 		s.ips.add(e.ip)
 	}
-	if s.syms.wide() || s.ips.wide() {
+	if !s.syms.wide() && !s.ips.wide() {
+		return
+	}
+	switch {
+	case !c.dsoFirst:
 		c.treeOff = true
+	case g.noMap, c.wideDSOs[g.dso]:
+	default:
+		c.wideDSOs[g.dso] = true
+		for i, short := range c.classDSO {
+			c.classWide[i] = c.classWide[i] || short == g.dso
+		}
+		c.gen++
 	}
 }
 
 // spanGroup is the entries whose addresses compare with each other's:
-// one DSO's (by short name), or those without a map.
+// one DSO's (by short name), or those without a map, when the dso key
+// comes before sym (rowCache.dsoFirst); else all.
 type spanGroup struct {
 	dso   string
 	noMap bool
@@ -268,20 +352,27 @@ type spanGroup struct {
 // addresses without a symbol.
 type addrSpans struct{ syms, ips addrSpan }
 
-// addrSpan is the smallest and largest of some addresses.
+// addrSpan is the smallest and largest of some addresses, as unsigned
+// and as signed numbers.
 type addrSpan struct {
-	lo, hi uint64
-	set    bool
+	lo, hi   uint64
+	slo, shi int64
+	set      bool
 }
 
 func (s *addrSpan) add(a uint64) {
 	if !s.set {
-		s.lo, s.hi, s.set = a, a, true
+		s.lo, s.hi, s.slo, s.shi, s.set = a, a, int64(a), int64(a), true
 		return
 	}
 	s.lo, s.hi = min(s.lo, a), max(s.hi, a)
+	s.slo, s.shi = min(s.slo, int64(a)), max(s.shi, int64(a))
 }
 
-// wide reports whether the span's ends lie 2^63 or more apart, where
-// _sort__addr_cmp orders no more.
-func (s *addrSpan) wide() bool { return s.set && s.hi-s.lo >= 1<<63 }
+// wide reports whether the span's addresses may be ones _sort__addr_cmp
+// does not order: its signed difference orders addresses that all lie
+// less than 2^63 apart, as unsigned numbers or as signed ones (a
+// system-wide recording's kernel and user addresses).
+func (s *addrSpan) wide() bool {
+	return s.set && s.hi-s.lo >= 1<<63 && uint64(s.shi-s.slo) >= 1<<63
+}

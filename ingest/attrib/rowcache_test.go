@@ -38,8 +38,8 @@ func runRows(t *testing.T, file string, opts Options, off bool) (string, string)
 	return runCached(t, file, opts, false)
 }
 
-// Tables by sort keys are the same with the row cache on every committed
-// recording.
+// Tables by sort keys, with and without the Children column, are the
+// same with the row cache on every committed recording.
 func TestRowCacheChangesNothing(t *testing.T) {
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
 	if err != nil {
@@ -47,11 +47,13 @@ func TestRowCacheChangesNothing(t *testing.T) {
 	}
 	for _, file := range recordings(t) {
 		for _, keys := range rowCacheKeySets {
-			opts := Options{SortKeys: keys, Kallsyms: ks, DebugDir: "-"}
-			got, gotCanon := runRows(t, file, opts, false)
-			want, wantCanon := runRows(t, file, opts, true)
-			if got != want || gotCanon != wantCanon {
-				t.Errorf("%s, -sort %s: the row cache changed the table", filepath.Base(file), strings.Join(keys, ","))
+			for _, children := range []bool{false, true} {
+				opts := Options{SortKeys: keys, Kallsyms: ks, DebugDir: "-", Children: children}
+				got, gotCanon := runRows(t, file, opts, false)
+				want, wantCanon := runRows(t, file, opts, true)
+				if got != want || gotCanon != wantCanon {
+					t.Errorf("%s, -sort %s, children %v: the row cache changed the table", filepath.Base(file), strings.Join(keys, ","), children)
+				}
 			}
 		}
 	}
@@ -63,7 +65,10 @@ func TestRowCacheChangesNothing(t *testing.T) {
 // key), forks, and kernel samples at a hundred symbols on two CPUs, so
 // that entries keep being made after the renames: the tables by sort
 // keys are the same with the row cache, which must see every rename that
-// moves an entry out of its place in perf's tree.
+// moves an entry out of its place in perf's tree. The samples' callchains
+// hold kernel and user addresses and junk without a map, whose
+// addresses perf's tree orders no more (addrSpan.wide), for the
+// children tables.
 func TestRowCacheFollowsRenames(t *testing.T) {
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
 	if err != nil {
@@ -71,6 +76,8 @@ func TestRowCacheFollowsRenames(t *testing.T) {
 	}
 	ips := kernelTextAddrs(t)
 	names := []string{"a", "cc1", "gcc", "make", "zz", "sh", ":150", ":101"}
+	const contextKernel, contextUser = 0xffffffffffffff80, 0xfffffffffffffe00 // PERF_CONTEXT_KERNEL, _USER
+	junk := []uint64{0x10, 0xc484000000000000, 0x7fffffffffffff00, 0x4000000000000000}
 	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		path, w, done, u, k := kernelRecording(t)
@@ -98,15 +105,35 @@ func TestRowCacheFollowsRenames(t *testing.T) {
 			if i%7 == 0 {
 				s.Info, s.IP = u, 0x400010
 			}
+			if rng.IntN(2) == 0 {
+				if s.Info == k {
+					s.Callchain = []uint64{contextKernel, s.IP}
+					for range rng.IntN(4) {
+						s.Callchain = append(s.Callchain, ips[rng.IntN(len(ips))])
+					}
+				}
+				s.Callchain = append(s.Callchain, contextUser)
+				if s.Info == u {
+					s.Callchain = append(s.Callchain, s.IP)
+				}
+				for range rng.IntN(4) {
+					s.Callchain = append(s.Callchain, 0x400000+uint64(rng.IntN(0x1000)))
+				}
+				if rng.IntN(3) == 0 {
+					s.Callchain = append(s.Callchain, junk[rng.IntN(len(junk))])
+				}
+			}
 			w.WriteSample(s)
 		}
 		done()
 		for _, keys := range rowCacheKeySets {
-			opts := Options{SortKeys: keys, Kallsyms: ks, DebugDir: "-", NoFiles: true}
-			got, gotCanon := runRows(t, path, opts, false)
-			want, wantCanon := runRows(t, path, opts, true)
-			if got != want || gotCanon != wantCanon {
-				t.Fatalf("seed %d, -sort %s: with the row cache:\n%s\nwithout:\n%s", seed, strings.Join(keys, ","), got, want)
+			for _, children := range []bool{false, true} {
+				opts := Options{SortKeys: keys, Kallsyms: ks, DebugDir: "-", NoFiles: true, Children: children}
+				got, gotCanon := runRows(t, path, opts, false)
+				want, wantCanon := runRows(t, path, opts, true)
+				if got != want || gotCanon != wantCanon {
+					t.Fatalf("seed %d, -sort %s, children %v: with the row cache:\n%s\nwithout:\n%s", seed, strings.Join(keys, ","), children, got, want)
+				}
 			}
 		}
 	}
@@ -213,8 +240,11 @@ func TestRowCacheKeyRefuses(t *testing.T) {
 			t.Errorf("-sort %s: a cache, for a tree whose comparison is no order", strings.Join(keys, ","))
 		}
 	}
-	if c := newRowCounter([]string{SortDSO, SortSym}, true).cache; c != nil {
-		t.Error("a cache for a children table")
+	if c := newRowCounter([]string{SortDSO, SortSym}, true).cache; c == nil {
+		t.Error("no cache for a children table by dso,sym")
+	}
+	if c := newRowCounter([]string{SortPid, SortDSO}, true).cache; c != nil {
+		t.Error("a cache for a children table without a tree")
 	}
 	st := &mapState{final: true}
 	th := machine.New(mapset.BTree).SampleThread(7, 7)
@@ -246,8 +276,11 @@ func TestAddrSpanWide(t *testing.T) {
 		{[]uint64{5}, false},
 		{[]uint64{0x1000, 0x7fffffffffffffff}, false},
 		{[]uint64{0, 1 << 63}, true},
-		{[]uint64{0x400000, 0xffffffff81000000}, true},
+		{[]uint64{0x400000, 0xffffffff81000000}, false}, // -0x7f000000 as signed
 		{[]uint64{0xffffffff81000000, 0xffffffffa0000000}, false},
+		{[]uint64{0, 0x6000000000000000, 0xc000000000000000}, true}, // a cycle
+		{[]uint64{0x7fffffffffffffff, 0x8000000000000000}, false},
+		{[]uint64{0, 0x7fffffffffffffff, 0x8000000000000000}, true},
 	} {
 		var s addrSpan
 		for _, a := range tc.addrs {
@@ -259,13 +292,48 @@ func TestAddrSpanWide(t *testing.T) {
 	}
 }
 
+// On random addresses about 0, 2^47, 2^63 and 2^64, a span that is not
+// wide holds addresses _sort__addr_cmp orders: its comparison is
+// transitive on every three of them.
+func TestAddrSpanNarrowIsOrdered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	around := []uint64{0, 1 << 47, 1 << 62, 1 << 63, 3 << 62, 0xffff800000000000}
+	cmp := func(l, r uint64) int64 { return int64(r - l) } // _sort__addr_cmp's sign
+	narrow := 0
+	for range 20000 {
+		var s addrSpan
+		addrs := make([]uint64, 1+rng.IntN(5))
+		for i := range addrs {
+			addrs[i] = around[rng.IntN(len(around))] + uint64(rng.Int64N(1<<40)) - 1<<39
+			s.add(addrs[i])
+		}
+		if s.wide() {
+			continue
+		}
+		narrow++
+		for _, a := range addrs {
+			for _, b := range addrs {
+				for _, c := range addrs {
+					if cmp(a, b) > 0 && cmp(b, c) > 0 && cmp(a, c) <= 0 {
+						t.Fatalf("%#x: not wide, but %#x < %#x < %#x and not %#x < %#x", addrs, a, b, c, a, c)
+					}
+				}
+			}
+		}
+	}
+	if narrow < 5000 {
+		t.Errorf("%d narrow spans of 20000", narrow)
+	}
+}
+
 // Two counters, one with the row cache and one without, fed the same
 // samples and renames (threads renamed in place to names equal to
 // others' or sorting anywhere, new entries all along) in maps of one DSO
 // in several processes, one of them at two levels and with two tables,
 // find the same row for every sample: by comm,dso,sym the same entry of
 // perf's tree, by keys without a tree the same row. Half the seeds rename
-// seldom, so that the cache answers most of their samples.
+// seldom, so that the cache answers most of their samples; some addresses
+// of one DSO, without a symbol, lie where perf's tree orders them no more.
 func TestRowCacheFindsWhatTheTreeFinds(t *testing.T) {
 	type side struct {
 		m  *machine.Machine
@@ -277,7 +345,7 @@ func TestRowCacheFindsWhatTheTreeFinds(t *testing.T) {
 		table int
 	}
 	names := []string{"a", "b", "cc1", "gcc", "make", "zz", ":7", ":9"}
-	for _, keys := range [][]string{{SortComm, SortDSO, SortSym}, {SortPid, SortDSO, SortSym}, {SortSym, SortDSO}} {
+	for _, keys := range [][]string{{SortComm, SortDSO, SortSym}, {SortPid, SortDSO, SortSym}, {SortSym, SortDSO}, {SortComm, SortSym, SortDSO}} {
 		for seed := range uint64(20) {
 			rng := rand.New(rand.NewPCG(seed, 12))
 			// A run's maps (their rowClass is the run's cache's).
@@ -306,7 +374,7 @@ func TestRowCacheFindsWhatTheTreeFinds(t *testing.T) {
 				if i == 1 {
 					rc.cache = nil
 				}
-				m.OnCommRename = func(e *machine.CommEntry) { rc.cache.renamed(rc, e) }
+				m.OnCommRename = func(e *machine.CommEntry, old string) { rc.cache.renamed(rc, e, old) }
 				sides[i] = side{m, rc}
 			}
 			for range 30000 {
@@ -330,6 +398,17 @@ func TestRowCacheFindsWhatTheTreeFinds(t *testing.T) {
 				k := Key{DSO: m.st.key.m.DSO, Sym: fmt.Sprintf("s%d.%d", m.table, i), Addr: 0x1000 + uint64(m.table)<<20 + uint64(i)*16, Kernel: m.st.key.kernel}
 				if rng.IntN(4) == 0 { // an address without a symbol
 					i, k.Sym, k.Addr = -1, symbols.Unknown, 0x8000+uint64(rng.IntN(300))
+					// Addresses _sort__addr_cmp orders in a cycle: in
+					// half the seeds cc1's alone, in the others cc1's
+					// with libc's, which matters when sym comes before
+					// dso.
+					high := []uint64{0x6000000000000000, 0xc000000000000000}[rng.IntN(2)]
+					switch {
+					case k.Kernel:
+						k.Addr += 0xffffffff81000000
+					case k.DSO == "/bin/cc1" && (seed%4 >= 2 || rng.IntN(2) == 0):
+						k.Addr += high
+					}
 				}
 				var got [2]int
 				for j, s := range sides {

@@ -201,8 +201,7 @@ func newRowCounter(keys []string, children bool) *rowCounter {
 // add counts a sample of event (key k: its DSO and symbol, which ends at
 // symEnd) taken in thread t on cpu (-1: not sampled), filtered or not,
 // and returns its row and the row's key; hint, if set, finds the row in
-// the rowCache. A row the cache finds without a tree comes with the zero
-// key: only children tables, which the cache does not serve, need it.
+// the rowCache.
 func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner int32, filtered bool, c Counts, hint rowHint) (RowKey, *row) {
 	for len(rc.totals) <= k.Event {
 		rc.totals = append(rc.totals, Counts{})
@@ -220,11 +219,10 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 		h := rc.tree(k.Event)
 		id, ok := int32(0), false
 		if cacheable {
-			var v rowCacheVal
-			if v, ok = rc.cache.get(ck); ok {
+			if id, ok = rc.cache.treeAnswer(h, ck); ok {
 				// What find does to the entry it finds (foundFrom), for
 				// one of no inlined function.
-				id, h.entries[v.id].owner = v.id, ownerOf(kernel, owner)
+				h.entries[id].owner = ownerOf(kernel, owner)
 			}
 		}
 		if !ok {
@@ -250,7 +248,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 	if cacheable {
 		if v, ok := rc.cache.get(ck); ok {
 			v.r.c.add(c)
-			return RowKey{}, v.r
+			return v.r.key, v.r
 		}
 	}
 	rk := rc.key(k, t, cpu)
@@ -321,13 +319,41 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu, o
 		return
 	}
 	h := rc.tree(frames[0].k.Event)
-	for _, f := range frames {
-		e := rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, t, cpu)
-		e.base, e.owner = f.base, ownerOf(f.k.Kernel, owner)
-		if countedAlready(h, rc.counted, &e) {
-			continue
+	for i := range frames {
+		f := &frames[i]
+		if f.inlined && rc.cache != nil {
+			// An inlined function's entry found from other maps takes the
+			// name of the function it is inlined into (foundFrom): entries
+			// would change their names, so the cache goes off.
+			rc.cache.treeOff = true
 		}
-		id := rc.histRow(h, h.find(e), f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
+		ck, cacheable := rc.cache.frameKey(rc, f, t, cpu)
+		id := int32(-1)
+		if cacheable {
+			if found, ok := rc.cache.treeAnswer(h, ck); ok {
+				// The tree's one entry equal to f: counted already if it
+				// is among the sample's (countedAlready's check).
+				if slices.Contains(rc.counted, found) {
+					continue
+				}
+				id, h.entries[found].owner = found, ownerOf(f.k.Kernel, owner) // as add's
+			}
+		}
+		if id < 0 {
+			e := rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, t, cpu)
+			e.base, e.owner = f.base, ownerOf(f.k.Kernel, owner)
+			if countedAlready(h, rc.counted, &e) {
+				continue
+			}
+			n := len(h.rows)
+			id = rc.histRow(h, h.find(e), f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
+			if int(id) == n && rc.sym {
+				rc.cache.made(h, id)
+			}
+			if cacheable {
+				rc.cache.put(ck, rowCacheVal{id: id})
+			}
+		}
 		r := h.rows[id]
 		r.acc.add(c)
 		r.obj.note(f.obj)
@@ -342,6 +368,7 @@ type treeFrame struct {
 	inlined bool
 	base    string     // an inlined function's: the symbol it is inlined into
 	obj     objectName // in an object symbol: the entry's (objectName)
+	hint    rowHint    // its map's and symbol's (rowCache.frameKey)
 }
 
 // threadKeys returns what the keys take of a sample's thread t and its
@@ -915,32 +942,46 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], rowLevel{kernel, hyper})
 	frames := rc.frames[:0]
 	var obj objectName // the frame's, for add
+	var hint rowHint   // the frame's, for add
 	add := func(k Key, end uint64, inlined bool, base string) {
 		if rc.hist != nil {
-			frames = append(frames, treeFrame{k, end, inlined, base, obj})
+			frames = append(frames, treeFrame{k, end, inlined, base, obj, hint})
 			return
 		}
 		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, rowLevel{k.Kernel, k.Hyper})
 	}
 	// A chain an unknown marker empties is not walked: no frame of it
 	// makes a row or marks one (see cumulate).
+	vers := frameVersions{m: a.m, e: e}
 	ok := !chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
 		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: ip, Event: int(e.attr)}
 		var end uint64
-		obj = objectName{}
-		if mp, found := a.m.Resolve(cpumode, e.pid, e.tid, ip); found {
+		obj, hint = objectName{}, rowHint{}
+		// The frame's map, and its symbol once the table is final, from
+		// the callchain cache (chainFrame).
+		if slot := a.chainFrame(ip, cpumode, &vers); slot.st != nil {
+			st := slot.st
+			mp := st.key.m
 			kernel, hyper = cpumode == machine.CPUModeKernel, false
 			k.DSO, k.Kernel, k.Hyper = mp.DSO, kernel, false
-			if sym, ok := a.sym.symbol(mp, ip); ok {
+			tb := a.stateTable(st)
+			i := int(slot.sym)
+			if !slot.symSet {
+				i = a.sym.findIn(mp, tb, mp.MapIP(ip))
+				slot.sym, slot.symSet = int32(i), st.final
+			}
+			if i >= 0 {
+				sym := tb.Symbol(i)
 				k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 				if sym.Object { // its entry made at the raw address
 					obj = objectHit(mp, sym.Start, ip)
 				}
 			}
+			hint = rowHint{st, int32(i), ip}
 		}
 		add(k, end, false, "")
 	}, func(k Key, end uint64, base string) {
-		kernel, hyper, obj = false, false, objectName{}
+		kernel, hyper, obj, hint = false, false, objectName{}, rowHint{}
 		add(k, end, true, base)
 	})
 	if rc.hist != nil {

@@ -153,9 +153,10 @@ type Machine struct {
 	// changed.
 	OnModuleLoad func(m *Machine, mod index.Map)
 	// OnCommRename, if set, is called with each command-name entry a
-	// thread's first name renames in place (perf's comm__override):
-	// whatever holds it and compares it by name sees the new name.
-	OnCommRename func(e *CommEntry)
+	// thread's first name renames in place (perf's comm__override), and
+	// the name it had: whatever holds it and compares it by name sees
+	// the new name.
+	OnCommRename func(e *CommEntry, old string)
 	modsLoaded   map[string]bool // module DSOs OnModuleLoad was called for
 	// moduleFiles are the module DSOs' file names (perf's long name), by
 	// DSO: the build-id entry's or the first MMAP's.
@@ -247,15 +248,17 @@ type CommEntry struct{ Name string }
 func (t *Thread) CommEntry() *CommEntry { return t.comm }
 
 // setComm names t as __thread__set_comm does, and returns the entry it
-// renamed in place (comm__override: the thread's first name), if any.
-func (t *Thread) setComm(name string) (renamed *CommEntry) {
+// renamed in place (comm__override: the thread's first name), if any,
+// and its old name.
+func (t *Thread) setComm(name string) (renamed *CommEntry, old string) {
 	if t.commSet {
 		t.comm = &CommEntry{name}
 	} else if t.comm.Name != name {
+		old = t.comm.Name
 		t.comm.Name, renamed = name, t.comm
 	}
 	t.Comm, t.commSet = name, true
-	return renamed
+	return renamed, old
 }
 
 // procMaps is an address space, shared by the threads of a process; id
@@ -643,11 +646,11 @@ func (m *Machine) Comm(pid, tid uint32, comm string) {
 	m.markThread(tid)
 }
 
-// renamed tells OnCommRename of e, a command-name entry renamed in place,
-// if any.
-func (m *Machine) renamed(e *CommEntry) {
+// renamed tells OnCommRename of e, a command-name entry renamed in place
+// from old, if any.
+func (m *Machine) renamed(e *CommEntry, old string) {
 	if e != nil && m.OnCommRename != nil {
-		m.OnCommRename(e)
+		m.OnCommRename(e, old)
 	}
 }
 

@@ -331,6 +331,9 @@ func (t *Tree) First() *Node {
 	return n
 }
 
+// Parent returns n's parent, nil at the root.
+func (n *Node) Parent() *Node { return n.parent }
+
 // Next is rb_next: n's in-order successor, nil after the last.
 func (n *Node) Next() *Node {
 	if n.right != nil {

@@ -241,8 +241,8 @@ func childAncestors(root *Node) map[*Node]map[*Node]bool {
 	return m
 }
 
-// Prev walks the in-order sequence Next walks, backwards, on random
-// trees with erasures.
+// Prev walks the in-order sequence Next walks, backwards, and each
+// node's Parent has it as a child, on random trees with erasures.
 func TestPrevReversesNext(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for round := range 200 {
@@ -270,6 +270,9 @@ func TestPrevReversesNext(t *testing.T) {
 			}
 			if got := nd.Prev(); got != want {
 				t.Fatalf("round %d: Prev of in-order node %d of %d is not the one before it", round, i, len(fwd))
+			}
+			if p := nd.Parent(); p == nil && b.tree.Root() != nd || p != nil && p.Left() != nd && p.Right() != nd {
+				t.Fatalf("round %d: in-order node %d of %d is not its parent's child", round, i, len(fwd))
 			}
 		}
 	}
