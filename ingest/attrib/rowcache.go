@@ -175,6 +175,25 @@ func (c *rowCache) slot(k *rowCacheKey) *rowSlot {
 // rowCacheOff turns the cache off (tests).
 var rowCacheOff bool
 
+// rowCacheChecks, on, checks each answer the cache gives from a tree
+// against perf's search (tests).
+var rowCacheChecks answerChecks
+
+// answerChecks counts the answers checked and those perf's search would
+// not give (bad).
+type answerChecks struct {
+	on        bool
+	done, bad int
+}
+
+// check checks answer id for an entry searched as e in h.
+func (c *answerChecks) check(h *histTree, id int32, e histEntry) {
+	c.done++
+	if found, _, _ := h.search(&h.tree, &e); found != id {
+		c.bad++
+	}
+}
+
 // key returns the cache key of a sample of event in thread t on cpu with
 // hint h, and whether the cache may answer it: its map's table is final,
 // and a tree's order holds.

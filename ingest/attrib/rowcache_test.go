@@ -38,9 +38,30 @@ func runRows(t *testing.T, file string, opts Options, off bool) (string, string)
 	return runCached(t, file, opts, false)
 }
 
+// checkingAnswers has the row cache check each answer it gives from a
+// tree against perf's search until the function it returns, which fails t
+// if one differed, or none was checked.
+func checkingAnswers(t *testing.T) func() {
+	t.Helper()
+	rowCacheChecks = answerChecks{on: true}
+	return func() {
+		t.Helper()
+		c := rowCacheChecks
+		rowCacheChecks = answerChecks{}
+		if c.bad > 0 {
+			t.Errorf("%d of the row cache's %d answers from a tree are not perf's search's", c.bad, c.done)
+		}
+		if c.done == 0 {
+			t.Error("no answer of the row cache checked")
+		}
+	}
+}
+
 // Tables by sort keys, with and without the Children column, are the
-// same with the row cache on every committed recording.
+// same with the row cache on every committed recording, and each of its
+// answers from a tree is perf's search's.
 func TestRowCacheChangesNothing(t *testing.T) {
+	defer checkingAnswers(t)()
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
 	if err != nil {
 		t.Fatal(err)
@@ -68,8 +89,10 @@ func TestRowCacheChangesNothing(t *testing.T) {
 // moves an entry out of its place in perf's tree. The samples' callchains
 // hold kernel and user addresses and junk without a map, whose
 // addresses perf's tree orders no more (addrSpan.wide), for the
-// children tables.
+// children tables. Each answer of the cache from a tree is perf's
+// search's.
 func TestRowCacheFollowsRenames(t *testing.T) {
+	defer checkingAnswers(t)()
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
 	if err != nil {
 		t.Fatal(err)
@@ -335,6 +358,7 @@ func TestAddrSpanNarrowIsOrdered(t *testing.T) {
 // seldom, so that the cache answers most of their samples; some addresses
 // of one DSO, without a symbol, lie where perf's tree orders them no more.
 func TestRowCacheFindsWhatTheTreeFinds(t *testing.T) {
+	defer checkingAnswers(t)()
 	type side struct {
 		m  *machine.Machine
 		rc *rowCounter

@@ -220,6 +220,9 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 		id, ok := int32(0), false
 		if cacheable {
 			if id, ok = rc.cache.treeAnswer(h, ck); ok {
+				if rowCacheChecks.on {
+					rowCacheChecks.check(h, id, rc.histEntry(k, kernel, symEnd, false, t, cpu))
+				}
 				// What find does to the entry it finds (foundFrom), for
 				// one of no inlined function.
 				h.entries[id].owner = ownerOf(kernel, owner)
@@ -331,6 +334,9 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu, o
 		id := int32(-1)
 		if cacheable {
 			if found, ok := rc.cache.treeAnswer(h, ck); ok {
+				if rowCacheChecks.on {
+					rowCacheChecks.check(h, found, rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, t, cpu))
+				}
 				// The tree's one entry equal to f: counted already if it
 				// is among the sample's (countedAlready's check).
 				if slices.Contains(rc.counted, found) {
