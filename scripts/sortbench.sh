@@ -2,21 +2,26 @@
 # sortbench.sh FILE RUNS KBENCH KEYS times kbench report -no-children
 # -sort KEYS against perf report --stdio --sort KEYS --no-children -g none
 # -n on the perf.data FILE, runs interleaved, both with --kallsyms
-# /proc/kallsyms. It prints the medians (GNU time: wall, user+sys CPU,
-# peak RSS), perf/kbench ratios, and whether the last runs' rows agree
-# (in order, after whitespace). Needs perf and GNU time at /usr/bin/time.
+# /proc/kallsyms (with SORTBENCH_CHILDREN=1, -children against
+# --children). It prints the medians (GNU time: wall, user+sys CPU, peak
+# RSS), perf/kbench ratios, and whether the last runs' rows agree (in
+# order, after whitespace). Needs perf and GNU time at /usr/bin/time.
 set -euo pipefail
 if [ $# -ne 4 ]; then
 	echo "usage: $0 FILE RUNS KBENCH KEYS" >&2
 	exit 2
 fi
 f=$1 runs=$2 kb=$3 keys=$4
+children=no-children
+if [ "${SORTBENCH_CHILDREN:-}" = 1 ]; then
+	children=children
+fi
 ks=/proc/kallsyms
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for i in $(seq "$runs"); do
-	/usr/bin/time -a -o "$out/times" -f "kbench %e %U %S %M" "$kb" report -progress never -no-children -sort "$keys" -kallsyms $ks "$f" >"$out/kbench"
-	/usr/bin/time -a -o "$out/times" -f "perf %e %U %S %M" perf report -i "$f" --kallsyms $ks --stdio --sort "$keys" --no-children -g none -n >"$out/perf" 2>/dev/null
+	/usr/bin/time -a -o "$out/times" -f "kbench %e %U %S %M" "$kb" report -progress never -$children -sort "$keys" -kallsyms $ks "$f" >"$out/kbench"
+	/usr/bin/time -a -o "$out/times" -f "perf %e %U %S %M" perf report -i "$f" --kallsyms $ks --stdio --sort "$keys" --$children -g none -n >"$out/perf" 2>/dev/null
 done
 awk -v keys="$keys" -f "$(dirname "$0")/medians.awk" -f <(cat <<'AWK'
 END {
