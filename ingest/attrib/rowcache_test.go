@@ -162,71 +162,70 @@ func TestRowCacheFollowsRenames(t *testing.T) {
 	}
 }
 
-// A thread's samples counted in another thread's entry of the same name
-// go to an entry of their own once their thread is renamed in place,
-// though no entry holds the renamed name: the cache keys them by their
-// name at the sample (rowCache.nameOf).
-func TestRowCacheVoidsRenamedAnswers(t *testing.T) {
+// Renames in place, the row cache on and off:
+//   - a thread's samples counted in another thread's entry of the same
+//     name go to an entry of their own once their thread is renamed in
+//     place, though no entry holds the new name: the cache keys them by
+//     their name at the sample (rowCache.nameOf);
+//   - samples of a name counted in an entry that a rename in place then
+//     gives another name go to an entry of their own: the answers leading
+//     to a renamed entry are void, though the tree keeps its order.
+func TestRowCacheRenamesInPlace(t *testing.T) {
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, w, done, _, k := kernelRecording(t)
-	tm := uint64(10)
-	sample := func(pid uint32) {
-		tm++
-		w.WriteSample(&perfdata.Sample{Info: k, Pid: pid, Tid: pid, Time: tm, Period: 1, IP: 0xffffffff81249030})
+	type step struct {
+		pid  uint32
+		comm string // a COMM of pid's; "": a sample of pid
 	}
-	w.WriteComm(&perfdata.Comm{Pid: 200, Tid: 200, Comm: ":300", SampleID: perfdata.SampleID{Time: tm}})
-	sample(200) // the entry of ":300"
-	sample(300) // thread 300, unnamed (":300"), counted in it
-	sample(300)
-	tm++
-	w.WriteComm(&perfdata.Comm{Pid: 300, Tid: 300, Comm: "zz", SampleID: perfdata.SampleID{Time: tm}})
-	sample(300) // "zz": an entry of its own
-	sample(300)
-	done()
-	opts := Options{SortKeys: []string{SortComm, SortDSO, SortSym}, Kallsyms: ks, DebugDir: "-", NoFiles: true}
-	got, _ := runRows(t, path, opts, false)
-	want, _ := runRows(t, path, opts, true)
-	if got != want {
-		t.Errorf("with the row cache:\n%s\nwithout:\n%s", got, want)
-	}
-	if !strings.Contains(want, "zz") {
-		t.Errorf("no row of zz:\n%s", want)
-	}
-}
-
-// Samples of a name counted in an entry that a rename in place then
-// gives another name go to an entry of their own: the cache's answers
-// leading to a renamed entry are void, though the tree keeps its order.
-func TestRowCacheVoidsAnswersOfRenamedEntries(t *testing.T) {
-	ks, err := kallsyms.ReadFile(kallsymsSubset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, w, done, _, k := kernelRecording(t)
-	tm := uint64(10)
-	sample := func(pid uint32) {
-		tm++
-		w.WriteSample(&perfdata.Sample{Info: k, Pid: pid, Tid: pid, Time: tm, Period: 1, IP: 0xffffffff81249030})
-	}
-	sample(300) // thread 300, unnamed (":300"): the entry of ":300"
-	w.WriteComm(&perfdata.Comm{Pid: 200, Tid: 200, Comm: ":300", SampleID: perfdata.SampleID{Time: tm}})
-	sample(200) // named ":300", counted in it
-	tm++
-	w.WriteComm(&perfdata.Comm{Pid: 300, Tid: 300, Comm: "zz", SampleID: perfdata.SampleID{Time: tm}})
-	sample(200) // the entry is "zz" now: ":300" gets an entry of its own
-	sample(200)
-	done()
-	opts := Options{SortKeys: []string{SortComm, SortDSO, SortSym}, Kallsyms: ks, DebugDir: "-", NoFiles: true}
-	got, _ := runRows(t, path, opts, false)
-	want, _ := runRows(t, path, opts, true)
-	if got != want {
-		t.Errorf("with the row cache:\n%s\nwithout:\n%s", got, want)
-	}
-	if !strings.Contains(want, "zz") || !strings.Contains(want, ":300") {
-		t.Errorf("no row of zz or of :300:\n%s", want)
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		want  []string // rows' names
+	}{
+		{"thread renamed", []step{
+			{200, ":300"},
+			{200, ""}, // the entry of ":300"
+			{300, ""}, // thread 300, unnamed (":300"), counted in it
+			{300, ""},
+			{300, "zz"},
+			{300, ""}, // "zz": an entry of its own
+			{300, ""},
+		}, []string{"zz", ":300"}},
+		{"entry renamed", []step{
+			{300, ""}, // thread 300, unnamed (":300"): the entry of ":300"
+			{200, ":300"},
+			{200, ""}, // named ":300", counted in it
+			{300, "zz"},
+			{200, ""}, // the entry is "zz" now: ":300" gets an entry of its own
+			{200, ""},
+		}, []string{"zz", ":300"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, w, done, _, k := kernelRecording(t)
+			tm := uint64(10)
+			for _, s := range tc.steps {
+				tm++
+				if s.comm != "" {
+					w.WriteComm(&perfdata.Comm{Pid: s.pid, Tid: s.pid, Comm: s.comm, SampleID: perfdata.SampleID{Time: tm}})
+					continue
+				}
+				w.WriteSample(&perfdata.Sample{Info: k, Pid: s.pid, Tid: s.pid, Time: tm, Period: 1, IP: 0xffffffff81249030})
+			}
+			done()
+			opts := Options{SortKeys: []string{SortComm, SortDSO, SortSym}, Kallsyms: ks, DebugDir: "-", NoFiles: true}
+			got, _ := runRows(t, path, opts, false)
+			want, _ := runRows(t, path, opts, true)
+			if got != want {
+				t.Errorf("with the row cache:\n%s\nwithout:\n%s", got, want)
+			}
+			for _, name := range tc.want {
+				if !strings.Contains(want, " "+name+" ") {
+					t.Errorf("no row of %s:\n%s", name, want)
+				}
+			}
+		})
 	}
 }
 
