@@ -482,6 +482,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	case len(sortKeys) > 0:
 		a.rows = newRowCounter(sortKeys, children)
 		a.rows.firstLevel = branches
+		a.rows.cache.resize(cacheBits(a.dataSize, rowCacheBits))
 		rows := a.rows
 		m.OnCommRename = func(e *machine.CommEntry, old string) { rows.cache.renamed(rows, e, old) }
 	case children:

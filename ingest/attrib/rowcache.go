@@ -70,6 +70,7 @@ import (
 // made its -sort pid,dso,sym table 12 % slower and 116 MB larger.
 type rowCache struct {
 	slots []rowSlot
+	bits  uint // len(slots) is 1<<bits
 	// treeOff says the tree's order may be broken; gen counts the voids
 	// of the answers cached before, by renames and wide DSOs (from 1: a
 	// slot never filled has gen 0).
@@ -115,7 +116,9 @@ type rowSlot struct {
 	v rowCacheVal
 }
 
-// rowCacheBits sizes the cache: 64 Ki slots of 56 bytes.
+// rowCacheBits sizes the cache: at most 64 Ki slots of 56 bytes, fewer
+// for a recording of less than 16 MiB (cacheBits; resize). 256 Ki slots
+// were no faster on the gcc recording's tables by sort keys.
 const rowCacheBits = 16
 
 // rowHint is what sample knows of a sample's row beyond its key: its
@@ -156,7 +159,7 @@ func newRowCache(rc *rowCounter, children bool) *rowCache {
 	if rowCacheOff || children && rc.hist == nil || rc.hist != nil && rc.sym && !rc.dso {
 		return nil
 	}
-	return &rowCache{slots: make([]rowSlot, 1<<rowCacheBits), gen: 1, names: make(map[string]int32), classes: make(map[rowClass]int32),
+	return &rowCache{slots: make([]rowSlot, 1<<rowCacheBits), bits: rowCacheBits, gen: 1, names: make(map[string]int32), classes: make(map[rowClass]int32),
 		dsoFirst: slices.Index(rc.histKeys, SortDSO) < slices.Index(rc.histKeys, SortSym), wideDSOs: make(map[string]bool),
 		classWide: []bool{false}, classDSO: []string{""}}
 }
@@ -169,7 +172,14 @@ func (c *rowCache) slot(k *rowCacheKey) *rowSlot {
 	h ^= (uint64(uint32(k.cpu)) | uint64(uint32(k.event))<<32) * 0xd6e8feb86659fd93
 	h ^= h >> 29
 	h *= 0x9e3779b97f4a7c15
-	return &c.slots[h>>(64-rowCacheBits)]
+	return &c.slots[h>>(64-c.bits)]
+}
+
+// resize makes c, empty, 2^bits slots.
+func (c *rowCache) resize(bits uint) {
+	if c != nil {
+		c.slots, c.bits = make([]rowSlot, 1<<bits), bits
+	}
 }
 
 // rowCacheOff turns the cache off (tests).
