@@ -6,8 +6,9 @@
 # with --kallsyms /proc/kallsyms. It prints one line per view whose rows
 # differ from perf's (in order, after whitespace), then "sortviews: N
 # views of M recordings compared, D differ". SORTVIEWS, when set, lists
-# the views instead (space separated; "children" is the children table),
-# e.g. SORTVIEWS="comm,sym sym,pid cpu,sym". Needs perf.
+# the views instead (space separated; "children" is the children table,
+# "children:KEYS" the children table by KEYS), e.g. SORTVIEWS="comm,sym
+# sym,pid cpu,sym children:comm,dso,sym". Needs perf.
 set -uo pipefail
 . "$(dirname "$0")/dirargs.sh"
 views=0 files=0 differ=0
@@ -22,6 +23,10 @@ for f in $(printf '%s\n' "$dir"/perf.data.* "$dir"/*.perf.data | sort -u); do
 			[ $chains = 1 ] || continue
 			a=$(perf report -i "$f" --kallsyms /proc/kallsyms --stdio --sort dso,sym --children -g none -n 2>/dev/null | rows)
 			b=$("$kb" report -progress never -children -kallsyms /proc/kallsyms "$f" 2>/dev/null | rows)
+		elif [ "${view#children:}" != "$view" ]; then
+			[ $chains = 1 ] || continue
+			a=$(perf report -i "$f" --kallsyms /proc/kallsyms --stdio --sort "${view#children:}" --children -g none -n 2>/dev/null | rows)
+			b=$("$kb" report -progress never -children -sort "${view#children:}" -kallsyms /proc/kallsyms "$f" 2>/dev/null | rows)
 		else
 			a=$(perf report -i "$f" --kallsyms /proc/kallsyms --stdio --sort "$view" --no-children -g none -n 2>/dev/null | rows)
 			b=$("$kb" report -progress never -no-children -sort "$view" -kallsyms /proc/kallsyms "$f" 2>/dev/null | rows)
