@@ -1468,7 +1468,7 @@ func (a *attributor) sample(e *event) error {
 		t := a.stateTable(st)
 		addr := mp.MapIP(e.ip)
 		if a.rows != nil {
-			hint = rowHint{st, int32(i), addr}
+			hint = rowHint{st: st, i: int32(i), addr: addr}
 		}
 		if !a.opts.NoCounts {
 			// A cached sample's count is its cell's (sampleSlot.cell).

@@ -275,11 +275,11 @@ func TestRowCacheKeyRefuses(t *testing.T) {
 		off  bool
 		want bool
 	}{
-		{rowHint{st, 3, 0}, false, true},
-		{rowHint{st, -1, 0x40}, false, true}, // an address without a symbol
-		{rowHint{nil, 3, 0}, false, false},
-		{rowHint{&mapState{}, 3, 0}, false, false},
-		{rowHint{st, 3, 0}, true, false},
+		{rowHint{st: st, i: 3}, false, true},
+		{rowHint{st: st, i: -1, addr: 0x40}, false, true}, // an address without a symbol
+		{rowHint{i: 3}, false, false},
+		{rowHint{st: &mapState{}, i: 3}, false, false},
+		{rowHint{st: st, i: 3}, true, false},
 	} {
 		rc.cache.treeOff = tc.off
 		if _, ok := rc.cache.key(rc, tc.h, th, 0, 0); ok != tc.want {
@@ -436,7 +436,7 @@ func TestRowCacheFindsWhatTheTreeFinds(t *testing.T) {
 				var got [2]int
 				for j, s := range sides {
 					th := s.m.SampleThread(tid, tid)
-					_, r := s.rc.add(k, k.Addr+16, th, 0, 0, false, Counts{1, 1}, rowHint{m.st, i, k.Addr})
+					_, r := s.rc.add(k, k.Addr+16, th, 0, 0, false, Counts{1, 1}, rowHint{st: m.st, i: i, addr: k.Addr})
 					got[j] = r.seq
 				}
 				if got[0] != got[1] {

@@ -983,7 +983,9 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 					obj = objectHit(mp, sym.Start, ip)
 				}
 			}
-			hint = rowHint{st, int32(i), ip}
+			hint = rowHint{st: st, i: int32(i), addr: ip}
+		} else {
+			hint.noMap = true
 		}
 		add(k, end, false, "")
 	}, func(k Key, end uint64, base string) {
