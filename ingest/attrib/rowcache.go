@@ -74,6 +74,7 @@ type rowCache struct {
 	// treeOff says the tree's order may be broken; gen counts the voids
 	// of the answers cached before, by renames and wide DSOs (from 1: a
 	// slot never filled has gen 0).
+	tree    bool // the counter searches perf's trees (rowCounter.hist)
 	treeOff bool
 	gen     uint64
 	// names numbers the command names the keys hold (from 1); last
@@ -137,10 +138,15 @@ type rowHint struct {
 type rowCacheKey struct {
 	class    int32 // the map's (rowClass)
 	i, event int32
-	comm     int32 // the thread's command name's number (rowCache.names)
-	tid, cpu int32
-	addr     uint64 // without a symbol
+	threadKey
+	addr uint64 // without a symbol
 }
+
+// threadKey is what a cache key takes of a sample's thread and CPU, the
+// same for its callchain's entries: the number of the thread's command
+// name (rowCache.names), its tid and the CPU, zero for the keys not
+// sorted by.
+type threadKey struct{ comm, tid, cpu int32 }
 
 // rowCacheVal is a cached row: the tree's entry, or without a tree the
 // row; gen is the cache's when it was cached.
@@ -161,7 +167,7 @@ func newRowCache(rc *rowCounter, children bool) *rowCache {
 	if rowCacheOff || children && rc.hist == nil || rc.hist != nil && rc.sym && !rc.dso {
 		return nil
 	}
-	return &rowCache{slots: make([]rowSlot, 1<<rowCacheBits), bits: rowCacheBits, gen: 1, names: make(map[string]int32), classes: make(map[rowClass]int32),
+	return &rowCache{slots: make([]rowSlot, 1<<rowCacheBits), bits: rowCacheBits, tree: rc.hist != nil, gen: 1, names: make(map[string]int32), classes: make(map[rowClass]int32),
 		dsoFirst: slices.Index(rc.histKeys, SortDSO) < slices.Index(rc.histKeys, SortSym), wideDSOs: make(map[string]bool),
 		classWide: []bool{false}, classDSO: []string{""}}
 }
@@ -209,8 +215,8 @@ func (c *answerChecks) check(h *histTree, id int32, e histEntry) {
 // key returns the cache key of a sample of event in thread t on cpu with
 // hint h, and whether the cache may answer it: its map's table is final,
 // and a tree's order holds.
-func (c *rowCache) key(rc *rowCounter, h rowHint, t *machine.Thread, cpu int32, event int) (rowCacheKey, bool) {
-	if c == nil || h.st == nil || !h.st.final || rc.hist != nil && c.treeOff {
+func (c *rowCache) key(h rowHint, tk threadKey, event int) (rowCacheKey, bool) {
+	if c == nil || h.st == nil || !h.st.final || c.tree && c.treeOff {
 		return rowCacheKey{}, false
 	}
 	if h.st.rowClass == 0 { // st is of the cache's run
@@ -219,21 +225,20 @@ func (c *rowCache) key(rc *rowCounter, h rowHint, t *machine.Thread, cpu int32, 
 	if c.classWide[h.st.rowClass] {
 		return rowCacheKey{}, false
 	}
-	k := rowCacheKey{class: h.st.rowClass, i: h.i, event: int32(event)}
+	k := rowCacheKey{class: h.st.rowClass, i: h.i, event: int32(event), threadKey: tk}
 	if h.i < 0 {
 		k.addr = h.addr
 	}
-	c.threadKeys(rc, &k, t, cpu)
 	return k, true
 }
 
 // frameKey is key for callchain entry f of a sample of thread t on cpu
 // (cumulateTree): a frame's entry is the sample's of its symbol; one
 // without a symbol is keyed by its ip (i -2), which it compares, not its
-// map-relative address (i -1); one without a map by its ip (i -3). A gcc
-// build's callchains hold 1.5 M entries without a map (cc1 keeps no
-// frame pointers), a third of its children table's searches.
-func (c *rowCache) frameKey(rc *rowCounter, f *treeFrame, t *machine.Thread, cpu int32) (rowCacheKey, bool) {
+// map-relative address (i -1); one without a map by its ip (i -3). The
+// gcc recording's callchains hold 1.48 M entries without a map: 94 % of
+// its children table's searches of perf's tree before they were cached.
+func (c *rowCache) frameKey(f *treeFrame, tk threadKey) (rowCacheKey, bool) {
 	if f.inlined || c == nil {
 		return rowCacheKey{}, false
 	}
@@ -243,24 +248,27 @@ func (c *rowCache) frameKey(rc *rowCounter, f *treeFrame, t *machine.Thread, cpu
 		if c.treeOff || c.noMapWide {
 			return rowCacheKey{}, false
 		}
-		k := rowCacheKey{class: -1, i: -3, addr: f.k.Addr, event: int32(f.k.Event)}
-		c.threadKeys(rc, &k, t, cpu)
-		return k, true
+		return rowCacheKey{class: -1, i: -3, addr: f.k.Addr, event: int32(f.k.Event), threadKey: tk}, true
 	}
-	k, ok := c.key(rc, f.hint, t, cpu, f.k.Event)
+	k, ok := c.key(f.hint, tk, f.k.Event)
 	if ok && k.i < 0 {
 		k.i = -2
 	}
 	return k, ok
 }
 
-// threadKeys sets what the keys take of thread t and the cpu in k.
-func (c *rowCache) threadKeys(rc *rowCounter, k *rowCacheKey, t *machine.Thread, cpu int32) {
-	var comm *machine.CommEntry
-	comm, k.tid, k.cpu = rc.threadKeys(t, cpu)
-	if comm != nil {
-		k.comm = c.nameOf(comm)
+// threadKey returns the threadKey of a sample of thread t on cpu (zero
+// without a cache).
+func (c *rowCache) threadKey(rc *rowCounter, t *machine.Thread, cpu int32) threadKey {
+	if c == nil {
+		return threadKey{}
 	}
+	comm, tid, cpu := rc.threadKeys(t, cpu)
+	tk := threadKey{tid: tid, cpu: cpu}
+	if comm != nil {
+		tk.comm = c.nameOf(comm)
+	}
+	return tk
 }
 
 // classOf returns the number of class k.

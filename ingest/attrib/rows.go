@@ -211,7 +211,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 	if rc.firstLevel {
 		k.Kernel, k.Hyper = false, false
 	}
-	ck, cacheable := rc.cache.key(rc, hint, t, cpu, k.Event)
+	ck, cacheable := rc.cache.key(hint, rc.cache.threadKey(rc, t, cpu), k.Event)
 	if rc.hist != nil {
 		// The row is the hist entry's, keyed as its first sample made it:
 		// perf compares no level, so a later sample at another level
@@ -231,14 +231,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 		if !ok {
 			e := rc.histEntry(k, kernel, symEnd, false, t, cpu)
 			e.owner = ownerOf(kernel, owner)
-			n := len(h.rows)
-			id = rc.histRow(h, h.find(e), k, rowLevel{kernel, hyper}, t, cpu, filtered)
-			if int(id) == n && rc.sym {
-				rc.cache.made(h, id)
-			}
-			if cacheable {
-				rc.cache.put(ck, rowCacheVal{id: id})
-			}
+			id = rc.findRow(h, e, k, rowLevel{kernel, hyper}, t, cpu, filtered, ck, cacheable)
 		}
 		r := h.rows[id]
 		r.c.add(c)
@@ -296,6 +289,21 @@ func (rc *rowCounter) tree(event int) *histTree {
 	return h
 }
 
+// findRow searches h for e, an entry of key k at level lv in thread t on
+// cpu (filtered or not), makes its row if the search made the entry, and
+// returns the entry, cached for ck if cacheable.
+func (rc *rowCounter) findRow(h *histTree, e histEntry, k Key, lv rowLevel, t *machine.Thread, cpu int32, filtered bool, ck rowCacheKey, cacheable bool) int32 {
+	n := len(h.rows)
+	id := rc.histRow(h, h.find(e), k, lv, t, cpu, filtered)
+	if int(id) == n && rc.sym {
+		rc.cache.made(h, id)
+	}
+	if cacheable {
+		rc.cache.put(ck, rowCacheVal{id: id})
+	}
+	return id
+}
+
 // histRow makes the row of entry id of h if the search that returned it
 // made the entry: keyed as k (at level kernel) in thread t on cpu made
 // it, marked filtered or not; it returns id.
@@ -322,6 +330,7 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu, o
 		return
 	}
 	h := rc.tree(frames[0].k.Event)
+	tk := rc.cache.threadKey(rc, t, cpu) // the sample's, its entries' alike
 	for i := range frames {
 		f := &frames[i]
 		if f.inlined && rc.cache != nil {
@@ -330,7 +339,7 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu, o
 			// would change their names, so the cache goes off.
 			rc.cache.treeOff = true
 		}
-		ck, cacheable := rc.cache.frameKey(rc, f, t, cpu)
+		ck, cacheable := rc.cache.frameKey(f, tk)
 		id := int32(-1)
 		if cacheable {
 			if found, ok := rc.cache.treeAnswer(h, ck); ok {
@@ -351,14 +360,7 @@ func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu, o
 			if countedAlready(h, rc.counted, &e) {
 				continue
 			}
-			n := len(h.rows)
-			id = rc.histRow(h, h.find(e), f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered)
-			if int(id) == n && rc.sym {
-				rc.cache.made(h, id)
-			}
-			if cacheable {
-				rc.cache.put(ck, rowCacheVal{id: id})
-			}
+			id = rc.findRow(h, e, f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered, ck, cacheable)
 		}
 		r := h.rows[id]
 		r.acc.add(c)
@@ -520,7 +522,7 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 			if a.filtered {
 				continue
 			}
-			s := row{key: a.key, acc: a.c, made: a.made, short: dsoText(a.key), commLen: -1}
+			s := row{key: a.key, acc: a.c, made: a.made, short: rc.dsoText(a.key), commLen: -1}
 			if self, _ := rc.rows.get(&k); self != nil {
 				s.c = self.c
 			}
@@ -561,7 +563,7 @@ func (rc *rowCounter) shown(r *row) {
 	if rc.firstLevel || k.DSO == "" && rc.sym || k.DSO == symbols.Unknown && (rc.acc != nil || rc.sym) {
 		k.Kernel, k.Hyper = r.level.kernel, r.level.hyper
 	}
-	r.short, r.commLen = dsoText(*k), -1
+	r.short, r.commLen = rc.dsoText(*k), -1
 	if !rc.sym {
 		r.obj = objectName{}
 	}
@@ -571,11 +573,11 @@ func (rc *rowCounter) shown(r *row) {
 }
 
 // dsoText is the DSO column's text of a row keyed k.
-func dsoText(k RowKey) string {
+func (rc *rowCounter) dsoText(k RowKey) string {
 	if k.DSO == "" {
 		return symbols.Unknown
 	}
-	return ShortName(k.DSO, k.Kernel)
+	return rc.shorts.of(k.DSO, k.Kernel)
 }
 
 // histRows is result's rows for trees of hist entries (rc.hist): an
