@@ -1257,6 +1257,12 @@ type attributor struct {
 	// one walkCallchain reports, nil for an unwound one.
 	chainFrames []chainSlot // 1<<chainBits of them
 	curFrame    *chainSlot
+	// chainAt is the slot chainFrame answered from; frameAnswers are,
+	// beside chainFrames, each slot's frame's entry in perf's tree of a
+	// table by sort keys (cumulateRows), nil for other tables.
+	chainAt      int
+	frameAnswers []frameAnswer
+	accAnswers   []accAnswer // so too without trees
 	// dataSize is the recording's data size (0: not known), which sizes
 	// the caches (cacheBits) when they are made; their sizes in bits.
 	dataSize              uint64
@@ -1965,20 +1971,32 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp *index.Map
 func (a *attributor) chainFrame(ip uint64, cpumode uint8, vers *frameVersions) *chainSlot {
 	ver := vers.of(cpumode)
 	if a.chainFrames == nil {
-		a.chainBits = cacheBits(a.dataSize, chainCacheBits)
-		a.chainFrames = make([]chainSlot, 1<<a.chainBits)
+		a.makeChainFrames()
 	}
-	slot := &a.chainFrames[slotHash(ip, ver, a.chainBits)]
+	a.chainAt = int(slotHash(ip, ver, a.chainBits))
+	slot := &a.chainFrames[a.chainAt]
 	if slot.filled && slot.ip == ip && slot.ver == ver && slot.mode == cpumode && !sampleCacheOff {
 		return slot
 	}
 	// Keyed by the version before resolving: resolving can load the
 	// kernel, which makes a new version.
 	*slot = chainSlot{ip: ip, ver: ver, mode: cpumode, filled: true}
+	if a.frameAnswers != nil {
+		a.frameAnswers[a.chainAt] = frameAnswer{} // the frame's before
+	}
+	if a.accAnswers != nil {
+		a.accAnswers[a.chainAt] = accAnswer{}
+	}
 	if mp, ok := vers.resolve(cpumode, ip); ok {
 		slot.st = a.cnt.state(mp, cpumode == machine.CPUModeKernel)
 	}
 	return slot
+}
+
+// makeChainFrames makes the callchain cache, sized by the recording.
+func (a *attributor) makeChainFrames() {
+	a.chainBits = cacheBits(a.dataSize, chainCacheBits)
+	a.chainFrames = make([]chainSlot, 1<<a.chainBits)
 }
 
 // frameVersions resolves the frames of e's callchain and gives the maps
@@ -2013,8 +2031,9 @@ func (v *frameVersions) resolve(cpumode uint8, ip uint64) (index.Map, bool) {
 	return v.m.Resolve(cpumode, v.e.pid, v.e.tid, ip)
 }
 
-// chainCacheBits sizes attributor.chainFrames (32 Ki slots).
-const chainCacheBits = 15
+// chainCacheBits sizes attributor.chainFrames (32 Ki slots); tests
+// shrink it, so that frames share slots.
+var chainCacheBits uint = 15
 
 // cacheBits is the size in bits of a cache of at most maxBits for a
 // recording of size bytes of data (0: not known, as in a pipe): more

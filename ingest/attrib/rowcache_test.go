@@ -27,6 +27,7 @@ var rowCacheKeySets = [][]string{
 	{SortComm, SortSym, SortDSO},
 	{SortDSO},
 	{SortComm, SortSym},
+	{SortCPU, SortPid, SortDSO},
 }
 
 // runRows runs file with opts, the row cache on or off, and returns the
@@ -98,13 +99,30 @@ func TestRowCacheFollowsRenames(t *testing.T) {
 		t.Fatal(err)
 	}
 	ips := kernelTextAddrs(t)
+	// Kernel objects too, which callchain entries fall in at addresses
+	// of their own: a row in an object is named by its first entry's
+	// address (objectName).
+	var objects []uint64
+	for i := range uint64(3) {
+		a := 0xffffffff82300000 + i*0x100
+		ks = append(ks, kallsyms.Symbol{Addr: a, Type: 'D', Name: fmt.Sprintf("object%d", i)})
+		objects = append(objects, a)
+	}
 	names := []string{"a", "cc1", "gcc", "make", "zz", "sh", ":150", ":101"}
 	const contextKernel, contextUser = 0xffffffffffffff80, 0xfffffffffffffe00 // PERF_CONTEXT_KERNEL, _USER
 	junk := []uint64{0x10, 0xc484000000000000, 0x7fffffffffffff00, 0x4000000000000000}
+	userBases := []uint64{0x400000, 0x7ffffffffff00000, 0xc484000000001000}
+	defer func(bits uint) { chainCacheBits = bits }(chainCacheBits)
 	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		path, w, done, u, k := kernelRecording(t)
 		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 100, Tid: 100, Addr: 0x400000, Len: 0x1000, Filename: "/bin/a", Prot: 5, SampleID: perfdata.SampleID{Time: 1}})
+		// /bin/a mapped where its entries' addresses lie too far apart
+		// for perf's tree to order them (addrSpan.wide), in two more
+		// processes.
+		for i, base := range userBases[1:] {
+			w.WriteMmap(&perfdata.Mmap{Info: u, Pid: uint32(101 + i), Tid: uint32(101 + i), Addr: base, Len: 0x1000, Filename: "/bin/a", Prot: 5, SampleID: perfdata.SampleID{Time: 1}})
+		}
 		tm := uint64(10)
 		for i := range 4000 {
 			tm++
@@ -134,13 +152,16 @@ func TestRowCacheFollowsRenames(t *testing.T) {
 					for range rng.IntN(4) {
 						s.Callchain = append(s.Callchain, ips[rng.IntN(len(ips))])
 					}
+					if rng.IntN(4) == 0 {
+						s.Callchain = append(s.Callchain, objects[rng.IntN(len(objects))]+uint64(rng.IntN(0x100)))
+					}
 				}
 				s.Callchain = append(s.Callchain, contextUser)
 				if s.Info == u {
 					s.Callchain = append(s.Callchain, s.IP)
 				}
 				for range rng.IntN(4) {
-					s.Callchain = append(s.Callchain, 0x400000+uint64(rng.IntN(0x1000)))
+					s.Callchain = append(s.Callchain, userBases[rng.IntN(len(userBases))]+uint64(rng.IntN(8))*0x200)
 				}
 				if rng.IntN(3) == 0 {
 					s.Callchain = append(s.Callchain, junk[rng.IntN(len(junk))])
@@ -149,13 +170,22 @@ func TestRowCacheFollowsRenames(t *testing.T) {
 			w.WriteSample(s)
 		}
 		done()
-		for _, keys := range rowCacheKeySets {
-			for _, children := range []bool{false, true} {
-				opts := Options{SortKeys: keys, Kallsyms: ks, DebugDir: "-", NoFiles: true, Children: children}
-				got, gotCanon := runRows(t, path, opts, false)
-				want, wantCanon := runRows(t, path, opts, true)
-				if got != want || gotCanon != wantCanon {
-					t.Fatalf("seed %d, -sort %s, children %v: with the row cache:\n%s\nwithout:\n%s", seed, strings.Join(keys, ","), children, got, want)
+		// A third of the seeds again with four callchain slots: a chain's
+		// frames share them, and their answers (frameAnswer) must not.
+		sizes := []uint{15}
+		if seed%3 == 0 {
+			sizes = append(sizes, 2)
+		}
+		for _, bits := range sizes {
+			chainCacheBits = bits
+			for _, keys := range rowCacheKeySets {
+				for _, children := range []bool{false, true} {
+					opts := Options{SortKeys: keys, Kallsyms: ks, DebugDir: "-", NoFiles: true, Children: children}
+					got, gotCanon := runRows(t, path, opts, false)
+					want, wantCanon := runRows(t, path, opts, true)
+					if got != want || gotCanon != wantCanon {
+						t.Fatalf("seed %d, %d-bit callchain cache, -sort %s, children %v: with the row cache:\n%s\nwithout:\n%s", seed, bits, strings.Join(keys, ","), children, got, want)
+					}
 				}
 			}
 		}
@@ -170,11 +200,15 @@ func TestRowCacheFollowsRenames(t *testing.T) {
 //   - samples of a name counted in an entry that a rename in place then
 //     gives another name go to an entry of their own: the answers leading
 //     to a renamed entry are void, though the tree keeps its order.
+//
+// So too their callchains' entries in children tables.
 func TestRowCacheRenamesInPlace(t *testing.T) {
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ips := kernelTextAddrs(t)
+	const contextKernel = 0xffffffffffffff80 // PERF_CONTEXT_KERNEL
 	type step struct {
 		pid  uint32
 		comm string // a COMM of pid's; "": a sample of pid
@@ -211,18 +245,23 @@ func TestRowCacheRenamesInPlace(t *testing.T) {
 					w.WriteComm(&perfdata.Comm{Pid: s.pid, Tid: s.pid, Comm: s.comm, SampleID: perfdata.SampleID{Time: tm}})
 					continue
 				}
-				w.WriteSample(&perfdata.Sample{Info: k, Pid: s.pid, Tid: s.pid, Time: tm, Period: 1, IP: 0xffffffff81249030})
+				const ip = 0xffffffff81249030
+				w.WriteSample(&perfdata.Sample{Info: k, Pid: s.pid, Tid: s.pid, Time: tm, Period: 1, IP: ip, Callchain: []uint64{contextKernel, ip, ips[3], ips[9]}})
 			}
 			done()
-			opts := Options{SortKeys: []string{SortComm, SortDSO, SortSym}, Kallsyms: ks, DebugDir: "-", NoFiles: true}
-			got, _ := runRows(t, path, opts, false)
-			want, _ := runRows(t, path, opts, true)
-			if got != want {
-				t.Errorf("with the row cache:\n%s\nwithout:\n%s", got, want)
-			}
-			for _, name := range tc.want {
-				if !strings.Contains(want, " "+name+" ") {
-					t.Errorf("no row of %s:\n%s", name, want)
+			for _, children := range []bool{false, true} {
+				check := checkingAnswers(t)
+				opts := Options{SortKeys: []string{SortComm, SortDSO, SortSym}, Kallsyms: ks, DebugDir: "-", NoFiles: true, Children: children}
+				got, _ := runRows(t, path, opts, false)
+				check()
+				want, _ := runRows(t, path, opts, true)
+				if got != want {
+					t.Errorf("children %v: with the row cache:\n%s\nwithout:\n%s", children, got, want)
+				}
+				for _, name := range tc.want {
+					if !strings.Contains(want, " "+name+" ") {
+						t.Errorf("children %v: no row of %s:\n%s", children, name, want)
+					}
 				}
 			}
 		})

@@ -83,11 +83,8 @@ type rowCounter struct {
 	// period added once to every row of its self entry and callchain,
 	// keyed as rows are (without a level when there is no map), with
 	// the key of the first entry that reached it.
-	acc       map[RowKey]*accRow
-	accStamp  uint32
-	accKeys   []RowKey // cumulateRows's, reused
-	accLevels []rowLevel
-	frames    []treeFrame // cumulateRows's with trees, reused
+	acc      map[RowKey]*accRow
+	accStamp uint32
 	// hist is, for keys histTreeApplies to, perf's tree of hist entries
 	// of each event, whose entries are the rows (nil otherwise).
 	histKeys []string
@@ -320,53 +317,81 @@ func (rc *rowCounter) histRow(h *histTree, id int32, k Key, lv rowLevel, t *mach
 	return id
 }
 
-// cumulateTree is cumulate with a tree of hist entries (perf's
-// iter_add_next_cumulative_entry): each callchain entry of the sample in
-// thread t on cpu (keys, with their symbols' ends, inlined or not, and
-// levels) that no entry counted for the sample already compares equal to
-// is searched in the tree, made if not found, and counts c in Children.
-func (rc *rowCounter) cumulateTree(frames []treeFrame, t *machine.Thread, cpu, owner int32, filtered bool, c Counts) {
-	if len(frames) == 0 {
-		return
+// cumulateTree is cumulate with a tree of hist entries for callchain
+// entry f of sample s (perf's iter_add_next_cumulative_entry): unless an
+// entry counted for the sample already compares equal to it, it is
+// searched in the tree, made if not found, and counts the sample's
+// period in Children.
+func (rc *rowCounter) cumulateTree(s *treeSample, f *treeFrame) {
+	h := s.h
+	if f.inlined && rc.cache != nil {
+		// An inlined function's entry found from other maps takes the
+		// name of the function it is inlined into (foundFrom): entries
+		// would change their names, so the cache goes off.
+		rc.cache.treeOff = true
 	}
-	h := rc.tree(frames[0].k.Event)
-	tk := rc.cache.threadKey(rc, t, cpu) // the sample's, its entries' alike
-	for i := range frames {
-		f := &frames[i]
-		if f.inlined && rc.cache != nil {
-			// An inlined function's entry found from other maps takes the
-			// name of the function it is inlined into (foundFrom): entries
-			// would change their names, so the cache goes off.
-			rc.cache.treeOff = true
+	id := int32(-1)
+	if f.answered {
+		found, ok := rc.cache.frameAnswer(h, &s.answers[f.at])
+		if !ok {
+			f.name() // and found as any other
+		} else {
+			if rowCacheChecks.on {
+				g := *f
+				g.name()
+				rowCacheChecks.check(h, found, rc.histEntry(g.k, g.k.Kernel, g.end, g.inlined, s.t, s.cpu))
+			}
+			id = found
 		}
-		ck, cacheable := rc.cache.frameKey(f, tk)
-		id := int32(-1)
+	}
+	var ck rowCacheKey
+	cacheable, seen := false, uint32(0)
+	if id < 0 {
+		ck, cacheable = rc.cache.frameKey(f, s.tk)
 		if cacheable {
 			if found, ok := rc.cache.treeAnswer(h, ck); ok {
 				if rowCacheChecks.on {
-					rowCacheChecks.check(h, found, rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, t, cpu))
+					rowCacheChecks.check(h, found, rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, s.t, s.cpu))
 				}
-				// The tree's one entry equal to f: counted already if it
-				// is among the sample's (countedAlready's check).
-				if slices.Contains(rc.counted, found) {
-					continue
-				}
-				id, h.entries[found].owner = found, ownerOf(f.k.Kernel, owner) // as add's
+				id, seen = found, h.version
 			}
 		}
-		if id < 0 {
-			e := rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, t, cpu)
-			e.base, e.owner = f.base, ownerOf(f.k.Kernel, owner)
-			if countedAlready(h, rc.counted, &e) {
-				continue
-			}
-			id = rc.findRow(h, e, f.k, rowLevel{f.k.Kernel, f.k.Hyper}, t, cpu, filtered, ck, cacheable)
-		}
-		r := h.rows[id]
-		r.acc.add(c)
-		r.obj.note(f.obj)
-		rc.counted = append(rc.counted, id)
 	}
+	if id >= 0 {
+		// The tree's one entry equal to f: counted already if it is
+		// among the sample's (countedAlready's check).
+		if slices.Contains(rc.counted, id) {
+			rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, seen, s.tk)
+			return
+		}
+		h.entries[id].owner = ownerOf(f.k.Kernel, s.owner) // as add's
+	} else {
+		e := rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, s.t, s.cpu)
+		e.base, e.owner = f.base, ownerOf(f.k.Kernel, s.owner)
+		if countedAlready(h, rc.counted, &e) {
+			return
+		}
+		id = rc.findRow(h, e, f.k, rowLevel{f.k.Kernel, f.k.Hyper}, s.t, s.cpu, s.filtered, ck, cacheable)
+	}
+	rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, seen, s.tk)
+	r := h.rows[id]
+	r.acc.add(s.c)
+	r.obj.note(f.obj)
+	rc.counted = append(rc.counted, id)
+}
+
+// treeSample is what cumulateTree's callchain entries of one sample
+// share: the sample's tree, thread, cpu and user maps' owner
+// (execs.owner), its thread key and the frame answers (rowCache, nil
+// without one), whether it is filtered, and its period.
+type treeSample struct {
+	h          *histTree
+	t          *machine.Thread
+	cpu, owner int32
+	tk         threadKey
+	answers    []frameAnswer
+	filtered   bool
+	c          Counts
 }
 
 // treeFrame is a callchain entry for cumulateTree, at its key's level.
@@ -377,6 +402,28 @@ type treeFrame struct {
 	base    string     // an inlined function's: the symbol it is inlined into
 	obj     objectName // in an object symbol: the entry's (objectName)
 	hint    rowHint    // its map's and symbol's (rowCache.frameKey)
+	// at is the frame's callchain slot (attributor.chainAt), beside
+	// which its entry's answer is kept (frameAnswer; -1: none). answered
+	// says the answer there answered it: k then holds its level, ip and
+	// event alone (name).
+	at       int32
+	answered bool
+}
+
+// name names the frame's entry (k, end), as the walk does for a frame
+// not answered: its map's DSO and the symbol hint.i of its table, the
+// one the walk looked it up in.
+func (f *treeFrame) name() {
+	f.answered = false
+	f.k.DSO, f.k.Sym = symbols.Unknown, symbols.Unknown
+	if f.hint.noMap {
+		return
+	}
+	f.k.DSO = f.hint.st.key.m.DSO
+	if i := f.hint.i; i >= 0 {
+		sym := f.hint.st.table.Symbol(int(i))
+		f.k.Sym, f.k.Addr, f.end = sym.Name, sym.Start, sym.End
+	}
 }
 
 // threadKeys returns what the keys take of a sample's thread t and its
@@ -453,24 +500,27 @@ func (rc *rowCounter) newMade(filtered bool, t *machine.Thread) made {
 	return made{filtered: filtered, seq: rc.nmade, thread: t}
 }
 
-// cumulate adds c to the Children column of the rows in keys (the
-// sample's own first) once each; levels are the keys' levels, shown when
-// a row is new, and filtered marks new rows hidden, as perf marks the
-// hist entries a filtered sample makes, its callchain's included.
-func (rc *rowCounter) cumulate(keys []RowKey, levels []rowLevel, t *machine.Thread, filtered bool, c Counts) {
-	rc.accStamp++
-	for i, k := range keys {
-		r := rc.acc[k]
-		if r == nil {
-			shown := k
-			shown.Kernel, shown.Hyper = levels[i].kernel, levels[i].hyper
-			r = &accRow{key: shown, made: rc.newMade(filtered, t)}
-			rc.acc[k] = r
-		}
-		if r.stamp != rc.accStamp {
-			r.stamp = rc.accStamp
-			r.c.add(c)
-		}
+// accumulate adds c to the Children column of the row of key k once a
+// sample (accStamp), making the row if need be: lv is the level it
+// shows, and filtered marks it hidden, as perf marks the hist entries a
+// filtered sample makes, its callchain's included. It returns the row.
+func (rc *rowCounter) accumulate(k RowKey, lv rowLevel, t *machine.Thread, filtered bool, c Counts) *accRow {
+	r := rc.acc[k]
+	if r == nil {
+		shown := k
+		shown.Kernel, shown.Hyper = lv.kernel, lv.hyper
+		r = &accRow{key: shown, made: rc.newMade(filtered, t)}
+		rc.acc[k] = r
+	}
+	r.once(rc.accStamp, c)
+	return r
+}
+
+// once adds c to r's count if the sample stamp has not yet.
+func (r *accRow) once(stamp uint32, c Counts) {
+	if r.stamp != stamp {
+		r.stamp = stamp
+		r.c.add(c)
 	}
 }
 
@@ -947,66 +997,112 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 // callchain, in caller order, get its period in the Children column.
 func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel, hyper, filtered bool, c Counts) {
 	rc := a.rows
-	keys, levels := append(rc.accKeys[:0], self), append(rc.accLevels[:0], rowLevel{kernel, hyper})
-	frames := rc.frames[:0]
-	var obj objectName // the frame's, for add
-	var hint rowHint   // the frame's, for add
-	add := func(k Key, end uint64, inlined bool, base string) {
-		if rc.hist != nil {
-			frames = append(frames, treeFrame{k, end, inlined, base, obj, hint})
+	event := int(e.attr)
+	// Each entry is counted as the walk comes to it: a chain the walk
+	// finds void (walkCallerOrder) is one chainVoid found so, and is not
+	// walked.
+	var ts *treeSample
+	if rc.hist != nil {
+		ts = &treeSample{h: rc.tree(event), t: t, cpu: int32(e.cpu()), owner: a.execs.owner(e.pid), filtered: filtered, c: c}
+	}
+	// Without, a frame's row is kept beside its callchain slot
+	// (accAnswer) for the thread key and event: a row's key never
+	// changes, and it holds no symbol (histTreeApplies).
+	var rows []accAnswer
+	var tk threadKey
+	if ts == nil {
+		rc.accStamp++
+		rc.accumulate(self, rowLevel{kernel, hyper}, t, filtered, c)
+		if !rc.comm && !rc.sym && !rowCacheOff {
+			_, tid, cpu := rc.threadKeys(t, int32(e.cpu()))
+			tk, rows = threadKey{tid: tid, cpu: cpu}, besideChain(a, &a.accAnswers)
+		}
+	}
+	add := func(f *treeFrame) {
+		if ts != nil {
+			rc.cumulateTree(ts, f)
 			return
 		}
-		keys, levels = append(keys, rc.key(k, t, int32(e.cpu()))), append(levels, rowLevel{k.Kernel, k.Hyper})
+		r := rc.accumulate(rc.key(f.k, t, int32(e.cpu())), rowLevel{f.k.Kernel, f.k.Hyper}, t, filtered, c)
+		if f.at >= 0 {
+			rows[f.at] = accAnswer{tk: tk, event: int32(event), r: r}
+		}
+	}
+	// With perf's trees and the row cache, a frame's entry found before
+	// is kept beside its callchain slot (frameAnswers): a frame it
+	// answers is not named unless the answer no longer stands.
+	if ts != nil && rc.cache != nil {
+		ts.tk = rc.cache.threadKey(rc, t, ts.cpu)
+		ts.answers = besideChain(a, &a.frameAnswers)
 	}
 	// A chain an unknown marker empties is not walked: no frame of it
 	// makes a row or marks one (see cumulate).
+	if chainVoid(e) {
+		return
+	}
 	vers := frameVersions{m: a.m, e: e}
-	ok := !chainVoid(e) && a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
-		k := Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: kernel, Hyper: hyper, Addr: ip, Event: int(e.attr)}
-		var end uint64
-		obj, hint = objectName{}, rowHint{}
+	a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
+		f := treeFrame{k: Key{Kernel: kernel, Hyper: hyper, Addr: ip, Event: event}, hint: rowHint{i: -1, addr: ip, noMap: true}, at: -1}
 		// The frame's map, and its symbol once the table is final, from
 		// the callchain cache (chainFrame).
-		if slot := a.chainFrame(ip, cpumode, &vers); slot.st != nil {
-			st := slot.st
-			mp := st.key.m
+		slot := a.chainFrame(ip, cpumode, &vers)
+		if st := slot.st; st != nil {
 			kernel, hyper = cpumode == machine.CPUModeKernel, false
-			k.DSO, k.Kernel, k.Hyper = mp.DSO, kernel, false
+			f.k.Kernel, f.k.Hyper = kernel, false
+			mp := st.key.m
 			tb := a.stateTable(st)
 			i := int(slot.sym)
 			if !slot.symSet {
 				i = a.sym.findIn(mp, tb, mp.MapIP(ip))
 				slot.sym, slot.symSet = int32(i), st.final
 			}
-			if i >= 0 {
-				sym := tb.Symbol(i)
-				k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
-				if sym.Object { // its entry made at the raw address
-					obj = objectHit(mp, sym.Start, ip)
-				}
+			f.hint = rowHint{st: st, i: int32(i), addr: ip}
+		}
+		switch {
+		case ts != nil && ts.answers != nil:
+			f.at = int32(a.chainAt)
+			if f.answered = rc.cache.holds(&ts.answers[f.at], ts.tk, event); f.answered {
+				rc.cumulateTree(ts, &f)
+				return
 			}
-			hint = rowHint{st: st, i: int32(i), addr: ip}
-		} else {
-			hint.noMap = true
+		case rows != nil && (slot.st == nil || slot.symSet): // named for good
+			f.at = int32(a.chainAt)
+			if ans := &rows[f.at]; ans.r != nil && ans.tk == tk && ans.event == int32(event) {
+				ans.r.once(rc.accStamp, c)
+				return
+			}
 		}
-		add(k, end, false, "")
+		f.name()
+		if i := f.hint.i; i >= 0 && f.hint.st.table.IsObject(int(i)) { // its entry made at the raw address
+			f.obj = objectHit(f.hint.st.key.m, f.k.Addr, ip)
+		}
+		add(&f)
 	}, func(k Key, end uint64, base string) {
-		kernel, hyper, obj, hint = false, false, objectName{}, rowHint{}
-		add(k, end, true, base)
+		kernel, hyper = false, false
+		add(&treeFrame{k: k, end: end, inlined: true, base: base, at: -1})
 	})
-	if rc.hist != nil {
-		if !ok {
-			frames = frames[:0] // perf resets the cursor
-		}
-		rc.cumulateTree(frames, t, int32(e.cpu()), a.execs.owner(e.pid), filtered, c)
-		rc.frames = frames
-		return
+}
+
+// accAnswer is a callchain frame's row in a children table without
+// trees, for the thread key and event it was found for (nil r: none):
+// naming each frame and hashing its RowKey was two thirds of the -a -g
+// recording's -children -sort pid,dso (a CPU profile).
+type accAnswer struct {
+	tk    threadKey
+	event int32
+	r     *accRow
+}
+
+// besideChain returns *slots, one beside each slot of the callchain
+// cache (frameAnswer, accAnswer), made if need be.
+func besideChain[T any](a *attributor, slots *[]T) []T {
+	if a.chainFrames == nil {
+		a.makeChainFrames()
 	}
-	if !ok {
-		keys, levels = keys[:1], levels[:1] // perf resets the cursor
+	if *slots == nil {
+		*slots = make([]T, len(a.chainFrames))
 	}
-	rc.cumulate(keys, levels, t, filtered, c)
-	rc.accKeys, rc.accLevels = keys, levels
+	return *slots
 }
 
 // cutPad cuts what was written to b after start to width runes and
