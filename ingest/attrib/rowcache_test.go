@@ -81,6 +81,29 @@ func TestRowCacheChangesNothing(t *testing.T) {
 	}
 }
 
+// A recording of two events with call graphs: each event's tables by
+// sort keys are the same with the row cache and the answers kept beside
+// the callchain cache, which are the event's (a frame's entry in one
+// event's tree is no entry of the other's).
+func TestRowCacheTwoEvents(t *testing.T) {
+	defer checkingAnswers(t)()
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keys := range rowCacheKeySets {
+		opts := Options{SortKeys: keys, Kallsyms: ks, DebugDir: "-", NoFiles: true, Children: true}
+		got, gotCanon := runRows(t, "testdata/twoevents-g.data", opts, false)
+		want, wantCanon := runRows(t, "testdata/twoevents-g.data", opts, true)
+		if got != want || gotCanon != wantCanon {
+			t.Errorf("-sort %s: with the row cache:\n%s\nwithout:\n%s", strings.Join(keys, ","), got, want)
+		}
+		if strings.Count(want, "# Samples: ") != 2 {
+			t.Fatalf("-sort %s: not two events' tables:\n%s", strings.Join(keys, ","), want)
+		}
+	}
+}
+
 // Threads sampled under their first names, then renamed in place by
 // their first COMM to names that sort anywhere among the others' (and
 // equal to others', which makes perf's tree keep two entries of one
