@@ -47,7 +47,8 @@ type histTree struct {
 	// (poison; nil until the first), npoisoned how many.
 	poisoned  []bool
 	npoisoned int
-	// version counts the entries made and poisoned.
+	// version counts the entries made, poisoned and changed in what
+	// they compare (find).
 	version uint32
 }
 
@@ -127,16 +128,18 @@ func histTreeApplies(keys []string, children bool) bool {
 // it takes their symbol at its symbol's start, which for an inline
 // symbol (of known base) is the one it is inlined into (counted in
 // h.changes).
-func (h *histTree) foundFrom(id, owner int32) {
+func (h *histTree) foundFrom(id, owner int32) (changed bool) {
 	he := &h.entries[id]
 	if he.owner == owner {
-		return
+		return false
 	}
 	he.owner = owner
 	if he.sym && he.inlined && he.base != "" {
 		he.inlined, he.name, he.based = false, he.base, true
 		h.changes++
+		return true
 	}
+	return false
 }
 
 // ownerOf is the owner (execs.owner) of the maps an entry resolved in
@@ -159,8 +162,13 @@ func (h *histTree) find(e histEntry) int32 {
 	found, parent, left := h.search(&h.tree, &e)
 	if found >= 0 {
 		he := &h.entries[found]
-		he.noMap, he.dso = e.noMap, e.dso
-		h.foundFrom(found, e.owner)
+		if he.noMap != e.noMap || he.dso != e.dso {
+			he.noMap, he.dso = e.noMap, e.dso
+			h.version++ // it compares otherwise now (rowCache.strict)
+		}
+		if h.foundFrom(found, e.owner) {
+			h.version++
+		}
 		return found
 	}
 	if len(h.entries) == cap(h.entries) {

@@ -296,7 +296,7 @@ func (rc *rowCounter) findRow(h *histTree, e histEntry, k Key, lv rowLevel, t *m
 		rc.cache.made(h, id)
 	}
 	if cacheable {
-		rc.cache.put(ck, rowCacheVal{id: id})
+		rc.cache.put(ck, rowCacheVal{id: id, seen: rc.cache.strictSeen(h)})
 	}
 	return id
 }
@@ -372,6 +372,7 @@ func (rc *rowCounter) cumulateTree(s *treeSample, f *treeFrame) {
 			return
 		}
 		id = rc.findRow(h, e, f.k, rowLevel{f.k.Kernel, f.k.Hyper}, s.t, s.cpu, s.filtered, ck, cacheable)
+		seen = rc.cache.strictSeen(h)
 	}
 	rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, seen, s.tk)
 	r := h.rows[id]
