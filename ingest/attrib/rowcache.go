@@ -517,6 +517,9 @@ func (c *rowCache) keepAnswer(answers []frameAnswer, f *treeFrame, ck rowCacheKe
 // strictSeen is the seen of an answer perf's search in h just gave: the
 // tree's version when the cache is strict (the answer stands while it
 // lasts), else 0 (its path not yet checked for poison, see treeAnswer).
+// An entry the search made is found again by its key too: linking it
+// rotates only its own path's entries, each raised or lowered away from
+// it, so that its path holds no entry its key's search did not compare.
 func (c *rowCache) strictSeen(h *histTree) uint32 {
 	if c != nil && c.strict {
 		return h.version
