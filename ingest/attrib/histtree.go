@@ -50,39 +50,6 @@ type histTree struct {
 	// version counts the entries made, poisoned and changed in what
 	// they compare (find).
 	version uint32
-	// With a strict rowCache (stamping): stamps hold, for each entry,
-	// the last of mods when a rotation moved it or find changed what it
-	// compares (0: never), so that a search's path can be checked
-	// unchanged (stillFound).
-	stamping bool
-	stamps   []uint32
-	mods     uint32
-}
-
-// stamp notes a change to entry id's place or what it compares.
-func (h *histTree) stamp(id int32) {
-	h.mods++
-	for len(h.stamps) <= int(id) {
-		h.stamps = append(h.stamps, 0)
-	}
-	h.stamps[id] = h.mods
-}
-
-// stillFound reports whether a search that found entry id when mods was
-// *seen finds it still: no entry on its path from the root was lowered by
-// a rotation or changed since (a rotation gives new ancestors only to the
-// entry it lowers and the entries below it). It updates *seen when so.
-func (h *histTree) stillFound(id int32, seen *uint32) bool {
-	if *seen == h.mods {
-		return true
-	}
-	for n := h.nodes[id]; n != nil; n = n.Parent() {
-		if int(n.Value) < len(h.stamps) && h.stamps[n.Value] > *seen {
-			return false
-		}
-	}
-	*seen = h.mods
-	return true
 }
 
 // histEntry is what perf's sort keys compare of a hist entry (and of the
@@ -195,13 +162,12 @@ func (h *histTree) find(e histEntry) int32 {
 	found, parent, left := h.search(&h.tree, &e)
 	if found >= 0 {
 		he := &h.entries[found]
-		changed := he.noMap != e.noMap || he.dso != e.dso
-		he.noMap, he.dso = e.noMap, e.dso
-		if h.foundFrom(found, e.owner) || changed {
-			h.version++ // it compares otherwise now
-			if h.stamping {
-				h.stamp(found)
-			}
+		if he.noMap != e.noMap || he.dso != e.dso {
+			he.noMap, he.dso = e.noMap, e.dso
+			h.version++ // it compares otherwise now (rowCache.strict)
+		}
+		if h.foundFrom(found, e.owner) {
+			h.version++
 		}
 		return found
 	}

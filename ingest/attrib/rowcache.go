@@ -338,10 +338,10 @@ func (c *rowCache) get(k rowCacheKey) (rowCacheVal, bool) {
 // per version of the tree (a rotation moves entries between paths).
 func (c *rowCache) treeAnswer(h *histTree, k rowCacheKey) (int32, bool) {
 	s := c.slot(&k)
-	if s.v.gen != c.gen || s.k != k || c.strict && !h.stillFound(s.v.id, &s.v.seen) {
+	if s.v.gen != c.gen || s.k != k || c.strict && s.v.seen != h.version {
 		return 0, false
 	}
-	if !c.strict && h.npoisoned > 0 && s.v.seen != h.version {
+	if h.npoisoned > 0 && s.v.seen != h.version {
 		if !h.cleanFrom(h.nodes[s.v.id]) {
 			return 0, false
 		}
@@ -488,10 +488,10 @@ func (c *rowCache) holds(a *frameAnswer, tk threadKey, event int) bool {
 
 // frameAnswer returns a's entry of h, if the answer stands.
 func (c *rowCache) frameAnswer(h *histTree, a *frameAnswer) (int32, bool) {
-	if a.gen != c.gen || c.treeOff || c.strict && !h.stillFound(a.id, &a.seen) {
+	if a.gen != c.gen || c.treeOff || c.strict && a.seen != h.version {
 		return 0, false
 	}
-	if !c.strict && h.npoisoned > 0 && a.seen != h.version {
+	if h.npoisoned > 0 && a.seen != h.version {
 		if !h.cleanFrom(h.nodes[a.id]) {
 			return 0, false
 		}
@@ -514,25 +514,15 @@ func (c *rowCache) keepAnswer(answers []frameAnswer, f *treeFrame, ck rowCacheKe
 	answers[f.at] = frameAnswer{gen: c.gen, tk: tk, event: ck.event, id: id, seen: seen}
 }
 
-// answeredSeen is the seen of an answer treeAnswer just gave from h: the
-// tree's mods for a strict cache (stillFound), else its version (the
-// path to it checked for poison).
-func (c *rowCache) answeredSeen(h *histTree) uint32 {
-	if c.strict {
-		return h.mods
-	}
-	return h.version
-}
-
 // strictSeen is the seen of an answer perf's search in h just gave: the
-// tree's mods when the cache is strict (the answer stands while its path
-// does, stillFound), else 0 (its path not yet checked for poison, see treeAnswer).
+// tree's version when the cache is strict (the answer stands while it
+// lasts), else 0 (its path not yet checked for poison, see treeAnswer).
 // An entry the search made is found again by its key too: linking it
 // rotates only its own path's entries, each raised or lowered away from
 // it, so that its path holds no entry its key's search did not compare.
 func (c *rowCache) strictSeen(h *histTree) uint32 {
 	if c != nil && c.strict {
-		return h.mods
+		return h.version
 	}
 	return 0
 }

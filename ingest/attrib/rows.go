@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/kmapindex/kmapindex/ingest/machine"
-	"github.com/kmapindex/kmapindex/ingest/rbtree"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
@@ -281,12 +280,6 @@ func (rc *rowCounter) tree(event int) *histTree {
 		h = newHistTree(rc.histKeys)
 		if rc.cache != nil { // see rowCache
 			h.byComm, h.spans = make(map[*machine.CommEntry][]int32), make(map[spanGroup]*addrSpans)
-			if rc.cache.strict {
-				// A rotation's new paths (the lowered entry's, and those
-				// of the entries below it) all pass the lowered entry.
-				h.stamping = true
-				h.tree.Rotated = func(_, lowered *rbtree.Node) { h.stamp(lowered.Value) }
-			}
 		}
 		rc.hist[event] = h
 	}
@@ -360,7 +353,7 @@ func (rc *rowCounter) cumulateTree(s *treeSample, f *treeFrame) {
 				if rowCacheChecks.on {
 					rowCacheChecks.check(h, found, rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, s.t, s.cpu))
 				}
-				id, seen = found, rc.cache.answeredSeen(h)
+				id, seen = found, h.version
 			}
 		}
 	}
