@@ -359,8 +359,10 @@ func (rc *rowCounter) cumulateTree(s *treeSample, f *treeFrame) {
 	}
 	if id >= 0 {
 		// The tree's one entry equal to f: counted already if it is
-		// among the sample's (countedAlready's check).
-		if slices.Contains(rc.counted, id) {
+		// among the sample's (countedAlready's check). Where the
+		// comparison is no order (strict), the tree may hold others equal
+		// to it, which perf's check finds too.
+		if slices.Contains(rc.counted, id) || rc.cache.strict && countedAlready(h, rc.counted, &h.entries[id]) {
 			rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, seen, s.tk)
 			return
 		}
