@@ -69,8 +69,9 @@ import (
 // strict, an answer standing while the tree is as it was when it was
 // given (histTree.version: no entry made or changed in what it compares),
 // as perf's search then ends where it ended. A table's entries are mostly
-// made early: on the -a recording, -sort sym took 2.16 s without the
-// cache and 1.35 s with it, -a -g -children -sort comm,sym 9.4 and 3.8 s.
+// made early: on the -a recording, -sort sym took 1.46 s without the
+// cache and 0.89 s with it, -a -g -children -sort comm,sym 8.46 and 3.03
+// s (scripts/abbench.sh 3). A gcc build's, made throughout, gain nothing.
 //
 // The cache is direct-mapped, a slot per key's hash, overwritten by the
 // next key of the slot: a gcc build's addresses without a symbol are
