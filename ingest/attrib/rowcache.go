@@ -287,20 +287,6 @@ func (c *rowCache) refuses(class int32) bool {
 	return c.classWide[class]
 }
 
-// threadKey returns the threadKey of a sample of thread t on cpu (zero
-// without a cache).
-func (c *rowCache) threadKey(rc *rowCounter, t *machine.Thread, cpu int32) threadKey {
-	if c == nil {
-		return threadKey{}
-	}
-	comm, tid, cpu := rc.threadKeys(t, cpu)
-	tk := threadKey{tid: tid, cpu: cpu}
-	if comm != nil {
-		tk.comm = c.nameOf(comm)
-	}
-	return tk
-}
-
 // classOf returns the number of class k.
 func (c *rowCache) classOf(k rowClass) int32 {
 	id, ok := c.classes[k]
@@ -470,21 +456,22 @@ func (s *addrSpan) wide() bool {
 // row cache. On the -a -g recording's children table by comm,dso,sym,
 // naming and keying each frame, and the row cache's slot it missed in
 // the processor's cache, were 40 % of the time (a CPU profile).
-// An answer stands while the row cache's answers do (gen, treeOff) and,
-// as treeAnswer checks, the path to its entry holds no poisoned entry.
+// An answer kept for the sample's thread key and event (of) stands while
+// the row cache's answers do (gen, treeOff) and, as treeAnswer checks,
+// the path to its entry holds no poisoned entry (frameAnswer).
 type frameAnswer struct {
-	gen   uint64 // the cache's when kept; 0: none
-	tk    threadKey
-	event int32
-	id    int32
-	seen  uint32 // as rowCacheVal's
+	gen  uint64 // the cache's when kept; 0: none
+	of   answerOf
+	id   int32
+	seen uint32 // as rowCacheVal's
 }
 
-// holds reports whether a may answer a frame of a sample of event with
-// thread key tk, as far as the cache knows before the sample's entries
-// are counted (frameAnswer checks again then).
-func (c *rowCache) holds(a *frameAnswer, tk threadKey, event int) bool {
-	return a.gen == c.gen && !c.treeOff && a.tk == tk && a.event == int32(event)
+// answerOf is what a callchain frame's kept answer (frameAnswer,
+// accAnswer) answers for besides the frame: the sample's thread key and
+// event.
+type answerOf struct {
+	tk    threadKey
+	event int32
 }
 
 // frameAnswer returns a's entry of h, if the answer stands.
@@ -512,7 +499,7 @@ func (c *rowCache) keepAnswer(answers []frameAnswer, f *treeFrame, ck rowCacheKe
 	if answers == nil || f.at < 0 || f.answered || !cacheable || f.obj.set || c.refuses(ck.class) {
 		return
 	}
-	answers[f.at] = frameAnswer{gen: c.gen, tk: tk, event: ck.event, id: id, seen: seen}
+	answers[f.at] = frameAnswer{gen: c.gen, of: answerOf{tk, ck.event}, id: id, seen: seen}
 }
 
 // strictSeen is the seen of an answer perf's search in h just gave: the

@@ -345,7 +345,7 @@ func TestRowCacheKeyRefuses(t *testing.T) {
 		{rowHint{st: st, i: 3}, true, false},
 	} {
 		rc.cache.treeOff = tc.off
-		if _, ok := rc.cache.key(tc.h, rc.cache.threadKey(rc, th, 0), 0); ok != tc.want {
+		if _, ok := rc.cache.key(tc.h, rc.threadKey(th, 0), 0); ok != tc.want {
 			t.Errorf("key(%+v), tree off %v: %v, want %v", tc.h, tc.off, ok, tc.want)
 		}
 	}

@@ -208,7 +208,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 	if rc.firstLevel {
 		k.Kernel, k.Hyper = false, false
 	}
-	ck, cacheable := rc.cache.key(hint, rc.cache.threadKey(rc, t, cpu), k.Event)
+	ck, cacheable := rc.cache.key(hint, rc.threadKey(t, cpu), k.Event)
 	if rc.hist != nil {
 		// The row is the hist entry's, keyed as its first sample made it:
 		// perf compares no level, so a later sample at another level
@@ -415,18 +415,35 @@ type treeFrame struct {
 
 // name names the frame's entry (k, end), as the walk does for a frame
 // not answered: its map's DSO and the symbol hint.i of its table, the
-// one the walk looked it up in.
+// one the walk looked it up in; in an object symbol, the entry is made at
+// the frame's address (obj).
 func (f *treeFrame) name() {
 	f.answered = false
 	f.k.DSO, f.k.Sym = symbols.Unknown, symbols.Unknown
 	if f.hint.noMap {
 		return
 	}
-	f.k.DSO = f.hint.st.key.m.DSO
-	if i := f.hint.i; i >= 0 {
-		sym := f.hint.st.table.Symbol(int(i))
+	m := f.hint.st.key.m
+	f.k.DSO = m.DSO
+	if i := int(f.hint.i); i >= 0 {
+		sym := f.hint.st.table.Symbol(i)
 		f.k.Sym, f.k.Addr, f.end = sym.Name, sym.Start, sym.End
+		if f.hint.st.table.IsObject(i) {
+			f.obj = objectHit(m, sym.Start, f.hint.addr)
+		}
 	}
+}
+
+// threadKey returns the threadKey of a sample of thread t on cpu: its
+// comm named by the row cache's names (none without a cache, whose
+// tables are then children tables by pid, dso and cpu alone).
+func (rc *rowCounter) threadKey(t *machine.Thread, cpu int32) threadKey {
+	comm, tid, cpu := rc.threadKeys(t, cpu)
+	tk := threadKey{tid: tid, cpu: cpu}
+	if comm != nil && rc.cache != nil {
+		tk.comm = rc.cache.nameOf(comm)
+	}
+	return tk
 }
 
 // threadKeys returns what the keys take of a sample's thread t and its
@@ -1012,13 +1029,12 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	// (accAnswer) for the thread key and event: a row's key never
 	// changes, and it holds no symbol (histTreeApplies).
 	var rows []accAnswer
-	var tk threadKey
+	var of answerOf
 	if ts == nil {
 		rc.accStamp++
 		rc.accumulate(self, rowLevel{kernel, hyper}, t, filtered, c)
 		if !rc.comm && !rc.sym && !rowCacheOff {
-			_, tid, cpu := rc.threadKeys(t, int32(e.cpu()))
-			tk, rows = threadKey{tid: tid, cpu: cpu}, besideChain(a, &a.accAnswers)
+			of, rows = answerOf{rc.threadKey(t, int32(e.cpu())), int32(event)}, besideChain(a, &a.accAnswers)
 		}
 	}
 	add := func(f *treeFrame) {
@@ -1028,15 +1044,16 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 		}
 		r := rc.accumulate(rc.key(f.k, t, int32(e.cpu())), rowLevel{f.k.Kernel, f.k.Hyper}, t, filtered, c)
 		if f.at >= 0 {
-			rows[f.at] = accAnswer{tk: tk, event: int32(event), r: r}
+			rows[f.at] = accAnswer{of: of, r: r}
 		}
 	}
 	// With perf's trees and the row cache, a frame's entry found before
 	// is kept beside its callchain slot (frameAnswers): a frame it
 	// answers is not named unless the answer no longer stands.
 	if ts != nil && rc.cache != nil {
-		ts.tk = rc.cache.threadKey(rc, t, ts.cpu)
+		ts.tk = rc.threadKey(t, ts.cpu)
 		ts.answers = besideChain(a, &a.frameAnswers)
+		of = answerOf{ts.tk, int32(event)}
 	}
 	// A chain an unknown marker empties is not walked: no frame of it
 	// makes a row or marks one (see cumulate).
@@ -1064,21 +1081,18 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 		switch {
 		case ts != nil && ts.answers != nil:
 			f.at = int32(a.chainAt)
-			if f.answered = rc.cache.holds(&ts.answers[f.at], ts.tk, event); f.answered {
+			if f.answered = ts.answers[f.at].of == of; f.answered { // if it stands (frameAnswer)
 				rc.cumulateTree(ts, &f)
 				return
 			}
 		case rows != nil && (slot.st == nil || slot.symSet): // named for good
 			f.at = int32(a.chainAt)
-			if ans := &rows[f.at]; ans.r != nil && ans.tk == tk && ans.event == int32(event) {
+			if ans := &rows[f.at]; ans.r != nil && ans.of == of {
 				ans.r.once(rc.accStamp, c)
 				return
 			}
 		}
 		f.name()
-		if i := f.hint.i; i >= 0 && f.hint.st.table.IsObject(int(i)) { // its entry made at the raw address
-			f.obj = objectHit(f.hint.st.key.m, f.k.Addr, ip)
-		}
 		add(&f)
 	}, func(k Key, end uint64, base string) {
 		kernel, hyper = false, false
@@ -1091,9 +1105,8 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 // naming each frame and hashing its RowKey was two thirds of the -a -g
 // recording's -children -sort pid,dso (a CPU profile).
 type accAnswer struct {
-	tk    threadKey
-	event int32
-	r     *accRow
+	of answerOf
+	r  *accRow
 }
 
 // besideChain returns *slots, one beside each slot of the callchain
