@@ -496,7 +496,7 @@ func (c *rowCache) frameAnswer(h *histTree, a *frameAnswer) (int32, bool) {
 // its DSO (made). The walk counts each frame before it looks up the next
 // (cumulateRows), so that f's slot is still f's.
 func (c *rowCache) keepAnswer(answers []frameAnswer, f *treeFrame, ck rowCacheKey, cacheable bool, id int32, seen uint32, tk threadKey) {
-	if answers == nil || f.at < 0 || f.answered || !cacheable || f.obj.set || c.refuses(ck.class) {
+	if answers == nil || f.at < 0 || !cacheable || f.obj.set || c.refuses(ck.class) {
 		return
 	}
 	answers[f.at] = frameAnswer{gen: c.gen, of: answerOf{tk, ck.event}, id: id, seen: seen}

@@ -330,56 +330,67 @@ func (rc *rowCounter) cumulateTree(s *treeSample, f *treeFrame) {
 		// would change their names, so the cache goes off.
 		rc.cache.treeOff = true
 	}
-	id := int32(-1)
-	if f.answered {
-		found, ok := rc.cache.frameAnswer(h, &s.answers[f.at])
-		if !ok {
-			f.name() // and found as any other
-		} else {
+	ck, cacheable := rc.cache.frameKey(f, s.tk)
+	if cacheable {
+		if id, ok := rc.cache.treeAnswer(h, ck); ok {
 			if rowCacheChecks.on {
-				g := *f
-				g.name()
-				rowCacheChecks.check(h, found, rc.histEntry(g.k, g.k.Kernel, g.end, g.inlined, s.t, s.cpu))
+				rowCacheChecks.check(h, id, rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, s.t, s.cpu))
 			}
-			id = found
-		}
-	}
-	var ck rowCacheKey
-	cacheable, seen := false, uint32(0)
-	if id < 0 {
-		ck, cacheable = rc.cache.frameKey(f, s.tk)
-		if cacheable {
-			if found, ok := rc.cache.treeAnswer(h, ck); ok {
-				if rowCacheChecks.on {
-					rowCacheChecks.check(h, found, rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, s.t, s.cpu))
-				}
-				id, seen = found, h.version
-			}
-		}
-	}
-	if id >= 0 {
-		// The tree's one entry equal to f: counted already if it is
-		// among the sample's (countedAlready's check). Where the
-		// comparison is no order (strict), the tree may hold others equal
-		// to it, which perf's check finds too.
-		if slices.Contains(rc.counted, id) || rc.cache.strict && countedAlready(h, rc.counted, &h.entries[id]) {
-			rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, seen, s.tk)
+			rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, h.version, s.tk)
+			rc.countFound(s, id, f.k.Kernel, f.obj)
 			return
 		}
-		h.entries[id].owner = ownerOf(f.k.Kernel, s.owner) // as add's
-	} else {
-		e := rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, s.t, s.cpu)
-		e.base, e.owner = f.base, ownerOf(f.k.Kernel, s.owner)
-		if countedAlready(h, rc.counted, &e) {
-			return
-		}
-		id = rc.findRow(h, e, f.k, rowLevel{f.k.Kernel, f.k.Hyper}, s.t, s.cpu, s.filtered, ck, cacheable)
-		seen = rc.cache.strictSeen(h)
 	}
-	rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, seen, s.tk)
-	r := h.rows[id]
+	e := rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, s.t, s.cpu)
+	e.base, e.owner = f.base, ownerOf(f.k.Kernel, s.owner)
+	if countedAlready(h, rc.counted, &e) {
+		return
+	}
+	id := rc.findRow(h, e, f.k, rowLevel{f.k.Kernel, f.k.Hyper}, s.t, s.cpu, s.filtered, ck, cacheable)
+	rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, rc.cache.strictSeen(h), s.tk)
+	rc.count(s, id, f.obj)
+}
+
+// cumulateAnswered is cumulateTree for the frame at callchain slot at
+// (level kernel, map and symbol hint) whose kept answer is for the
+// sample's thread key and event: it counts the answer's entry and reports
+// true if the answer stands (frameAnswer), else false, and the frame is
+// named and counted as any other. No frame is made for it: making one
+// was 8 % of the -a -g recording's children table by comm,dso,sym (a CPU
+// profile).
+func (rc *rowCounter) cumulateAnswered(s *treeSample, at int32, kernel bool, hint rowHint) bool {
+	id, ok := rc.cache.frameAnswer(s.h, &s.answers[at])
+	if !ok {
+		return false
+	}
+	if rowCacheChecks.on {
+		f := treeFrame{k: Key{Kernel: kernel, Addr: hint.addr, Event: int(s.answers[at].of.event)}, hint: hint, at: at}
+		f.name()
+		rowCacheChecks.check(s.h, id, rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, s.t, s.cpu))
+	}
+	rc.countFound(s, id, kernel, objectName{}) // an object symbol's frame keeps no answer
+	return true
+}
+
+// countFound counts the sample in entry id, found for a callchain entry
+// at level kernel (obj: its object hit), unless an entry counted for the
+// sample already compares equal to it (countedAlready's check): where
+// the comparison is no order (strict), the tree may hold others equal to
+// it, which perf's check finds too.
+func (rc *rowCounter) countFound(s *treeSample, id int32, kernel bool, obj objectName) {
+	h := s.h
+	if slices.Contains(rc.counted, id) || rc.cache.strict && countedAlready(h, rc.counted, &h.entries[id]) {
+		return
+	}
+	h.entries[id].owner = ownerOf(kernel, s.owner) // as add's
+	rc.count(s, id, obj)
+}
+
+// count counts the sample in entry id's Children column.
+func (rc *rowCounter) count(s *treeSample, id int32, obj objectName) {
+	r := s.h.rows[id]
 	r.acc.add(s.c)
-	r.obj.note(f.obj)
+	r.obj.note(obj)
 	rc.counted = append(rc.counted, id)
 }
 
@@ -406,11 +417,8 @@ type treeFrame struct {
 	obj     objectName // in an object symbol: the entry's (objectName)
 	hint    rowHint    // its map's and symbol's (rowCache.frameKey)
 	// at is the frame's callchain slot (attributor.chainAt), beside
-	// which its entry's answer is kept (frameAnswer; -1: none). answered
-	// says the answer there answered it: k then holds its level, ip and
-	// event alone (name).
-	at       int32
-	answered bool
+	// which its entry's answer is kept (frameAnswer; -1: none).
+	at int32
 }
 
 // name names the frame's entry (k, end), as the walk does for a frame
@@ -418,7 +426,6 @@ type treeFrame struct {
 // one the walk looked it up in; in an object symbol, the entry is made at
 // the frame's address (obj).
 func (f *treeFrame) name() {
-	f.answered = false
 	f.k.DSO, f.k.Sym = symbols.Unknown, symbols.Unknown
 	if f.hint.noMap {
 		return
@@ -1062,13 +1069,12 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	}
 	vers := frameVersions{m: a.m, e: e}
 	a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) {
-		f := treeFrame{k: Key{Kernel: kernel, Hyper: hyper, Addr: ip, Event: event}, hint: rowHint{i: -1, addr: ip, noMap: true}, at: -1}
 		// The frame's map, and its symbol once the table is final, from
 		// the callchain cache (chainFrame).
 		slot := a.chainFrame(ip, cpumode, &vers)
+		hint := rowHint{i: -1, addr: ip, noMap: true}
 		if st := slot.st; st != nil {
 			kernel, hyper = cpumode == machine.CPUModeKernel, false
-			f.k.Kernel, f.k.Hyper = kernel, false
 			mp := st.key.m
 			tb := a.stateTable(st)
 			i := int(slot.sym)
@@ -1076,22 +1082,23 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 				i = a.sym.findIn(mp, tb, mp.MapIP(ip))
 				slot.sym, slot.symSet = int32(i), st.final
 			}
-			f.hint = rowHint{st: st, i: int32(i), addr: ip}
+			hint = rowHint{st: st, i: int32(i), addr: ip}
 		}
+		at := int32(-1)
 		switch {
 		case ts != nil && ts.answers != nil:
-			f.at = int32(a.chainAt)
-			if f.answered = ts.answers[f.at].of == of; f.answered { // if it stands (frameAnswer)
-				rc.cumulateTree(ts, &f)
+			at = int32(a.chainAt)
+			if ts.answers[at].of == of && rc.cumulateAnswered(ts, at, kernel, hint) {
 				return
 			}
 		case rows != nil && (slot.st == nil || slot.symSet): // named for good
-			f.at = int32(a.chainAt)
-			if ans := &rows[f.at]; ans.r != nil && ans.of == of {
+			at = int32(a.chainAt)
+			if ans := &rows[at]; ans.r != nil && ans.of == of {
 				ans.r.once(rc.accStamp, c)
 				return
 			}
 		}
+		f := treeFrame{k: Key{Kernel: kernel, Hyper: hyper, Addr: ip, Event: event}, hint: hint, at: at}
 		f.name()
 		add(&f)
 	}, func(k Key, end uint64, base string) {
