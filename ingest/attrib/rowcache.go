@@ -53,10 +53,15 @@ import (
 //     made (addrSpans). With the dso key before sym, entries of two DSOs,
 //     or with and without a map, compare by the keys up to dso, whose
 //     order holds, so a wide DSO leaves the others in order: its answers
-//     are void and its keys refused (classWide). Entries without a map
-//     are never cached: the -a -g recording's callchains hold junk
-//     addresses that made them wide early on. With sym first, a wide span
-//     turns the cache off (treeOff).
+//     are void and its keys refused (classWide). So too entries without a
+//     map, by the values of the keys before sym (comm, pid, cpu: their
+//     group, noMapGroup): those of two groups compare no addresses, and a
+//     group whose span is wide has its keys refused (noMapWide). On the
+//     -a -g recording, whose callchains hold junk addresses, 5 of 27
+//     command names' groups were wide, and the 1.06 M callchain entries
+//     of the other 22 were left to perf's search while one span held
+//     them all. With sym first, a wide span turns the cache off
+//     (treeOff).
 //   - an inlined function's entry found from other maps takes the name
 //     of the function it is inlined into (foundFrom): the first inlined
 //     callchain entry turns the cache off.
@@ -103,10 +108,14 @@ type rowCache struct {
 	// span is wide, classWide the classes of theirs (by number), and
 	// classDSO each class's short name.
 	dsoFirst  bool
-	noMapWide bool // the span of the entries without a map is wide
 	wideDSOs  map[string]bool
 	classWide []bool
 	classDSO  []string
+	// noMapWide are the groups of entries without a map whose span is
+	// wide; groupBy, which of a threadKey's fields their group takes:
+	// those of the keys before sym.
+	noMapWide map[threadKey]bool
+	groupBy   threadKey
 }
 
 // rowClass is what a sample's row takes of its map beyond its symbol: the
@@ -180,10 +189,25 @@ func newRowCache(rc *rowCounter, children bool) *rowCache {
 	if rowCacheOff || children && rc.hist == nil {
 		return nil
 	}
+	sym := slices.Index(rc.histKeys, SortSym)
+	before := func(key string) int32 { // -1 if key comes before sym, else 0
+		if i := slices.Index(rc.histKeys, key); i >= 0 && (sym < 0 || i < sym) {
+			return -1
+		}
+		return 0
+	}
 	return &rowCache{slots: make([]rowSlot, 1<<rowCacheBits), bits: rowCacheBits, tree: rc.hist != nil, strict: rc.hist != nil && rc.sym && !rc.dso,
 		gen: 1, names: make(map[string]int32), classes: make(map[rowClass]int32),
-		dsoFirst: slices.Index(rc.histKeys, SortDSO) < slices.Index(rc.histKeys, SortSym), wideDSOs: make(map[string]bool),
-		classWide: []bool{false}, classDSO: []string{""}}
+		dsoFirst: slices.Index(rc.histKeys, SortDSO) < sym, wideDSOs: make(map[string]bool),
+		classWide: []bool{false}, classDSO: []string{""},
+		noMapWide: make(map[threadKey]bool), groupBy: threadKey{comm: before(SortComm), tid: before(SortPid), cpu: before(SortCPU)}}
+}
+
+// noMapGroup is the group of the entries without a map that a sample of
+// thread key tk searches among: the keys before sym tell groups apart,
+// so that entries of two groups compare no addresses.
+func (c *rowCache) noMapGroup(tk threadKey) threadKey {
+	return threadKey{comm: tk.comm & c.groupBy.comm, tid: tk.tid & c.groupBy.tid, cpu: tk.cpu & c.groupBy.cpu}
 }
 
 // slot returns k's slot.
@@ -212,16 +236,19 @@ var rowCacheOff bool
 // against perf's search (tests).
 var rowCacheChecks answerChecks
 
-// answerChecks counts the answers checked and those perf's search would
-// not give (bad).
+// answerChecks counts the answers checked, those for entries without a
+// map, and those perf's search would not give (bad).
 type answerChecks struct {
-	on        bool
-	done, bad int
+	on               bool
+	done, noMap, bad int
 }
 
 // check checks answer id for an entry searched as e in h.
 func (c *answerChecks) check(h *histTree, id int32, e histEntry) {
 	c.done++
+	if e.noMap {
+		c.noMap++
+	}
 	if found, _, _ := h.search(&h.tree, &e); found != id {
 		c.bad++
 	}
@@ -237,7 +264,7 @@ func (c *rowCache) key(h rowHint, tk threadKey, event int) (rowCacheKey, bool) {
 	if h.st.rowClass == 0 { // st is of the cache's run
 		h.st.rowClass = c.classOf(rowClass{h.st.key.m.DSO, h.st.key.kernel, h.st.table})
 	}
-	if c.refuses(h.st.rowClass) {
+	if c.refuses(h.st.rowClass, tk) {
 		return rowCacheKey{}, false
 	}
 	k := rowCacheKey{class: h.st.rowClass, i: h.i, event: int32(event), threadKey: tk}
@@ -260,7 +287,7 @@ func (c *rowCache) frameKey(f *treeFrame, tk threadKey) (rowCacheKey, bool) {
 	if f.hint.noMap {
 		// Keyed by its ip alone (class -1): entries without a map
 		// compare no level, while their addresses are ordered.
-		if c.refuses(noMapClass) {
+		if c.refuses(noMapClass, tk) {
 			return rowCacheKey{}, false
 		}
 		return rowCacheKey{class: noMapClass, i: -3, addr: f.k.Addr, event: int32(f.k.Event), threadKey: tk}, true
@@ -275,14 +302,15 @@ func (c *rowCache) frameKey(f *treeFrame, tk threadKey) (rowCacheKey, bool) {
 // noMapClass is the class of the keys of entries without a map.
 const noMapClass = -1
 
-// refuses reports whether the cache refuses keys of class now: its
-// tree's order may be broken for them (wide spans of addresses, or off).
-func (c *rowCache) refuses(class int32) bool {
+// refuses reports whether the cache refuses keys of class, of a sample
+// of thread key tk, now: its tree's order may be broken for them (wide
+// spans of addresses, or off).
+func (c *rowCache) refuses(class int32, tk threadKey) bool {
 	switch {
 	case c.tree && c.treeOff:
 		return true
 	case class == noMapClass:
-		return c.noMapWide
+		return len(c.noMapWide) > 0 && c.noMapWide[c.noMapGroup(tk)]
 	}
 	return c.classWide[class]
 }
@@ -365,6 +393,39 @@ func (c *rowCache) renamed(rc *rowCounter, e *machine.CommEntry, old string) {
 	}
 	if held {
 		c.gen++
+		c.regroup(rc, old, e)
+	}
+}
+
+// regroup moves the spans of the groups of entries without a map named
+// old into those of e's new name, which the entries holding e compare in
+// now (their addresses stay in old's spans too: a span only grows).
+func (c *rowCache) regroup(rc *rowCounter, old string, e *machine.CommEntry) {
+	from, ok := c.names[old]
+	if !ok || c.groupBy.comm == 0 || !c.dsoFirst {
+		return
+	}
+	to := c.nameOf(e)
+	for _, h := range rc.hist {
+		var moves []spanGroup
+		for g := range h.spans {
+			if g.noMap && g.group.comm == from {
+				moves = append(moves, g)
+			}
+		}
+		for _, g := range moves {
+			ng := g
+			ng.group.comm = to
+			s := h.spans[ng]
+			if s == nil {
+				s = &addrSpans{}
+				h.spans[ng] = s
+			}
+			s.ips.merge(&h.spans[g].ips)
+			if s.ips.wide() {
+				c.noMapWide[ng.group] = true
+			}
+		}
 	}
 }
 
@@ -376,9 +437,12 @@ func (c *rowCache) made(h *histTree, id int32) {
 		return
 	}
 	e := &h.entries[id]
-	g := spanGroup{e.dso, e.noMap}
-	if !c.dsoFirst {
+	g := spanGroup{dso: e.dso, noMap: e.noMap}
+	switch {
+	case !c.dsoFirst:
 		g = spanGroup{} // sym compares every entry's addresses with every other's
+	case e.noMap:
+		g.group = c.entryGroup(e)
 	}
 	s := h.spans[g]
 	if s == nil {
@@ -398,8 +462,8 @@ func (c *rowCache) made(h *histTree, id int32) {
 	case !c.dsoFirst:
 		c.treeOff = true
 	case g.noMap:
-		if !c.noMapWide {
-			c.noMapWide = true
+		if !c.noMapWide[g.group] {
+			c.noMapWide[g.group] = true
 			c.gen++
 		}
 	case c.wideDSOs[g.dso]:
@@ -413,11 +477,24 @@ func (c *rowCache) made(h *histTree, id int32) {
 }
 
 // spanGroup is the entries whose addresses compare with each other's:
-// one DSO's (by short name), or those without a map, when the dso key
-// comes before sym (rowCache.dsoFirst); else all.
+// one DSO's (by short name), or those without a map of one group
+// (noMapGroup), when the dso key comes before sym (rowCache.dsoFirst);
+// else all.
 type spanGroup struct {
 	dso   string
 	noMap bool
+	group threadKey
+}
+
+// entryGroup is noMapGroup for entry e: the values it holds of the keys
+// before sym, its command's name as it is now.
+func (c *rowCache) entryGroup(e *histEntry) threadKey {
+	var tk threadKey
+	if c.groupBy.comm != 0 {
+		tk.comm = c.nameOf(e.comm)
+	}
+	tk.tid, tk.cpu = e.tid&c.groupBy.tid, e.cpu&c.groupBy.cpu
+	return tk
 }
 
 // addrSpans are the spans of a group's symbol bounds and of its
@@ -430,6 +507,16 @@ type addrSpan struct {
 	lo, hi   uint64
 	slo, shi int64
 	set      bool
+}
+
+// merge adds o's addresses to s: its extremes, unsigned and signed,
+// which are addresses of o's.
+func (s *addrSpan) merge(o *addrSpan) {
+	if o.set {
+		for _, a := range [...]uint64{o.lo, o.hi, uint64(o.slo), uint64(o.shi)} {
+			s.add(a)
+		}
+	}
 }
 
 func (s *addrSpan) add(a uint64) {
@@ -496,7 +583,7 @@ func (c *rowCache) frameAnswer(h *histTree, a *frameAnswer) (int32, bool) {
 // its DSO (made). The walk counts each frame before it looks up the next
 // (cumulateRows), so that f's slot is still f's.
 func (c *rowCache) keepAnswer(answers []frameAnswer, f *treeFrame, ck rowCacheKey, cacheable bool, id int32, seen uint32, tk threadKey) {
-	if answers == nil || f.at < 0 || !cacheable || f.obj.set || c.refuses(ck.class) {
+	if answers == nil || f.at < 0 || !cacheable || f.obj.set || c.refuses(ck.class, tk) {
 		return
 	}
 	answers[f.at] = frameAnswer{gen: c.gen, of: answerOf{tk, ck.event}, id: id, seen: seen}

@@ -112,12 +112,19 @@ func TestRowCacheTwoEvents(t *testing.T) {
 // that entries keep being made after the renames: the tables by sort
 // keys are the same with the row cache, which must see every rename that
 // moves an entry out of its place in perf's tree. The samples' callchains
-// hold kernel and user addresses and junk without a map, whose
-// addresses perf's tree orders no more (addrSpan.wide), for the
-// children tables. Each answer of the cache from a tree is perf's
-// search's.
+// hold kernel and user addresses and junk without a map, for the
+// children tables: a quarter of the threads' junk lies where perf's tree
+// orders it no more (addrSpan.wide), the others' where it does, so that
+// renames move threads between groups of each kind (noMapGroup). Each
+// answer of the cache from a tree is perf's search's, and some are for
+// entries without a map.
 func TestRowCacheFollowsRenames(t *testing.T) {
 	defer checkingAnswers(t)()
+	defer func() {
+		if rowCacheChecks.noMap == 0 {
+			t.Error("no answer of the row cache for an entry without a map")
+		}
+	}()
 	ks, err := kallsyms.ReadFile(kallsymsSubset)
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +142,7 @@ func TestRowCacheFollowsRenames(t *testing.T) {
 	names := []string{"a", "cc1", "gcc", "make", "zz", "sh", ":150", ":101"}
 	const contextKernel, contextUser = 0xffffffffffffff80, 0xfffffffffffffe00 // PERF_CONTEXT_KERNEL, _USER
 	junk := []uint64{0x10, 0xc484000000000000, 0x7fffffffffffff00, 0x4000000000000000}
+	narrowJunk := []uint64{0x10, 0x7fffffffff00, 0x55d5c4e12345, 0x1000}
 	userBases := []uint64{0x400000, 0x7ffffffffff00000, 0xc484000000001000}
 	defer func(bits uint) { chainCacheBits = bits }(chainCacheBits)
 	for seed := range uint64(30) {
@@ -188,7 +196,11 @@ func TestRowCacheFollowsRenames(t *testing.T) {
 					s.Callchain = append(s.Callchain, userBases[rng.IntN(len(userBases))]+uint64(rng.IntN(8))*0x200)
 				}
 				if rng.IntN(3) == 0 {
-					s.Callchain = append(s.Callchain, junk[rng.IntN(len(junk))])
+					j := narrowJunk
+					if pid%4 == 0 {
+						j = junk
+					}
+					s.Callchain = append(s.Callchain, j[rng.IntN(len(j))])
 				}
 			}
 			w.WriteSample(s)
@@ -550,5 +562,104 @@ func TestRowCacheStrictFollowsChanges(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Callchain entries without a map are cached by group (noMapGroup):
+// threads named n1 and n2 hold junk addresses that perf's tree orders
+// (addrSpan.wide is false for them), two unnamed threads junk it does
+// not, and a third of the way through each unnamed thread takes one of
+// the names in place (its first COMM), so that the name's group holds
+// junk perf's tree orders no more from then on (regroup). Tables by
+// comm-led keys are the same with the row cache on and off, each answer
+// of the cache is perf's search's, and the cache answers entries without
+// a map though the unnamed threads' groups are wide from the start.
+func TestRowCacheNoMapGroups(t *testing.T) {
+	defer checkingAnswers(t)()
+	narrow := []uint64{0x10, 0x1000, 0x2000, 0x55d5c4e12345, 0x7fffffffff00, 0x7ffe00000000}
+	wide := []uint64{0x10, 0x4000000000000000, 0x7fffffffffffff00, 0x8000000000000010, 0xc484000000000000, 0xfff0000000000000}
+	const contextUser = 0xfffffffffffffe00 // PERF_CONTEXT_USER
+	// The answers for entries without a map with the sym key.
+	noMapAnswers := 0
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		path, w, done, u, _ := kernelRecording(t)
+		pids := []uint32{100, 101, 200, 201}
+		for _, pid := range pids {
+			w.WriteMmap(&perfdata.Mmap{Info: u, Pid: pid, Tid: pid, Addr: 0x400000, Len: 0x1000, Filename: "/bin/a", Prot: 5, SampleID: perfdata.SampleID{Time: 1}})
+		}
+		w.WriteComm(&perfdata.Comm{Pid: 100, Tid: 100, Comm: "n1", SampleID: perfdata.SampleID{Time: 2}})
+		w.WriteComm(&perfdata.Comm{Pid: 101, Tid: 101, Comm: "n2", SampleID: perfdata.SampleID{Time: 2}})
+		const samples = 3000
+		for i := range samples {
+			tm := uint64(10 + i)
+			if i == samples/3 {
+				w.WriteComm(&perfdata.Comm{Pid: 200, Tid: 200, Comm: "n1", SampleID: perfdata.SampleID{Time: tm}})
+				w.WriteComm(&perfdata.Comm{Pid: 201, Tid: 201, Comm: "n2", SampleID: perfdata.SampleID{Time: tm}})
+			}
+			pid := pids[rng.IntN(len(pids))]
+			junk := narrow
+			if pid >= 200 {
+				junk = wide
+			}
+			s := &perfdata.Sample{Info: u, Pid: pid, Tid: pid, Time: tm, Period: 1, IP: 0x400010 + uint64(rng.IntN(4))*0x100, CPU: uint32(rng.IntN(2))}
+			s.Callchain = []uint64{contextUser, s.IP}
+			for range 1 + rng.IntN(3) {
+				s.Callchain = append(s.Callchain, junk[rng.IntN(len(junk))]+uint64(rng.IntN(2)))
+			}
+			w.WriteSample(s)
+		}
+		done()
+		for _, keys := range [][]string{{SortComm, SortDSO, SortSym}, {SortComm, SortCPU, SortDSO, SortSym}, {SortComm, SortDSO}} {
+			opts := Options{SortKeys: keys, DebugDir: "-", NoFiles: true, Children: true}
+			before := rowCacheChecks.noMap
+			got, gotCanon := runRows(t, path, opts, false)
+			if keys[len(keys)-1] == SortSym {
+				noMapAnswers += rowCacheChecks.noMap - before
+			}
+			want, wantCanon := runRows(t, path, opts, true)
+			if got != want || gotCanon != wantCanon {
+				t.Fatalf("seed %d, -sort %s: with the row cache:\n%s\nwithout:\n%s", seed, strings.Join(keys, ","), got, want)
+			}
+		}
+	}
+	// Half the samples are the n1 and n2 threads', whose entries without
+	// a map are answered from the second search on until the renames
+	// (their groups widen then): 38 k answers in all, none if one group
+	// held every thread's.
+	if noMapAnswers < 20*1000 {
+		t.Errorf("the row cache answered %d searches of entries without a map by the sym key, want 20,000 or more", noMapAnswers)
+	}
+}
+
+// A rename in place moves a thread's entries without a map into its new
+// name's group (regroup): the name whose group was narrow is refused once
+// it holds the entries of a wide one, though no entry is made after the
+// rename.
+func TestRowCacheRegroups(t *testing.T) {
+	m := machine.New(mapset.BTree)
+	rc := newRowCounter([]string{SortComm, SortDSO, SortSym}, true)
+	m.OnCommRename = func(e *machine.CommEntry, old string) { rc.cache.renamed(rc, e, old) }
+	h := rc.tree(0)
+	add := func(th *machine.Thread, addrs ...uint64) {
+		for _, a := range addrs {
+			id := h.find(rc.histEntry(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Addr: a}, false, 0, false, th, 0))
+			rc.cache.made(h, id)
+		}
+	}
+	unnamed := m.SampleThread(200, 200)
+	add(unnamed, 0x10, 0x4000000000000000, 0x8000000000000010, 0xc484000000000000)
+	m.Comm(100, 100, "n1")
+	named := m.SampleThread(100, 100)
+	add(named, 0x1000, 0x2000)
+	if !rc.cache.refuses(noMapClass, rc.threadKey(unnamed, 0)) {
+		t.Errorf("%s's wide group not refused", "thread 200")
+	}
+	if rc.cache.refuses(noMapClass, rc.threadKey(named, 0)) {
+		t.Errorf("%s's narrow group refused", "n1")
+	}
+	m.Comm(200, 200, "n1") // its first: a rename in place
+	if !rc.cache.refuses(noMapClass, rc.threadKey(named, 0)) {
+		t.Errorf("%s's group not refused once it holds %s's entries", "n1", "thread 200")
 	}
 }
