@@ -48,8 +48,11 @@ type histTree struct {
 	poisoned  []bool
 	npoisoned int
 	// version counts the entries made, poisoned and changed in what
-	// they compare (find).
-	version uint32
+	// they compare (find). poisonEpoch counts the entries poisoned and
+	// the rotations that raised a poisoned entry (rotated): the only ways
+	// a path from the root gains a poisoned entry.
+	version     uint32
+	poisonEpoch uint32
 }
 
 // histEntry is what perf's sort keys compare of a hist entry (and of the
@@ -217,6 +220,16 @@ func (h *histTree) poison(id int32) {
 		h.poisoned[id] = true
 		h.npoisoned++
 		h.version++
+		h.poisonEpoch++
+	}
+}
+
+// rotated is the tree's Rotated hook (with a rowCache): a rotation gives
+// the entry it raised as an ancestor to the entry it lowered and those
+// below it on the side away from the raised one.
+func (h *histTree) rotated(risen, _ *rbtree.Node) {
+	if h.npoisoned > 0 && h.isPoisoned(risen.Value) {
+		h.poisonEpoch++
 	}
 }
 

@@ -240,3 +240,35 @@ func TestRowsOrderIsTotal(t *testing.T) {
 		}
 	}
 }
+
+// An answer whose path from the root was found clean of poisoned entries
+// at a poison epoch stays clean while the epoch does (rowCache.stands):
+// random entries made and poisoned, each answer kept with the epoch it
+// was found clean at checked against the path it has now.
+func TestPoisonEpochCoversPaths(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		h := newHistTree([]string{SortDSO, SortSym})
+		h.byComm = map[*machine.CommEntry][]int32{}
+		h.tree.Rotated = h.rotated
+		answers := map[int32]uint32{} // entry: the epoch its path was found clean at
+		for step := range 3000 {
+			if rng.IntN(8) == 0 && len(h.entries) > 0 {
+				h.poison(int32(rng.IntN(len(h.entries))))
+			} else {
+				id := h.find(histEntry{noMap: true, ip: rng.Uint64N(1 << 20)})
+				if h.npoisoned == 0 || h.cleanFrom(h.nodes[id]) {
+					answers[id] = h.poisonEpoch
+				}
+			}
+			if step%10 != 0 {
+				continue
+			}
+			for id, seen := range answers {
+				if seen == h.poisonEpoch && !h.cleanFrom(h.nodes[id]) {
+					t.Fatalf("seed %d, step %d: entry %d's path holds a poisoned entry at the epoch it was found clean at", seed, step, id)
+				}
+			}
+		}
+	}
+}

@@ -175,8 +175,8 @@ type threadKey struct{ comm, tid, cpu int32 }
 type rowCacheVal struct {
 	gen uint64
 	id  int32
-	// seen is the tree's version (histTree.version) when the path to
-	// the entry was last found clean of poison (treeAnswer).
+	// seen is the tree's mark (seenNow) when the answer last stood
+	// (stands).
 	seen uint32
 	r    *row
 }
@@ -349,20 +349,43 @@ func (c *rowCache) get(k rowCacheKey) (rowCacheVal, bool) {
 }
 
 // treeAnswer returns the entry of h cached for k, if any, not void, and
-// on a path from the root that no poisoned entry lies on: checked once
-// per version of the tree (a rotation moves entries between paths).
+// standing (stands).
 func (c *rowCache) treeAnswer(h *histTree, k rowCacheKey) (int32, bool) {
 	s := c.slot(&k)
-	if s.v.gen != c.gen || s.k != k || c.strict && s.v.seen != h.version {
+	if s.v.gen != c.gen || s.k != k || !c.stands(h, s.v.id, &s.v.seen) {
 		return 0, false
 	}
-	if h.npoisoned > 0 && s.v.seen != h.version {
-		if !h.cleanFrom(h.nodes[s.v.id]) {
-			return 0, false
-		}
-		s.v.seen = h.version
-	}
 	return s.v.id, true
+}
+
+// stands reports whether an answer, entry id of h, given or last found
+// standing when h's mark was *seen (seenNow), stands now, and then sets
+// *seen to the mark. Strict, it stands while the tree is as it was
+// (histTree.version). Else while no poisoned entry lies on the path from
+// the root to it, checked again only once a path may have gained one
+// (histTree.poisonEpoch): checked at each new version instead, the walks
+// up the paths were 6 % of the -a -g recording's children table by
+// comm,dso,sym (a CPU profile), whose entries are made throughout.
+func (c *rowCache) stands(h *histTree, id int32, seen *uint32) bool {
+	if c.strict {
+		return *seen == h.version
+	}
+	if h.npoisoned > 0 && *seen != h.poisonEpoch {
+		if !h.cleanFrom(h.nodes[id]) {
+			return false
+		}
+		*seen = h.poisonEpoch
+	}
+	return true
+}
+
+// seenNow is h's mark for an answer that stands now (stands): its
+// version in a strict cache, else its poison epoch.
+func (c *rowCache) seenNow(h *histTree) uint32 {
+	if c.strict {
+		return h.version
+	}
+	return h.poisonEpoch
 }
 
 // put caches v for k.
@@ -563,21 +586,14 @@ type answerOf struct {
 
 // frameAnswer returns a's entry of h, if the answer stands.
 func (c *rowCache) frameAnswer(h *histTree, a *frameAnswer) (int32, bool) {
-	if a.gen != c.gen || c.treeOff || c.strict && a.seen != h.version {
+	if a.gen != c.gen || c.treeOff || !c.stands(h, a.id, &a.seen) {
 		return 0, false
-	}
-	if h.npoisoned > 0 && a.seen != h.version {
-		if !h.cleanFrom(h.nodes[a.id]) {
-			return 0, false
-		}
-		a.seen = h.version
 	}
 	return a.id, true
 }
 
 // keepAnswer keeps id, the entry of h found for frame f (key ck,
-// cacheable or not when found; seen, the tree's version if the path to
-// it was found clean), beside f's callchain slot in answers, unless f is
+// cacheable or not when found; seen, as rowCacheVal's), beside f's callchain slot in answers, unless f is
 // in an object symbol (whose map names its row, see cumulate) or its key
 // is no longer one the cache answers: finding the entry may have refused
 // its DSO (made). The walk counts each frame before it looks up the next
@@ -591,7 +607,7 @@ func (c *rowCache) keepAnswer(answers []frameAnswer, f *treeFrame, ck rowCacheKe
 
 // strictSeen is the seen of an answer perf's search in h just gave: the
 // tree's version when the cache is strict (the answer stands while it
-// lasts), else 0 (its path not yet checked for poison, see treeAnswer).
+// lasts), else 0 (its path not yet checked for poison, see stands).
 // An entry the search made is found again by its key too: linking it
 // rotates only its own path's entries, each raised or lowered away from
 // it, so that its path holds no entry its key's search did not compare.

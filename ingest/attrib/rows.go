@@ -280,6 +280,7 @@ func (rc *rowCounter) tree(event int) *histTree {
 		h = newHistTree(rc.histKeys)
 		if rc.cache != nil { // see rowCache
 			h.byComm, h.spans = make(map[*machine.CommEntry][]int32), make(map[spanGroup]*addrSpans)
+			h.tree.Rotated = h.rotated
 		}
 		rc.hist[event] = h
 	}
@@ -336,7 +337,7 @@ func (rc *rowCounter) cumulateTree(s *treeSample, f *treeFrame) {
 			if rowCacheChecks.on {
 				rowCacheChecks.check(h, id, rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, s.t, s.cpu))
 			}
-			rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, h.version, s.tk)
+			rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, rc.cache.seenNow(h), s.tk)
 			rc.countFound(s, id, f.k.Kernel, f.obj)
 			return
 		}
