@@ -1252,7 +1252,13 @@ type attributor struct {
 	// (accumulator.addrEntry), 4 % of the -a -g children table.
 	selfIDs []int32
 	slotAt  int
-	unwound []unwoundFrame // a sample's unwound frames, for the caller-order walks
+	// selfAnswers are, beside samples, the entry of each slot's sample in
+	// perf's tree of a table by sort keys, for the thread key and event it
+	// was found for (rowCounter.add): the row cache's slot of every
+	// sample was 5 % of the -a -g recording's children table by
+	// comm,dso,sym (a CPU profile).
+	selfAnswers []frameAnswer
+	unwound     []unwoundFrame // a sample's unwound frames, for the caller-order walks
 	// chainFrames caches callchain frames (chainFrame); curFrame is the
 	// one walkCallchain reports, nil for an unwound one.
 	chainFrames []chainSlot // 1<<chainBits of them
@@ -1530,7 +1536,7 @@ func (a *attributor) sample(e *event) error {
 	}
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
-			self, r := a.rows.add(key, sym.End, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, c, hint)
+			self, r := a.rows.add(key, sym.End, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, c, hint, a.selfAnswer(slot))
 			r.obj.note(obj)
 			if a.rows.acc != nil {
 				a.cumulateRows(e, t, self, key.Kernel, key.Hyper, filtered, c)
@@ -1637,6 +1643,9 @@ func (a *attributor) resolveSample(e *event) (st *mapState, i int, slot *sampleS
 	}
 	if st.final && a.m.MapsVersionOf(e.cpumode, e.pid, e.tid) == ver {
 		*slot = sampleSlot{ip: e.ip, ver: ver, st: st, i: int32(i)}
+		if a.selfAnswers != nil {
+			a.selfAnswers[a.slotAt] = frameAnswer{} // the slot's sample's before
+		}
 		return st, i, slot, true
 	}
 	return st, i, nil, true
@@ -1667,6 +1676,19 @@ func (a *attributor) selfEntry(st *mapState, t *symbols.Table, i, event int, add
 		a.selfIDs[a.slotAt] = id + 1
 	}
 	return id
+}
+
+// selfAnswer is where the row of the sample resolveSample answered from
+// slot is kept (selfAnswers), nil without a slot or for a table without
+// perf's trees and a row cache.
+func (a *attributor) selfAnswer(slot *sampleSlot) *frameAnswer {
+	if slot == nil || a.rows.hist == nil || a.rows.cache == nil {
+		return nil
+	}
+	if a.selfAnswers == nil {
+		a.selfAnswers = make([]frameAnswer, len(a.samples))
+	}
+	return &a.selfAnswers[a.slotAt]
 }
 
 // resolveUncached is resolveSample without the cache.
@@ -1768,7 +1790,7 @@ func (a *attributor) branchRow(e *event, to uint64, kernel bool, event int, filt
 			k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 		}
 	}
-	a.rows.add(k, end, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, Counts{1, 1}, rowHint{})
+	a.rows.add(k, end, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, Counts{1, 1}, rowHint{}, nil)
 }
 
 // rowOwner is the owner (execs.owner) of process pid's maps when the

@@ -565,10 +565,11 @@ func (s *addrSpan) wide() bool {
 // is then neither named nor keyed, and its answer needs no lookup in the
 // row cache. On the -a -g recording's children table by comm,dso,sym,
 // naming and keying each frame, and the row cache's slot it missed in
-// the processor's cache, were 40 % of the time (a CPU profile).
+// the processor's cache, were 40 % of the time (a CPU profile). A
+// sample's own entry is kept so too, beside its slot of the sample cache
+// (attributor.selfAnswers).
 // An answer kept for the sample's thread key and event (of) stands while
-// the row cache's answers do (gen, treeOff) and, as treeAnswer checks,
-// the path to its entry holds no poisoned entry (frameAnswer).
+// the row cache's answers do (gen, treeOff, stands: frameAnswer).
 type frameAnswer struct {
 	gen  uint64 // the cache's when kept; 0: none
 	of   answerOf
@@ -598,11 +599,21 @@ func (c *rowCache) frameAnswer(h *histTree, a *frameAnswer) (int32, bool) {
 // is no longer one the cache answers: finding the entry may have refused
 // its DSO (made). The walk counts each frame before it looks up the next
 // (cumulateRows), so that f's slot is still f's.
-func (c *rowCache) keepAnswer(answers []frameAnswer, f *treeFrame, ck rowCacheKey, cacheable bool, id int32, seen uint32, tk threadKey) {
-	if answers == nil || f.at < 0 || !cacheable || f.obj.set || c.refuses(ck.class, tk) {
+func (c *rowCache) keepAnswer(answers []frameAnswer, f *treeFrame, ck rowCacheKey, cacheable bool, id int32, seen uint32) {
+	if answers == nil || f.at < 0 || !cacheable || f.obj.set {
 		return
 	}
-	answers[f.at] = frameAnswer{gen: c.gen, of: answerOf{tk, ck.event}, id: id, seen: seen}
+	c.keep(&answers[f.at], ck, id, seen)
+}
+
+// keep keeps id, the entry found for cacheable key ck (seen, as
+// rowCacheVal's), in a (nil: nowhere), unless the key is no longer one
+// the cache answers.
+func (c *rowCache) keep(a *frameAnswer, ck rowCacheKey, id int32, seen uint32) {
+	if a == nil || c.refuses(ck.class, ck.threadKey) {
+		return
+	}
+	*a = frameAnswer{gen: c.gen, of: answerOf{ck.threadKey, ck.event}, id: id, seen: seen}
 }
 
 // strictSeen is the seen of an answer perf's search in h just gave: the

@@ -198,8 +198,10 @@ func newRowCounter(keys []string, children bool) *rowCounter {
 // add counts a sample of event (key k: its DSO and symbol, which ends at
 // symEnd) taken in thread t on cpu (-1: not sampled), filtered or not,
 // and returns its row and the row's key; hint, if set, finds the row in
-// the rowCache.
-func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner int32, filtered bool, c Counts, hint rowHint) (RowKey, *row) {
+// the rowCache. With perf's trees, self, if not nil, is the answer kept
+// for the sample's slot of the sample cache (attributor.selfAnswers),
+// which answers it when it stands and keeps its entry.
+func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner int32, filtered bool, c Counts, hint rowHint, self *frameAnswer) (RowKey, *row) {
 	for len(rc.totals) <= k.Event {
 		rc.totals = append(rc.totals, Counts{})
 	}
@@ -208,27 +210,41 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 	if rc.firstLevel {
 		k.Kernel, k.Hyper = false, false
 	}
-	ck, cacheable := rc.cache.key(hint, rc.threadKey(t, cpu), k.Event)
+	tk := rc.threadKey(t, cpu)
 	if rc.hist != nil {
 		// The row is the hist entry's, keyed as its first sample made it:
 		// perf compares no level, so a later sample at another level
 		// counts in it too. Found by the entry's number, not its key.
 		h := rc.tree(k.Event)
 		id, ok := int32(0), false
-		if cacheable {
-			if id, ok = rc.cache.treeAnswer(h, ck); ok {
-				if rowCacheChecks.on {
-					rowCacheChecks.check(h, id, rc.histEntry(k, kernel, symEnd, false, t, cpu))
+		of := answerOf{tk, int32(k.Event)}
+		if self != nil && self.of == of {
+			id, ok = rc.cache.frameAnswer(h, self)
+		}
+		var ck rowCacheKey
+		cacheable := false
+		if !ok {
+			ck, cacheable = rc.cache.key(hint, tk, k.Event)
+			if cacheable {
+				if id, ok = rc.cache.treeAnswer(h, ck); ok {
+					rc.cache.keep(self, ck, id, rc.cache.seenNow(h))
 				}
-				// What find does to the entry it finds (foundFrom), for
-				// one of no inlined function.
-				h.entries[id].owner = ownerOf(kernel, owner)
 			}
 		}
-		if !ok {
+		if ok {
+			if rowCacheChecks.on {
+				rowCacheChecks.check(h, id, rc.histEntry(k, kernel, symEnd, false, t, cpu))
+			}
+			// What find does to the entry it finds (foundFrom), for
+			// one of no inlined function.
+			h.entries[id].owner = ownerOf(kernel, owner)
+		} else {
 			e := rc.histEntry(k, kernel, symEnd, false, t, cpu)
 			e.owner = ownerOf(kernel, owner)
 			id = rc.findRow(h, e, k, rowLevel{kernel, hyper}, t, cpu, filtered, ck, cacheable)
+			if cacheable {
+				rc.cache.keep(self, ck, id, rc.cache.strictSeen(h))
+			}
 		}
 		r := h.rows[id]
 		r.c.add(c)
@@ -238,6 +254,7 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 		}
 		return r.key, r
 	}
+	ck, cacheable := rc.cache.key(hint, tk, k.Event)
 	if cacheable {
 		if v, ok := rc.cache.get(ck); ok {
 			v.r.c.add(c)
@@ -337,7 +354,7 @@ func (rc *rowCounter) cumulateTree(s *treeSample, f *treeFrame) {
 			if rowCacheChecks.on {
 				rowCacheChecks.check(h, id, rc.histEntry(f.k, f.k.Kernel, f.end, f.inlined, s.t, s.cpu))
 			}
-			rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, rc.cache.seenNow(h), s.tk)
+			rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, rc.cache.seenNow(h))
 			rc.countFound(s, id, f.k.Kernel, f.obj)
 			return
 		}
@@ -348,7 +365,7 @@ func (rc *rowCounter) cumulateTree(s *treeSample, f *treeFrame) {
 		return
 	}
 	id := rc.findRow(h, e, f.k, rowLevel{f.k.Kernel, f.k.Hyper}, s.t, s.cpu, s.filtered, ck, cacheable)
-	rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, rc.cache.strictSeen(h), s.tk)
+	rc.cache.keepAnswer(s.answers, f, ck, cacheable, id, rc.cache.strictSeen(h))
 	rc.count(s, id, f.obj)
 }
 
