@@ -1507,7 +1507,9 @@ func (a *attributor) sample(e *event) error {
 		}
 		if a.opts.Script != nil || a.stacks != nil || a.rows != nil || f != nil {
 			key = Key{DSO: mp.DSO, Sym: symbols.Unknown, Kernel: kernel, Addr: addr, Event: event}
-			if i >= 0 {
+			// A table by sort keys alone names the symbol when it needs
+			// it (rowCounter.add, from hint).
+			if i >= 0 && (a.opts.Script != nil || a.stacks != nil || f != nil) {
 				sym, hasSym = t.Symbol(i), true
 				key.Sym, key.Addr = sym.Name, sym.Start
 			}
