@@ -112,8 +112,8 @@ type rowCache struct {
 	classWide []bool
 	classDSO  []string
 	// noMapWide are the groups of entries without a map whose span is
-	// wide; groupBy, which of a threadKey's fields their group takes:
-	// those of the keys before sym.
+	// wide; groupBy masks a threadKey's fields to its group's: all bits
+	// (-1) for the keys before sym, none for the others (noMapGroup).
 	noMapWide map[threadKey]bool
 	groupBy   threadKey
 }
