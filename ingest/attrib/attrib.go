@@ -1505,11 +1505,12 @@ func (a *attributor) sample(e *event) error {
 		if a.acc != nil {
 			self = a.selfEntry(st, t, i, event, addr, slot)
 		}
-		if a.opts.Script != nil || a.stacks != nil || a.rows != nil || f != nil {
+		// A table by sort keys alone names the symbol when it needs it
+		// (rowCounter.add, from hint).
+		named := a.opts.Script != nil || a.stacks != nil || f != nil
+		if named || a.rows != nil {
 			key = Key{DSO: mp.DSO, Sym: symbols.Unknown, Kernel: kernel, Addr: addr, Event: event}
-			// A table by sort keys alone names the symbol when it needs
-			// it (rowCounter.add, from hint).
-			if i >= 0 && (a.opts.Script != nil || a.stacks != nil || f != nil) {
+			if i >= 0 && named {
 				sym, hasSym = t.Symbol(i), true
 				key.Sym, key.Addr = sym.Name, sym.Start
 			}
@@ -1538,10 +1539,11 @@ func (a *attributor) sample(e *event) error {
 	}
 	if t != nil && a.res.Branches == nil { // branch mode: a row per entry (branchRow)
 		if a.rows != nil {
-			self, r := a.rows.add(key, sym.End, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, c, hint, a.selfAnswer(slot))
+			tk := a.rows.threadKey(t, int32(e.cpu()))
+			self, r := a.rows.add(key, sym.End, t, int32(e.cpu()), tk, a.rowOwner(e.pid), filtered, c, hint, a.selfAnswer(slot))
 			r.obj.note(obj)
 			if a.rows.acc != nil {
-				a.cumulateRows(e, t, self, key.Kernel, key.Hyper, filtered, c)
+				a.cumulateRows(e, t, tk, self, key.Kernel, key.Hyper, filtered, c)
 			}
 		}
 	}
@@ -1792,7 +1794,7 @@ func (a *attributor) branchRow(e *event, to uint64, kernel bool, event int, filt
 			k.Sym, k.Addr, end = sym.Name, sym.Start, sym.End
 		}
 	}
-	a.rows.add(k, end, t, int32(e.cpu()), a.rowOwner(e.pid), filtered, Counts{1, 1}, rowHint{}, nil)
+	a.rows.add(k, end, t, int32(e.cpu()), a.rows.threadKey(t, int32(e.cpu())), a.rowOwner(e.pid), filtered, Counts{1, 1}, rowHint{}, nil)
 }
 
 // rowOwner is the owner (execs.owner) of process pid's maps when the

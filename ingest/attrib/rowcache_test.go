@@ -511,7 +511,7 @@ func TestRowCacheFindsWhatTheTreeFinds(t *testing.T) {
 				var got [2]int
 				for j, s := range sides {
 					th := s.m.SampleThread(tid, tid)
-					_, r := s.rc.add(k, k.Addr+16, th, 0, 0, false, Counts{1, 1}, rowHint{st: m.st, i: i, addr: k.Addr}, nil)
+					_, r := s.rc.add(k, k.Addr+16, th, 0, s.rc.threadKey(th, 0), 0, false, Counts{1, 1}, rowHint{st: m.st, i: i, addr: k.Addr}, nil)
 					got[j] = r.seq
 				}
 				if got[0] != got[1] {
@@ -554,7 +554,8 @@ func TestRowCacheStrictFollowsChanges(t *testing.T) {
 				tid := uint32(1 + rng.IntN(2))
 				var got [2]int
 				for j, rc := range sides {
-					_, r := rc.add(k, k.Addr+16, m.SampleThread(tid, tid), 0, 0, false, Counts{1, 1}, rowHint{st: st, i: i, addr: k.Addr}, nil)
+					th := m.SampleThread(tid, tid)
+					_, r := rc.add(k, k.Addr+16, th, 0, rc.threadKey(th, 0), 0, false, Counts{1, 1}, rowHint{st: st, i: i, addr: k.Addr}, nil)
 					got[j] = r.seq
 				}
 				if got[0] != got[1] {

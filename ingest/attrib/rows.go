@@ -196,13 +196,15 @@ func newRowCounter(keys []string, children bool) *rowCounter {
 }
 
 // add counts a sample of event (key k: its DSO and symbol, which ends at
-// symEnd) taken in thread t on cpu (-1: not sampled), filtered or not,
-// and returns its row and the row's key; hint, if set, finds the row in
-// the rowCache, and when it holds the sample's symbol, k's symbol may be
-// left unnamed (nameKey names it if the row is not found by the hint). With perf's trees, self, if not nil, is the answer kept
-// for the sample's slot of the sample cache (attributor.selfAnswers),
-// which answers it when it stands and keeps its entry.
-func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner int32, filtered bool, c Counts, hint rowHint, self *frameAnswer) (RowKey, *row) {
+// symEnd) taken in thread t on cpu (-1: not sampled; tk, their
+// threadKey), filtered or not, and returns its row and the row's key.
+// hint, if set, finds the row in the rowCache; when it holds the
+// sample's symbol, k's symbol may be left unnamed (nameKey names it if
+// the row is not found by the hint). With perf's trees, self, if not
+// nil, is the answer kept for the sample's slot of the sample cache
+// (attributor.selfAnswers), which answers it when it stands and keeps
+// its entry.
+func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu int32, tk threadKey, owner int32, filtered bool, c Counts, hint rowHint, self *frameAnswer) (RowKey, *row) {
 	for len(rc.totals) <= k.Event {
 		rc.totals = append(rc.totals, Counts{})
 	}
@@ -211,7 +213,6 @@ func (rc *rowCounter) add(k Key, symEnd uint64, t *machine.Thread, cpu, owner in
 	if rc.firstLevel {
 		k.Kernel, k.Hyper = false, false
 	}
-	tk := rc.threadKey(t, cpu)
 	if rc.hist != nil {
 		// The row is the hist entry's, keyed as its first sample made it:
 		// perf compares no level, so a later sample at another level
@@ -454,13 +455,21 @@ func (f *treeFrame) name() {
 	}
 	m := f.hint.st.key.m
 	f.k.DSO = m.DSO
-	if i := int(f.hint.i); i >= 0 {
-		sym := f.hint.st.table.Symbol(i)
+	if sym, ok := f.hint.symbol(); ok {
 		f.k.Sym, f.k.Addr, f.end = sym.Name, sym.Start, sym.End
-		if f.hint.st.table.IsObject(i) {
+		if f.hint.st.table.IsObject(int(f.hint.i)) {
 			f.obj = objectHit(m, sym.Start, f.hint.addr)
 		}
 	}
+}
+
+// symbol returns the symbol the hint holds, if any: symbol i of its map's
+// table, the one the sample or frame was looked up in.
+func (h *rowHint) symbol() (symbols.Symbol, bool) {
+	if h.st == nil || h.i < 0 {
+		return symbols.Symbol{}, false
+	}
+	return h.st.table.Symbol(int(h.i)), true
 }
 
 // threadKey returns the threadKey of a sample of thread t on cpu: its
@@ -1043,19 +1052,22 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 
 // nameKey names k's symbol (and its end) from hint, when k has none
 // and the hint holds it: a sample the rowCache answers needs no name,
-// and naming every sample was 9 % of the -a recording's table by
+// and naming every sample was 5 % of the -a recording's table by
 // comm,dso,sym (a CPU profile).
 func nameKey(k *Key, symEnd *uint64, hint rowHint) {
-	if k.Sym == symbols.Unknown && hint.st != nil && hint.i >= 0 {
-		sym := hint.st.table.Symbol(int(hint.i))
+	if k.Sym != symbols.Unknown {
+		return
+	}
+	if sym, ok := hint.symbol(); ok {
 		k.Sym, k.Addr, *symEnd = sym.Name, sym.Start, sym.End
 	}
 }
 
 // cumulateRows is cumulate for a table by sort keys: the sample (thread
-// t, its own row self at level kernel) and every distinct row of its
-// callchain, in caller order, get its period in the Children column.
-func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kernel, hyper, filtered bool, c Counts) {
+// t, threadKey tk, its own row self at level kernel) and every distinct
+// row of its callchain, in caller order, get its period in the Children
+// column.
+func (a *attributor) cumulateRows(e *event, t *machine.Thread, tk threadKey, self RowKey, kernel, hyper, filtered bool, c Counts) {
 	rc := a.rows
 	event := int(e.attr)
 	// Each entry is counted as the walk comes to it: a chain the walk
@@ -1074,7 +1086,7 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 		rc.accStamp++
 		rc.accumulate(self, rowLevel{kernel, hyper}, t, filtered, c)
 		if !rc.comm && !rc.sym && !rowCacheOff {
-			of, rows = answerOf{rc.threadKey(t, int32(e.cpu())), int32(event)}, besideChain(a, &a.accAnswers)
+			of, rows = answerOf{tk, int32(event)}, besideChain(a, &a.accAnswers)
 		}
 	}
 	add := func(f *treeFrame) {
@@ -1091,7 +1103,7 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, self RowKey, kern
 	// is kept beside its callchain slot (frameAnswers): a frame it
 	// answers is not named unless the answer no longer stands.
 	if ts != nil && rc.cache != nil {
-		ts.tk = rc.threadKey(t, ts.cpu)
+		ts.tk = tk
 		ts.answers = besideChain(a, &a.frameAnswers)
 		of = answerOf{ts.tk, int32(event)}
 	}
