@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,12 +176,18 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if r.Branches != nil {
 			ranks = nil
 		}
-		rows := tableOrder(groupRows(counts, r.children, r.hidden, ranks, g.first, g.n))
+		shards, noMap := groupTable(counts, r.children, r.hidden, ranks, g.first, g.n, r.Branches == nil)
+		lines := mergeLines(tableOrder(slices.Concat(shards...)), noMap)
 		dsoWidth := len("Shared Object")
-		for _, row := range rows {
+		for _, row := range lines.rows {
 			dsoWidth = max(dsoWidth, len(row.short))
 			if row.key.Sym == symbols.Unknown {
 				dsoWidth = max(dsoWidth, unresolvedDSOWidth)
+			}
+		}
+		for _, rows := range noMap {
+			if len(rows) > 0 {
+				dsoWidth = max(dsoWidth, len(symbols.Unknown), unresolvedDSOWidth)
 			}
 		}
 		b.WriteString("#\n")
@@ -201,8 +208,22 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if err := flush(); err != nil {
 			return err
 		}
-		err := writeLines(w, len(rows), func(b *bytes.Buffer, i int) {
-			row := rows[i]
+		err := writeLines(w, lines.len(), func(b *bytes.Buffer, i int) {
+			row, nm := lines.at(i)
+			if nm != nil {
+				cs := [2]Counts{nm.acc, nm.self}
+				writeShares(b, cs[:1], totals)
+				writeGroupCounts(b, cs[1:], totals)
+				b.WriteString("  ")
+				writeLeft(b, dsoWidth, symbols.Unknown)
+				b.WriteString("  ")
+				k := nm.key(g.first)
+				b.WriteString(level(k))
+				b.WriteByte(' ')
+				b.Write(k.appendSymbolName(b.AvailableBuffer()))
+				b.WriteByte('\n')
+				return
+			}
 			if r.children != nil {
 				writeShares(b, row.acc, totals)
 			}

@@ -131,6 +131,14 @@ func groupRows(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *ro
 
 // groupShards is groupRows's work: each shard's blocks of rows.
 func groupShards(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *rowRanks, first, n int) [][][]tableRow {
+	rows, _ := groupTable(m, acc, hidden, ranks, first, n, false)
+	return rows
+}
+
+// groupTable is groupShards, with compact the rows without a map of a
+// one-event children table apart, as noMapRows (see nomaprows.go),
+// each shard's sorted by compareNoMapRows.
+func groupTable(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *rowRanks, first, n int, compact bool) ([][][]tableRow, [][]noMapRow) {
 	g := grouping{m: m, acc: acc, hidden: hidden, ranks: ranks, first: first, n: n, same: sameShortNames(m, acc), shards: 1}
 	if max(len(m), len(acc)) >= parallelRowsMin && runtime.GOMAXPROCS(0) > 1 {
 		g.shards = 2
@@ -140,13 +148,32 @@ func groupShards(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *
 			g.noMap++
 		}
 	}
+	// A DSO of the short name "[unknown]" would take those rows'
+	// (sameShortNames): then they are tableRows.
+	_, renamed := g.same[dsoMode{symbols.Unknown, false}]
+	_, renamedK := g.same[dsoMode{symbols.Unknown, true}]
+	g.compact = compact && acc != nil && n == 1 && !renamed && !renamedK
 	out := make([][][]tableRow, g.shards)
+	var noMap [][]noMapRow
+	if g.compact {
+		noMap = make([][]noMapRow, g.shards)
+	}
 	var wg sync.WaitGroup
 	for s := range g.shards {
-		wg.Go(func() { out[s] = g.shard(s) })
+		wg.Go(func() {
+			var nm *noMapRowSet
+			if g.compact {
+				nm = newNoMapRowSet(g.noMapIn(s))
+			}
+			out[s] = g.shard(s, nm)
+			if nm != nil {
+				noMap[s] = nm.rows
+				slices.SortFunc(noMap[s], func(x, y noMapRow) int { return compareNoMapRows(&x, &y) })
+			}
+		})
 	}
 	wg.Wait()
-	return out
+	return out, noMap
 }
 
 // grouping is what groupRows groups, and in how many shards.
@@ -158,7 +185,25 @@ type grouping struct {
 	first, n int
 	same     map[dsoMode]string // sameShortNames's
 	shards   int
-	noMap    int // acc's keys without a map
+	noMap    int  // acc's keys without a map
+	compact  bool // rows without a map are noMapRows
+}
+
+// noMapIn returns how many of the keys without a map of m and acc, of
+// the table's event, fall in shard s: as many rows at most.
+func (g *grouping) noMapIn(s int) int {
+	n := 0
+	for k := range g.m {
+		if isNoMapKey(&k) && k.Event == g.first && shardOf(k.Addr, g.shards) == s {
+			n++
+		}
+	}
+	for i := range g.acc {
+		if k := &g.acc[i].k; isNoMapKey(k) && k.Event == g.first && shardOf(k.Addr, g.shards) == s {
+			n++
+		}
+	}
+	return n
 }
 
 // shardOf is the shard of the keys at address addr, of shards.
@@ -208,8 +253,8 @@ func (l *blockList[T]) last() int32 {
 func (l *blockList[T]) at(i int32) *T { return &l.blocks[i>>rowBlockBits][i&(rowBlock-1)] }
 
 // shard returns the rows of the keys of shard s (shardOf), in blocks of
-// rowBlock.
-func (g *grouping) shard(s int) [][]tableRow {
+// rowBlock; with nm, those without a map go there instead.
+func (g *grouping) shard(s int, nm *noMapRowSet) [][]tableRow {
 	m, acc, hidden, same, first, n := g.m, g.acc, g.hidden, g.same, g.first, g.n
 	normal := func(k Key) Key {
 		k.Event = first
@@ -269,7 +314,7 @@ func (g *grouping) shard(s int) [][]tableRow {
 	// callchains hold stack words: 382 k of a gcc build's 515 k) are
 	// found by address and dup alone, not by hashing their keys' names.
 	var noMapRows *addrTable
-	if byKey != nil && acc != nil {
+	if byKey != nil && acc != nil && nm == nil {
 		noMapRows = newAddrTable(noMapSize)
 	}
 	row := func(kc *keyCounts, late bool) *tableRow {
@@ -319,11 +364,22 @@ func (g *grouping) shard(s int) [][]tableRow {
 	mKeys := blockList[keyCounts]{want: size} // m's, where rows' first may point
 	for k, c := range m {
 		if k.Event >= first && k.Event < first+n && shardOf(k.Addr, g.shards) == s && !isHidden(k) {
+			if nm != nil && isNoMapKey(&k) {
+				kc := keyCounts{k, c}
+				nm.add(&kc, false).self.add(c)
+				continue
+			}
 			row(mKeys.add(keyCounts{k, c}), false).c[k.Event-first].add(c)
 		}
 	}
 	for i := range acc {
 		if k, c := acc[i].k, acc[i].c; k.Event >= first && k.Event < first+n && shardOf(k.Addr, g.shards) == s && !isHidden(k) {
+			if nm != nil && isNoMapKey(&k) {
+				r := nm.add(&acc[i], true)
+				r.acc.add(c)
+				r.level = packLevel(k.Kernel, k.Hyper) // n is 1: every key is the leader's
+				continue
+			}
 			r := row(&acc[i], true)
 			r.acc[k.Event-first].add(c) // two DSOs of one short name add up
 			if k.Event == first {
@@ -339,6 +395,17 @@ func (g *grouping) shard(s int) [][]tableRow {
 				}
 			}
 		}
+		if nm != nil {
+			for i := range nm.rows {
+				r := &nm.rows[i]
+				if rank, ok := g.ranks.getNoMap(r.addr, first, r.dup); ok {
+					r.rank = rank + 1
+				}
+			}
+		}
+	}
+	if nm != nil {
+		nm.index, nm.rare = nil, nil // the rows are all made
 	}
 	return rows.blocks
 }
