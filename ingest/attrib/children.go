@@ -27,7 +27,7 @@ type accumulator struct {
 	frameBits uint
 	// meta is, per entry, what perf's comparison of entries needs beyond
 	// its key; anyInlined says an inlined function's entry was made.
-	meta       chunked[entryMeta]
+	meta       entryMetas
 	anyInlined bool
 	log        *entryLog // each sample's entries, when set (see replay)
 	// rep replays the log as it grows (replayrun.go); noRep says it was
@@ -244,7 +244,7 @@ func (ac *accumulator) newEntry(k Key) int32 {
 		ac.counts = slices.Grow(ac.counts, max(len(ac.counts), 256))
 	}
 	ac.counts = append(ac.counts, accCount{})
-	ac.meta.append(entryMeta{})
+	ac.meta.append()
 	if ac.hiding {
 		if ac.hidden == nil {
 			ac.hidden = make(map[int32]bool)

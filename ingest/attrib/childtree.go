@@ -83,7 +83,7 @@ func newReplayer() *replayer {
 // feed replays samples, whose entries are ids in order (those in object
 // symbols hits, by position in ids), with the accumulator's entries'
 // keys and meta (at least those ids name).
-func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, keys *entryKeys, meta *chunked[entryMeta]) {
+func (r *replayer) feed(samples []loggedSample, ids []int32, hits []loggedHit, keys *entryKeys, meta *entryMetas) {
 	pos := int32(0)
 	for len(r.hes) < keys.len() {
 		r.hes = append(r.hes, histEntry{})

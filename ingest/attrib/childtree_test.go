@@ -36,7 +36,7 @@ func TestReplayConsistentMatchesCounts(t *testing.T) {
 				end = k.Addr + 16
 			}
 			id := ac.entry(k)
-			ac.meta.ptr(id).end = end
+			ac.meta.set(id, entryMeta{end: end})
 			ids = append(ids, id)
 		}
 		self := map[Key]Counts{}
@@ -139,7 +139,7 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 			k := mapped[rng.IntN(len(mapped))]
 			id := ac.entry(k)
 			if k.Sym != "[unknown]" {
-				ac.meta.ptr(id).end = k.Addr + 16
+				ac.meta.set(id, entryMeta{end: k.Addr + 16})
 			}
 			return id, 0, false
 		}
@@ -257,9 +257,9 @@ func TestReplayInlineFoundFromAnotherMap(t *testing.T) {
 		ac.log = &entryLog{}
 		ends := map[Key]uint64{appMain: 0x50, appOther: 0x80}
 		for _, k := range []Key{appMain, appOther, inl} {
-			ac.meta.ptr(ac.entry(k)).end = ends[k]
+			ac.meta.set(ac.entry(k), entryMeta{end: ends[k]})
 		}
-		*ac.meta.ptr(ac.entry(inl)) = entryMeta{end: 0x200, inlined: true, base: "malloc"}
+		ac.meta.set(ac.entry(inl), entryMeta{end: 0x200, inlined: true, base: "malloc"})
 		ac.anyInlined = true
 		for _, s := range tc.samples {
 			var ids []int32
@@ -286,7 +286,7 @@ func TestOwnerPerExec(t *testing.T) {
 	ac := newAccumulator()
 	ac.log = &entryLog{}
 	in := ac.entry(Key{DSO: "/lib/libc.so.6", Sym: "__libc_malloc (inlined)", Addr: 0x100})
-	*ac.meta.ptr(in) = entryMeta{end: 0x200, inlined: true, base: "malloc"}
+	ac.meta.set(in, entryMeta{end: 0x200, inlined: true, base: "malloc"})
 	ac.anyInlined = true
 	c := Counts{Samples: 1, Period: 1}
 	x := execs{}

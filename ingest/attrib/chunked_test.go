@@ -1,6 +1,9 @@
 package attrib
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -61,4 +64,52 @@ func TestChunkedPrefixWhileGrowing(t *testing.T) {
 		c.append(100 + i)
 	}
 	wg.Wait()
+}
+
+// entryMetas holds what a slice of metas would: over random appends and
+// sets (zero ones too), with prefixes taken on the way left as they were.
+func TestEntryMetas(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var m entryMetas
+	var want []entryMeta
+	type snap struct {
+		p    entryMetas
+		want []entryMeta
+	}
+	var snaps []snap
+	for range 20000 {
+		switch r := rng.IntN(10); {
+		case r < 5 || len(want) == 0:
+			m.append()
+			want = append(want, entryMeta{})
+		case r < 9:
+			i := int32(rng.IntN(len(want)))
+			v := entryMeta{}
+			if rng.IntN(4) > 0 {
+				v = entryMeta{end: rng.Uint64(), inlined: rng.IntN(2) == 0, base: fmt.Sprint(rng.IntN(9))}
+			}
+			// A prefix's entries are not set (setMeta stops the replay first).
+			if len(snaps) > 0 && int(i) < snaps[len(snaps)-1].p.len() {
+				continue
+			}
+			m.set(i, v)
+			want[i] = v
+		default:
+			snaps = append(snaps, snap{m.prefix(len(want)), slices.Clone(want)})
+		}
+	}
+	check := func(name string, m *entryMetas, want []entryMeta) {
+		if m.len() != len(want) {
+			t.Fatalf("%s: %d metas, want %d", name, m.len(), len(want))
+		}
+		for i, w := range want {
+			if got := m.at(int32(i)); got != w {
+				t.Fatalf("%s: meta %d is %+v, want %+v", name, i, got, w)
+			}
+		}
+	}
+	check("metas", &m, want)
+	for i, s := range snaps {
+		check(fmt.Sprint("prefix ", i), &s.p, s.want)
+	}
 }

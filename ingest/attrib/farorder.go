@@ -143,7 +143,7 @@ func (ac *accumulator) sendInsert(id int32, event int) {
 	}
 	nk := namedKey{name: ShortName(k.DSO, k.Kernel)}
 	if k.Sym != symbols.Unknown {
-		nk.sym, nk.end = true, ac.meta.ptr(id).end
+		nk.sym, nk.end = true, ac.meta.at(id).end
 	}
 	ac.trees.insert(id, event, k.Addr, &nk)
 }

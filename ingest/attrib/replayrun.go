@@ -23,7 +23,7 @@ type replayWork struct {
 	ids     []int32
 	hits    []loggedHit
 	keys    entryKeys
-	meta    chunked[entryMeta]
+	meta    entryMetas
 }
 
 // startReplay makes the log hand its blocks to a replay as they fill.
@@ -64,7 +64,7 @@ func (ac *accumulator) setMeta(id int32, m entryMeta) {
 		ac.stopReplay()
 		ac.noRep = true
 	}
-	*ac.meta.ptr(id) = m
+	ac.meta.set(id, m)
 }
 
 // stopReplay ends the replay, if one runs, and drops it.
