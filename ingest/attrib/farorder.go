@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -186,11 +187,11 @@ func (ac *accumulator) finishTrees() (rank func()) {
 			ac.hiding = ow.hidden
 			id := ac.newEntry(k)
 			ac.counts[id].c, ac.counts[id].noMap = x.counts, true
-			if x.self != (Counts{}) {
+			if self := wt.selfOf(te); self != (Counts{}) {
 				if ac.movedSelf == nil {
 					ac.movedSelf = make(map[int32]Counts)
 				}
-				ac.movedSelf[id] = x.self
+				ac.movedSelf[id] = self
 			}
 			ow.id = id
 		}
@@ -243,22 +244,28 @@ type workerTree struct {
 	// never move (a gcc build's -a -g recording made 1.2 M, and slices
 	// that doubled allocated 117 MB for them, copying as they grew).
 	entries chunked[treeEntry]
+	// selfs are, per tree entry, the counts of the searches for a
+	// sample's own address, made at the first such search: samples
+	// outside every map are few or none (none of a gcc build's 1.48 M),
+	// and 16 bytes a tree entry were 6.6 MB of its children table.
+	selfs   chunked[Counts]
+	hasSelf bool
 	// last is, per accumulator entry of an address (its index), the
 	// tree entry its last search found, and moved then + 1: a search
 	// for the address ends there again until a rotation changes that
 	// (rotated).
 	last   []lastSearch
-	moved  uint64          // bumped when a rotation may have changed any search's end
+	moved  uint32          // bumped when a rotation may have changed any search's end (voidAll)
 	below  []*rbtree.Node  // rotated's, reused
 	inTree []bool          // per accumulator entry of an address: it has a tree entry
 	dups   map[int32]int32 // per accumulator entry of an address: its tree entries after the first
 }
 
 // treeEntry is a tree entry's owner, and the counts of the searches
-// that found it: all of them, and those for a sample's own address.
+// that found it (those for a sample's own address: workerTree.selfs).
 type treeEntry struct {
-	owner        treeOwner
-	counts, self Counts
+	owner  treeOwner
+	counts Counts
 }
 
 type treeOwner struct {
@@ -268,9 +275,22 @@ type treeOwner struct {
 	hidden  bool
 }
 
+// lastSearch is 8 bytes, not 16 with a 64-bit count: one per
+// accumulator entry, they were 9.7 MB of a gcc build's children table.
 type lastSearch struct {
-	moves uint64
+	moves uint32
 	found int32
+}
+
+// voidAll voids every last search's answer: moved is bumped, and once it
+// would wrap round, the answers are voided one by one and it starts over.
+func (wt *workerTree) voidAll() {
+	if wt.moved+1 == math.MaxUint32 {
+		clear(wt.last)
+		wt.moved = 0
+		return
+	}
+	wt.moved++
 }
 
 // treeOp is an insertion (an entry made: its key, for an entry with a
@@ -441,7 +461,7 @@ func (w *treeWorker) apply(op *treeOp, b *treeBatch) {
 	x := wt.entries.ptr(te)
 	x.counts.add(c)
 	if op.flags&opSelf != 0 {
-		x.self.add(c)
+		wt.self(te).add(c)
 	}
 }
 
@@ -486,7 +506,7 @@ func (wt *workerTree) rotated(risen, lowered *rbtree.Node) {
 			continue
 		}
 		if seen++; seen > rotationCheckMax {
-			wt.moved++
+			wt.voidAll()
 			break
 		}
 		if n != lowered {
@@ -512,7 +532,33 @@ func (wt *workerTree) rotated(risen, lowered *rbtree.Node) {
 // rotationCheckMax bounds the entries rotated checks (lowered by tests).
 var rotationCheckMax = 64
 
-func (wt *workerTree) newOwner(ow treeOwner) { wt.entries.append(treeEntry{owner: ow}) }
+func (wt *workerTree) newOwner(ow treeOwner) {
+	wt.entries.append(treeEntry{owner: ow})
+	if wt.hasSelf {
+		wt.selfs.append(Counts{})
+	}
+}
+
+// self returns the address of tree entry te's counts of searches for a
+// sample's own address, making selfs if need be.
+func (wt *workerTree) self(te int32) *Counts {
+	if !wt.hasSelf {
+		for wt.selfs.len() < wt.entries.len() {
+			wt.selfs.append(Counts{})
+		}
+		wt.hasSelf = true
+	}
+	return wt.selfs.ptr(te)
+}
+
+// selfOf returns tree entry te's counts of searches for a sample's own
+// address.
+func (wt *workerTree) selfOf(te int32) Counts {
+	if !wt.hasSelf {
+		return Counts{}
+	}
+	return wt.selfs.at(te)
+}
 
 // rankKey tells apart the rows Result.noMapRanks orders: those of
 // addresses outside every map, and the rows of one key perf's tree kept

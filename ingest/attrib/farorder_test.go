@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -146,4 +147,34 @@ func (w *treeWorker) applyQueued() {
 		w.apply(&b.ops[i], b)
 	}
 	b.ops, b.counts, b.named = b.ops[:0], b.counts[:0], b.named[:0]
+}
+
+// A last search's answer holds until voidAll, also when the count of
+// voidings would wrap round.
+func TestVoidAllWraps(t *testing.T) {
+	wt := &workerTree{last: make([]lastSearch, 3)}
+	for _, start := range []uint32{0, math.MaxUint32 - 3} {
+		wt.moved = start
+		for range 6 {
+			for i := range wt.last {
+				wt.last[i] = lastSearch{wt.moved + 1, int32(i)}
+			}
+			wt.voidAll()
+			for i, l := range wt.last {
+				if l.moves == wt.moved+1 {
+					t.Fatalf("from %d: answer %d holds after voidAll (moved %d)", start, i, wt.moved)
+				}
+			}
+		}
+	}
+	// An answer from before the wrap, never searched again, does not
+	// hold again when the count comes round to it.
+	wt.moved = 1
+	wt.last[0] = lastSearch{wt.moved + 1, 0}
+	for wt.moved = math.MaxUint32 - 3; wt.moved != 1; {
+		wt.voidAll()
+		if wt.last[0].moves == wt.moved+1 {
+			t.Fatalf("an answer of a voiding count %d ago holds at %d", uint32(1-wt.moved), wt.moved)
+		}
+	}
 }
