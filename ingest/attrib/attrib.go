@@ -606,12 +606,15 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		accDone = make(chan struct{})
 		go func() {
 			defer close(accDone)
-			var ranked sync.WaitGroup
+			// The trees are ranked before the counts are gathered, and
+			// let go of with what else only counting read (release):
+			// gathered alongside, the gcc build's table held both, and
+			// its live heap peaked there (209 MB; 81 MB once let go).
 			if rank := a.acc.finishTrees(); rank != nil {
-				ranked.Go(rank)
+				rank()
 			}
+			a.acc.release()
 			accChildren = a.acc.result(accRes)
-			ranked.Wait()
 		}()
 	}
 

@@ -373,6 +373,15 @@ func (ac *accumulator) noMapEntry(addr uint64, kernel, hyper bool, event int) in
 	return id
 }
 
+// release lets go of what only counting and finishTrees read: the
+// lookups of entries by key and address, the frame cache, perf's trees
+// (once ranked). On a gcc build's children table they were 80 MB of the
+// 190 MB live when its Children counts are gathered (result).
+func (ac *accumulator) release() {
+	ac.byKey, ac.noMap, ac.addrs, ac.frames, ac.symIDs = nil, nil, nil, nil, nil
+	ac.orders, ac.trees, ac.made, ac.noMapFrames, ac.objHits = nil, nil, nil, nil, nil
+}
+
 // result returns the Children counts, a key each (the entries' keys are
 // distinct: byKey, noMap and Key.dup tell them apart), and hides in res
 // the rows of the entries a filtered sample made.
