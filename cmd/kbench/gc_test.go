@@ -149,7 +149,7 @@ func TestCollectEarly(t *testing.T) {
 }
 
 // TestLoosenLarge checks that a children table's tight setting gives way
-// to steadyGOGC once the live heap reaches looseHeap, and holds while it
+// to looseGOGC once the live heap reaches looseHeap, and holds while it
 // is smaller or after collectRun.
 func TestLoosenLarge(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
@@ -175,13 +175,13 @@ func TestLoosenLarge(t *testing.T) {
 	small := alloc(2 * startHeap)
 	<-steady
 	runtime.GC()
-	if p := waitPercent(steadyGOGC, 10*looseWatch); p != tightGOGC {
+	if p := waitPercent(looseGOGC, 10*looseWatch); p != tightGOGC {
 		t.Fatalf("GOGC %d with %d MiB live, want %d", p, 2*startHeap>>20, tightGOGC)
 	}
 	large := alloc(looseHeap)
 	runtime.GC()
-	if p := waitPercent(steadyGOGC, 5*time.Second); p != steadyGOGC {
-		t.Errorf("GOGC %d with more than looseHeap live, want %d", p, steadyGOGC)
+	if p := waitPercent(looseGOGC, 5*time.Second); p != looseGOGC {
+		t.Errorf("GOGC %d with more than looseHeap live, want %d", p, looseGOGC)
 	}
 	runtime.KeepAlive(small)
 	runtime.KeepAlive(large)
@@ -197,7 +197,7 @@ func TestLoosenLarge(t *testing.T) {
 	after := gcPercent()
 	large = alloc(looseHeap)
 	runtime.GC()
-	if p := waitPercent(steadyGOGC, 10*looseWatch); p != after {
+	if p := waitPercent(looseGOGC, 10*looseWatch); p != after {
 		t.Errorf("GOGC %d after collectRun and more than looseHeap live, want its %d", p, after)
 	}
 	runtime.KeepAlive(small)
