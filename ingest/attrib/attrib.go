@@ -309,7 +309,7 @@ type Result struct {
 	// (Result.Children), a key each. A list, not a map: a gcc build's
 	// -a -g recording has 514 k, and hashing them into a map took 0.2 s
 	// of its end and 85 MB, for a table that only walks them.
-	children []keyCounts
+	children keyChunks
 	// childSelf, when set, is the children table's Self column, keyed
 	// as Children (accumulator.replay, or selfColumn when a tree of
 	// far-apart addresses moved some to rows of their own); else BySym is.
@@ -600,7 +600,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	// and their trees' worker may still be busy (finishTrees). On the
 	// -a -g recording the two took 7-13 and 25-35 ms one after the other.
 	var accDone chan struct{}
-	var accChildren []keyCounts
+	var accChildren keyChunks
 	accRes := &Result{} // what result notes (hidden rows, objects), kept apart until then
 	if a.acc != nil {
 		accDone = make(chan struct{})
@@ -687,9 +687,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		if children, self, ranks, objects, ok := a.acc.replay(); ok {
 			// The replay's rows are perf's entries, and their names
 			// the entries merged into each.
-			a.res.children = make([]keyCounts, 0, len(children))
+			a.res.children = keyChunks{}
 			for k, c := range children {
-				a.res.children = append(a.res.children, keyCounts{k, c})
+				a.res.children.add(keyCounts{k, c})
 			}
 			a.res.childSelf, a.res.noMapRanks, a.res.objects = self, ranks, objects
 		}

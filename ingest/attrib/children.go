@@ -385,8 +385,8 @@ func (ac *accumulator) release() {
 // result returns the Children counts, a key each (the entries' keys are
 // distinct: byKey, noMap and Key.dup tell them apart), and hides in res
 // the rows of the entries a filtered sample made.
-func (ac *accumulator) result(res *Result) []keyCounts {
-	m := make([]keyCounts, 0, ac.keys.len())
+func (ac *accumulator) result(res *Result) keyChunks {
+	m := keyChunks{}
 	for i := range int32(ac.keys.len()) {
 		if ac.counts[i].c == (Counts{}) {
 			// Made for a frame of a callchain an unknown context marker
@@ -395,7 +395,7 @@ func (ac *accumulator) result(res *Result) []keyCounts {
 			continue
 		}
 		k := ac.keys.at(i)
-		m = append(m, keyCounts{k, ac.counts[i].c})
+		m.add(keyCounts{k, ac.counts[i].c})
 		if ac.hidden[int32(i)] {
 			res.hide(noLevel(k)) // as groupRows looks it up
 		}

@@ -187,8 +187,8 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 		}
 		listed := ac.result(&Result{})
 		children := countsMap(listed)
-		if len(children) != len(listed) {
-			t.Fatalf("case %d: %d Children entries for %d keys: a key listed twice", i, len(listed), len(children))
+		if len(children) != listed.len() {
+			t.Fatalf("case %d: %d Children entries for %d keys: a key listed twice", i, listed.len(), len(children))
 		}
 		maps.DeleteFunc(children, func(_ Key, c Counts) bool { return c == Counts{} })
 		if !maps.Equal(children, wantChildren) {

@@ -37,6 +37,47 @@ type keyCounts struct {
 	c Counts
 }
 
+// keyChunks are keys with their counts, in chunks of keyChunk that
+// never move: a children table's entries (Result.children), gathered at
+// its end. In one array a gcc build's 514 k took 35 MB of fresh memory
+// at the run's peak; chunks fit the memory its counting state, let go
+// of, left free. A nil keyChunks is none; a table's are never nil.
+type keyChunks [][]keyCounts
+
+const keyChunk = 4096
+
+// add appends kc.
+func (c *keyChunks) add(kc keyCounts) {
+	n := len(*c)
+	if n == 0 || len((*c)[n-1]) == keyChunk {
+		*c = append(*c, make([]keyCounts, 0, keyChunk))
+		n++
+	}
+	(*c)[n-1] = append((*c)[n-1], kc)
+}
+
+// len returns the number of keys.
+func (c keyChunks) len() int {
+	n := 0
+	for _, ch := range c {
+		n += len(ch)
+	}
+	return n
+}
+
+// all yields the address of each key and its counts, in order.
+func (c keyChunks) all() iter.Seq[*keyCounts] {
+	return func(yield func(*keyCounts) bool) {
+		for _, ch := range c {
+			for i := range ch {
+				if !yield(&ch[i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // compareKeyCounts orders keys by period, then samples (both
 // descending), then dso, symbol, address, event, the row of a key
 // (Key.dup) and mode: a total order, so that a table's rows come out the
@@ -125,12 +166,12 @@ type tableRow struct {
 // keys that share a row share their address, and the shards split the
 // addresses. Grouping a children table's 50 k rows took 25-35 ms, a
 // quarter of its end, on one core.
-func groupRows(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *rowRanks, first, n int) [][]tableRow {
+func groupRows(m map[Key]Counts, acc keyChunks, hidden map[Key]bool, ranks *rowRanks, first, n int) [][]tableRow {
 	return slices.Concat(groupShards(m, acc, hidden, ranks, first, n)...)
 }
 
 // groupShards is groupRows's work: each shard's blocks of rows.
-func groupShards(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *rowRanks, first, n int) [][][]tableRow {
+func groupShards(m map[Key]Counts, acc keyChunks, hidden map[Key]bool, ranks *rowRanks, first, n int) [][][]tableRow {
 	rows, _ := groupTable(m, acc, hidden, ranks, first, n, false)
 	return rows
 }
@@ -138,13 +179,15 @@ func groupShards(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *
 // groupTable is groupShards, with compact the rows without a map of a
 // one-event children table apart, as noMapRows (see nomaprows.go),
 // each shard's sorted by compareNoMapRows.
-func groupTable(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *rowRanks, first, n int, compact bool) ([][][]tableRow, [][]noMapRow) {
+func groupTable(m map[Key]Counts, acc keyChunks, hidden map[Key]bool, ranks *rowRanks, first, n int, compact bool) ([][][]tableRow, [][]noMapRow) {
 	g := grouping{m: m, acc: acc, hidden: hidden, ranks: ranks, first: first, n: n, same: sameShortNames(m, acc), shards: 1}
-	if max(len(m), len(acc)) >= parallelRowsMin && runtime.GOMAXPROCS(0) > 1 {
+	nacc := acc.len()
+	if max(len(m), nacc) >= parallelRowsMin && runtime.GOMAXPROCS(0) > 1 {
 		g.shards = 2
 	}
-	for i := range acc {
-		if isNoMapKey(&acc[i].k) {
+	g.nacc = nacc
+	for kc := range acc.all() {
+		if isNoMapKey(&kc.k) {
 			g.noMap++
 		}
 	}
@@ -179,7 +222,8 @@ func groupTable(m map[Key]Counts, acc []keyCounts, hidden map[Key]bool, ranks *r
 // grouping is what groupRows groups, and in how many shards.
 type grouping struct {
 	m        map[Key]Counts
-	acc      []keyCounts
+	acc      keyChunks
+	nacc     int // acc's keys
 	hidden   map[Key]bool
 	ranks    *rowRanks
 	first, n int
@@ -198,8 +242,8 @@ func (g *grouping) noMapIn(s int) int {
 			n++
 		}
 	}
-	for i := range g.acc {
-		if k := &g.acc[i].k; isNoMapKey(k) && k.Event == g.first && shardOf(k.Addr, g.shards) == s {
+	for kc := range g.acc.all() {
+		if k := &kc.k; isNoMapKey(k) && k.Event == g.first && shardOf(k.Addr, g.shards) == s {
 			n++
 		}
 	}
@@ -268,7 +312,7 @@ func (g *grouping) shard(s int, nm *noMapRowSet) [][]tableRow {
 	}
 	// At most a row a key; in a children table nearly every key of m is
 	// one of acc's too, so the map is sized for the larger map.
-	size, noMapSize := max(len(m), len(acc)), g.noMap
+	size, noMapSize := max(len(m), g.nacc), g.noMap
 	if g.shards > 1 {
 		// A shard's share, and room for an uneven split.
 		size, noMapSize = size/g.shards*9/8+64, noMapSize/g.shards*9/8+64
@@ -372,15 +416,15 @@ func (g *grouping) shard(s int, nm *noMapRowSet) [][]tableRow {
 			row(mKeys.add(keyCounts{k, c}), false).c[k.Event-first].add(c)
 		}
 	}
-	for i := range acc {
-		if k, c := acc[i].k, acc[i].c; k.Event >= first && k.Event < first+n && shardOf(k.Addr, g.shards) == s && !isHidden(k) {
+	for kc := range acc.all() {
+		if k, c := kc.k, kc.c; k.Event >= first && k.Event < first+n && shardOf(k.Addr, g.shards) == s && !isHidden(k) {
 			if nm != nil && isNoMapKey(&k) {
-				r := nm.add(&acc[i], true)
+				r := nm.add(kc, true)
 				r.acc.add(c)
 				r.level = packLevel(k.Kernel, k.Hyper) // n is 1: every key is the leader's
 				continue
 			}
-			r := row(&acc[i], true)
+			r := row(kc, true)
 			r.acc[k.Event-first].add(c) // two DSOs of one short name add up
 			if k.Event == first {
 				r.key.Kernel, r.key.Hyper = k.Kernel, k.Hyper
@@ -415,7 +459,7 @@ func (g *grouping) shard(s int, nm *noMapRowSet) [][]tableRow {
 // key compares short names (_sort__dso_cmp without -v), so rows of two
 // libraries of one file name (a host's libc and a snap's) are one when
 // their symbols (or unresolved addresses) are. nil when no two share one.
-func sameShortNames(m map[Key]Counts, acc []keyCounts) map[dsoMode]string {
+func sameShortNames(m map[Key]Counts, acc keyChunks) map[dsoMode]string {
 	short := map[dsoMode]dsoMode{} // each DSO's short name, at its mode
 	least := map[dsoMode]string{}  // per short name, the least DSO
 	note := func(k Key) {
@@ -432,7 +476,7 @@ func sameShortNames(m map[Key]Counts, acc []keyCounts) map[dsoMode]string {
 	for k := range m {
 		note(k)
 	}
-	for _, kc := range acc {
+	for kc := range acc.all() {
 		note(kc.k)
 	}
 	var same map[dsoMode]string

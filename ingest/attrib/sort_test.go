@@ -464,22 +464,53 @@ func TestRowRanks(t *testing.T) {
 }
 
 // keyCountsOf returns m's keys and counts, as Result.children holds them.
-func keyCountsOf(m map[Key]Counts) []keyCounts {
+func keyCountsOf(m map[Key]Counts) keyChunks {
 	if m == nil {
 		return nil
 	}
-	all := make([]keyCounts, 0, len(m))
+	all := keyChunks{}
 	for k, c := range m {
-		all = append(all, keyCounts{k, c})
+		all.add(keyCounts{k, c})
 	}
 	return all
 }
 
 // countsMap returns kcs by key.
-func countsMap(kcs []keyCounts) map[Key]Counts {
-	m := make(map[Key]Counts, len(kcs))
-	for _, kc := range kcs {
+func countsMap(kcs keyChunks) map[Key]Counts {
+	m := make(map[Key]Counts, kcs.len())
+	for kc := range kcs.all() {
 		m[kc.k] = kc.c
 	}
 	return m
+}
+
+// keyChunks keeps keys in order across its chunks, their addresses
+// fixed as it grows.
+func TestKeyChunks(t *testing.T) {
+	for _, n := range []int{0, 1, keyChunk - 1, keyChunk, keyChunk + 1, 3*keyChunk + 5} {
+		c := keyChunks{}
+		var first *keyCounts
+		for i := range n {
+			c.add(keyCounts{k: Key{Addr: uint64(i)}})
+			if i == 0 {
+				first = &c[0][0]
+			}
+		}
+		if c.len() != n {
+			t.Fatalf("%d keys added: len %d", n, c.len())
+		}
+		i := 0
+		for kc := range c.all() {
+			if kc.k.Addr != uint64(i) {
+				t.Fatalf("%d keys added: key %d has address %d", n, i, kc.k.Addr)
+			}
+			if i == 0 && kc != first {
+				t.Fatalf("%d keys added: the first moved", n)
+			}
+			i++
+		}
+		if i != n {
+			t.Fatalf("%d keys added: %d yielded", n, i)
+		}
+	}
 }
