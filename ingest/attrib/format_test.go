@@ -21,6 +21,7 @@ import (
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/machine"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
@@ -597,6 +598,60 @@ func TestCutPad(t *testing.T) {
 		cutPad(&b, len("é "), width)
 		if want := fmt.Sprintf("é %-*.*s", width, width, s.String()); b.String() != want {
 			t.Fatalf("cutPad(%d) of %q = %q, want %q", width, s.String(), b.String(), want)
+		}
+	}
+}
+
+// A small recording reads kallsyms only when a kernel sample needs it:
+// perf record lists the kernel in the build-id header of user-only
+// recordings too (ro_sample-5.6: 13 cycles:u samples), and reading it
+// early there held the list for nothing. A large one, or a pipe, reads
+// it from the start.
+func TestKallsymsReadWhenNeeded(t *testing.T) {
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file  string
+		loads int
+	}{
+		{"../../cmd/kbench/testdata/foreign/perf.data.ro_sample-5.6", 0},
+		{"../perfdata/testdata/system.data", 1},
+		{"../perfdata/testdata/ksym.data", 1},
+	} {
+		r, err := perfdata.Open(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if machine.KernelEntry(kernelBuildIDs(r.Features())) < 0 {
+			t.Fatalf("%s: the header does not list the kernel: no early read to leave", tc.file)
+		}
+		loads := 0
+		_, err = Run(r, Options{DebugDir: "-", LoadKallsyms: func() (*kallsyms.List, error) {
+			loads++
+			return kallsyms.NewList(ks), nil
+		}})
+		r.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		if loads != tc.loads {
+			t.Errorf("%s: kallsyms read %d times, want %d", tc.file, loads, tc.loads)
+		}
+	}
+	for _, tc := range []struct {
+		size  uint64
+		early bool
+	}{
+		{0, true}, // a pipe: its size is not known
+		{1, false},
+		{earlyKallsymsMinData - 1, false},
+		{earlyKallsymsMinData, true},
+		{1 << 30, true},
+	} {
+		if got := readsKallsymsEarly(tc.size); got != tc.early {
+			t.Errorf("readsKallsymsEarly(%d) = %v, want %v", tc.size, got, tc.early)
 		}
 	}
 }
