@@ -769,7 +769,7 @@ type preparedKernel struct {
 // where perf never loads its symbols; below this size decoding is over
 // in a few milliseconds, so that reading early gained nothing there and
 // held the kallsyms list for nothing: a 13-sample user-only recording's
-// table peaked at 13.2 MB (perf report 13.1 MB), 8.0 MB without it.
+// table peaked at 13.2 MB (perf report 13.1 MB), 7.7 MB without it.
 const earlyKallsymsMinData = 4 << 20
 
 // readsKallsymsEarly reports whether a recording of dataSize bytes of
@@ -786,9 +786,10 @@ func readsKallsymsEarly(dataSize uint64) bool {
 // symbol tables there too, relocated by the hint's reference symbol, so
 // that both overlap decoding; all nil for a nil load. readEarly starts the load
 // alone, before the hint: when the recording's header says its samples
-// hit the kernel (and it is large: readsKallsymsEarly), reading kallsyms (40 ms of a kernel's time here) need
-// not wait for the decoder to reach the first kernel sample, 10 ms of
-// synthesized records into a system-wide recording. take waits for the
+// hit the kernel (and it is large: readsKallsymsEarly), reading kallsyms
+// (40 ms of a kernel's time here) need not wait for the decoder to reach
+// the first kernel sample, 10 ms of synthesized records into a
+// system-wide recording. take waits for the
 // load and the tables and hands them over, starting the load if need
 // be: it may be called once (the symbolizer keeps them, and drops the
 // kallsyms list once it has its tables). loaded waits for the

@@ -246,8 +246,7 @@ type workerTree struct {
 	// sample's own address, made at the first such search: samples
 	// outside every map are few or none (none of a gcc build's 1.48 M),
 	// and 16 bytes a tree entry were 6.6 MB of its children table.
-	selfs   chunked[Counts]
-	hasSelf bool
+	selfs chunked[Counts] // empty until the first such search
 	// last is, per accumulator entry of an address (its index), the
 	// tree entry its last search found, and moved then + 1: a search
 	// for the address ends there again until a rotation changes that
@@ -532,7 +531,7 @@ var rotationCheckMax = 64
 
 func (wt *workerTree) newOwner(ow treeOwner) {
 	wt.entries.append(treeEntry{owner: ow})
-	if wt.hasSelf {
+	if wt.selfs.len() > 0 {
 		wt.selfs.append(Counts{})
 	}
 }
@@ -540,11 +539,8 @@ func (wt *workerTree) newOwner(ow treeOwner) {
 // self returns the address of tree entry te's counts of searches for a
 // sample's own address, making selfs if need be.
 func (wt *workerTree) self(te int32) *Counts {
-	if !wt.hasSelf {
-		for wt.selfs.len() < wt.entries.len() {
-			wt.selfs.append(Counts{})
-		}
-		wt.hasSelf = true
+	for wt.selfs.len() < wt.entries.len() { // at the first call: newOwner keeps them in step after
+		wt.selfs.append(Counts{})
 	}
 	return wt.selfs.ptr(te)
 }
@@ -552,7 +548,7 @@ func (wt *workerTree) self(te int32) *Counts {
 // selfOf returns tree entry te's counts of searches for a sample's own
 // address.
 func (wt *workerTree) selfOf(te int32) Counts {
-	if !wt.hasSelf {
+	if wt.selfs.len() == 0 {
 		return Counts{}
 	}
 	return wt.selfs.at(te)

@@ -208,32 +208,34 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if err := flush(); err != nil {
 			return err
 		}
+		// line writes a row's columns: Children (acc, in a children
+		// table), Self and Samples (self), its DSO's short name, its
+		// level and symbol.
+		line := func(b *bytes.Buffer, acc, self []Counts, short string, k Key) {
+			if acc != nil {
+				writeShares(b, acc, totals)
+			}
+			writeGroupCounts(b, self, totals)
+			b.WriteString("  ")
+			writeLeft(b, dsoWidth, short)
+			b.WriteString("  ")
+			b.WriteString(level(k))
+			b.WriteByte(' ')
+			b.Write(k.appendSymbolName(b.AvailableBuffer()))
+		}
 		err := writeLines(w, lines.len(), func(b *bytes.Buffer, i int) {
 			row, nm := lines.at(i)
 			if nm != nil {
 				cs := [2]Counts{nm.acc, nm.self}
-				writeShares(b, cs[:1], totals)
-				writeGroupCounts(b, cs[1:], totals)
-				b.WriteString("  ")
-				writeLeft(b, dsoWidth, symbols.Unknown)
-				b.WriteString("  ")
-				k := nm.key(g.first)
-				b.WriteString(level(k))
-				b.WriteByte(' ')
-				b.Write(k.appendSymbolName(b.AvailableBuffer()))
+				line(b, cs[:1], cs[1:], symbols.Unknown, nm.key(g.first))
 				b.WriteByte('\n')
 				return
 			}
-			if r.children != nil {
-				writeShares(b, row.acc, totals)
+			acc := row.acc
+			if r.children == nil {
+				acc = nil
 			}
-			writeGroupCounts(b, row.c, totals)
-			b.WriteString("  ")
-			writeLeft(b, dsoWidth, row.short)
-			b.WriteString("  ")
-			b.WriteString(level(row.key))
-			b.WriteByte(' ')
-			b.Write(row.key.appendSymbolName(b.AvailableBuffer()))
+			line(b, acc, row.c, row.short, row.key)
 			if o, ok := r.objects[row.key]; ok && r.Branches == nil {
 				b.WriteString("+0x")
 				var num [16]byte

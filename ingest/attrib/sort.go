@@ -180,22 +180,33 @@ func groupShards(m map[Key]Counts, acc keyChunks, hidden map[Key]bool, ranks *ro
 // one-event children table apart, as noMapRows (see nomaprows.go),
 // each shard's sorted by compareNoMapRows.
 func groupTable(m map[Key]Counts, acc keyChunks, hidden map[Key]bool, ranks *rowRanks, first, n int, compact bool) ([][][]tableRow, [][]noMapRow) {
-	g := grouping{m: m, acc: acc, hidden: hidden, ranks: ranks, first: first, n: n, same: sameShortNames(m, acc), shards: 1}
-	nacc := acc.len()
-	if max(len(m), nacc) >= parallelRowsMin && runtime.GOMAXPROCS(0) > 1 {
+	g := grouping{m: m, acc: acc, nacc: acc.len(), hidden: hidden, ranks: ranks, first: first, n: n, same: sameShortNames(m, acc), shards: 1}
+	if max(len(m), g.nacc) >= parallelRowsMin && runtime.GOMAXPROCS(0) > 1 {
 		g.shards = 2
-	}
-	g.nacc = nacc
-	for kc := range acc.all() {
-		if isNoMapKey(&kc.k) {
-			g.noMap++
-		}
 	}
 	// A DSO of the short name "[unknown]" would take those rows'
 	// (sameShortNames): then they are tableRows.
 	_, renamed := g.same[dsoMode{symbols.Unknown, false}]
 	_, renamedK := g.same[dsoMode{symbols.Unknown, true}]
 	g.compact = compact && acc != nil && n == 1 && !renamed && !renamedK
+	// Each shard's keys without a map of the table's event, m's and
+	// acc's: as many noMapRows at most.
+	noMapIn := make([]int, g.shards)
+	for kc := range acc.all() {
+		if k := &kc.k; isNoMapKey(k) {
+			g.noMap++
+			if g.compact && k.Event == first {
+				noMapIn[shardOf(k.Addr, g.shards)]++
+			}
+		}
+	}
+	if g.compact {
+		for k := range m {
+			if isNoMapKey(&k) && k.Event == first {
+				noMapIn[shardOf(k.Addr, g.shards)]++
+			}
+		}
+	}
 	out := make([][][]tableRow, g.shards)
 	var noMap [][]noMapRow
 	if g.compact {
@@ -206,7 +217,7 @@ func groupTable(m map[Key]Counts, acc keyChunks, hidden map[Key]bool, ranks *row
 		wg.Go(func() {
 			var nm *noMapRowSet
 			if g.compact {
-				nm = newNoMapRowSet(g.noMapIn(s))
+				nm = newNoMapRowSet(noMapIn[s])
 			}
 			out[s] = g.shard(s, nm)
 			if nm != nil {
@@ -231,23 +242,6 @@ type grouping struct {
 	shards   int
 	noMap    int  // acc's keys without a map
 	compact  bool // rows without a map are noMapRows
-}
-
-// noMapIn returns how many of the keys without a map of m and acc, of
-// the table's event, fall in shard s: as many rows at most.
-func (g *grouping) noMapIn(s int) int {
-	n := 0
-	for k := range g.m {
-		if isNoMapKey(&k) && k.Event == g.first && shardOf(k.Addr, g.shards) == s {
-			n++
-		}
-	}
-	for kc := range g.acc.all() {
-		if k := &kc.k; isNoMapKey(k) && k.Event == g.first && shardOf(k.Addr, g.shards) == s {
-			n++
-		}
-	}
-	return n
 }
 
 // shardOf is the shard of the keys at address addr, of shards.
