@@ -384,7 +384,8 @@ func (o *orderer) slot(cur **segment, queued bool, e *event, copyChain bool) *ev
 }
 
 // reserve returns the next event of the segment *cur (as slot takes
-// it), for the caller to fill.
+// it), zeroed, for the caller to fill: segments come zeroed (newSegment,
+// orderPools.segment) and reserve hands each event out once.
 func (o *orderer) reserve(cur **segment, queued bool) *event {
 	if *cur == nil || len((*cur).events) == cap((*cur).events) {
 		*cur = o.newSegment()
