@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -445,23 +446,23 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if opts.Vmlinux != "" {
 		ksChoice = &kallsymsChoice{} // perf reads no kallsyms then
 	}
-	kernelSeen, load, loaded, readEarly := prepareKernel(ksChoice.loader(), func() bool {
+	kp := prepareKernel(ksChoice.loader(), func() bool {
 		// The kallsyms tables would be thrown away if kcore is used.
 		return opts.Kcore != nil || kcoreFileBeside(ksChoice.file)
 	})
-	if readEarly != nil && readsKallsymsEarly(a.dataSize) && machine.KernelEntry(kernelBuildIDs(r.Features())) >= 0 {
+	if kp.readEarly != nil && readsKallsymsEarly(a.dataSize) && machine.KernelEntry(kernelBuildIDs(r.Features())) >= 0 {
 		// perf record lists the DSOs its samples hit: the kernel's
 		// symbols will be needed.
-		readEarly(nil)
+		kp.readEarly(nil)
 	}
 	var ks *kallsyms.List // opts.Kallsyms; nil: none
 	if opts.Kallsyms != nil {
 		ks = kallsyms.NewList(opts.Kallsyms)
 	}
-	if loaded != nil {
+	if kp.loaded != nil {
 		// The loader may report through the caller's callbacks: it ends
 		// before Run does, whether or not a kernel sample needed it.
-		defer loaded()
+		defer kp.loaded()
 	}
 	// The deliveries in flight hold at most flowLimitFor's bytes.
 	deliveries := make(chan delivery, 64)
@@ -499,6 +500,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			}
 		}
 	}
+	if a.holdsKernel() { // hold.go
+		a.kernelWaiting = kp.waiting
+		if holdKernelForTests != nil {
+			a.kernelWaiting = holdKernelForTests
+		}
+	}
 	m.RegisterIdle() // perf_session__process_events
 	wantChains := (opts.Script != nil || opts.Stacks) && !opts.HideCallchain || children
 	kmodsecType := opts.KmodSecType
@@ -528,7 +535,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		branches:    branches,
 		kmodsecType: kmodsecType,
 		lost:        &lost,
-		kernelSeen:  kernelSeen,
+		kernelSeen:  kp.start,
 		stat:        statCounters(r, opts.Script != nil),
 	})
 
@@ -537,7 +544,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	// newSym makes the symbolizer: at the first delivery, or at the end
 	// for a recording without one.
 	newSym := func() *symbolizer {
-		s := newSymbolizer(ks, load, buildIDMap(r.Features()), opts.DebugDir, a.m.ModuleMaps)
+		s := newSymbolizer(ks, kp.take, buildIDMap(r.Features()), opts.DebugDir, a.m.ModuleMaps)
 		s.noFiles, s.symfs, s.vdso = opts.NoFiles, opts.Symfs, opts.VDSO
 		s.vmlinuxOnly, s.vmlinuxPath = opts.Vmlinux, opts.VmlinuxPath
 		s.prefetch = pre
@@ -573,6 +580,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		}
 		pools.recycle(d)
 		flow.release(d.bytes)
+	}
+	if runErr == nil && a.held.n > 0 {
+		runErr = a.releaseHeld()
 	}
 	if a.out != nil {
 		// Every line is written before Run returns, up to an error.
@@ -778,33 +788,53 @@ func readsKallsymsEarly(dataSize uint64) bool {
 	return dataSize == 0 || dataSize >= earlyKallsymsMinData
 }
 
-// prepareKernel runs load in the background once start is called (at
-// the recording's first kernel sample in a kernel map: a recording of
-// user space alone never reads kallsyms, which took 8 MB) and, when the
-// hint says there are no module maps and kcoreLikely (asked once the
-// kallsyms file is known) says no kcore sits beside it, builds the kernel
-// symbol tables there too, relocated by the hint's reference symbol, so
-// that both overlap decoding; all nil for a nil load. readEarly starts the load
-// alone, before the hint: when the recording's header says its samples
-// hit the kernel (and it is large: readsKallsymsEarly), reading kallsyms
-// (40 ms of a kernel's time here) need not wait for the decoder to reach
-// the first kernel sample, 10 ms of synthesized records into a
-// system-wide recording. take waits for the
-// load and the tables and hands them over, starting the load if need
-// be: it may be called once (the symbolizer keeps them, and drops the
-// kallsyms list once it has its tables). loaded waits for the
-// background work, if started, to end; after it, start does nothing.
-func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error), kcoreLikely func() bool) (start func(kernelHint), take func() preparedKernel, loaded func(), readEarly func(mmapBuildID []byte)) {
+// kernelPrep is the kernel's preparation in the background
+// (prepareKernel); its functions are all nil when there is nothing to
+// load.
+type kernelPrep struct {
+	// start runs the load, if not begun, and the tables after it, once:
+	// at the recording's first kernel sample in a kernel map (a
+	// recording of user space alone never reads kallsyms, which took 8
+	// MB), told what the decoder knew then.
+	start func(kernelHint)
+	// readEarly starts the load alone, before the hint: when the
+	// recording's header says its samples hit the kernel (and it is
+	// large: readsKallsymsEarly), reading kallsyms (40 ms of a kernel's
+	// time here) need not wait for the decoder to reach the first
+	// kernel sample, 10 ms of synthesized records into a system-wide
+	// recording.
+	readEarly func(mmapBuildID []byte)
+	// take waits for the load and the tables and hands them over,
+	// starting the load if need be: it may be called once (the
+	// symbolizer keeps them, and drops the kallsyms list once it has its
+	// tables).
+	take func() preparedKernel
+	// waiting reports whether take would wait for work begun: the load
+	// or the tables (attributor.hold).
+	waiting func() bool
+	// loaded waits for the background work, if begun, to end; after it,
+	// start does nothing.
+	loaded func()
+}
+
+// prepareKernel prepares the kernel's symbols with load in the
+// background: when the hint says there are no module maps and
+// kcoreLikely (asked once the kallsyms file is known) says no kcore sits
+// beside it, it builds the kernel symbol tables there too, relocated by
+// the hint's reference symbol, so that both overlap decoding.
+func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error), kcoreLikely func() bool) kernelPrep {
 	if load == nil {
-		return nil, nil, nil, nil
+		return kernelPrep{}
 	}
 	// The load, once: its list and error are written before read closes.
 	var readOnce sync.Once
 	var syms *kallsyms.List
 	var readErr error
 	read := make(chan struct{})
-	readEarly = func(mmapBuildID []byte) {
+	var state atomic.Int32 // 0: nothing begun, 1: work begun, 2: the tables are ready
+	readEarly := func(mmapBuildID []byte) {
 		readOnce.Do(func() {
+			state.CompareAndSwap(0, 1)
 			go func() {
 				defer close(read)
 				syms, readErr = load(mmapBuildID)
@@ -814,7 +844,7 @@ func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error), kcoreL
 	c := make(chan preparedKernel, 1)
 	done := make(chan struct{})
 	var once sync.Once
-	start = func(h kernelHint) {
+	start := func(h kernelHint) {
 		once.Do(func() {
 			readEarly(h.buildID)
 			go func() {
@@ -833,20 +863,25 @@ func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error), kcoreL
 					p.kt = symbols.KernelFrom(p.syms, nil, symbols.KernelOptions{Delta: p.delta})
 				}
 				c <- p
+				state.Store(2)
 			}()
 		})
 	}
-	take = func() preparedKernel {
-		start(kernelHint{noTables: true})
-		return <-c
+	return kernelPrep{
+		start:     start,
+		readEarly: readEarly,
+		take: func() preparedKernel {
+			start(kernelHint{noTables: true})
+			return <-c
+		},
+		waiting: func() bool { return state.Load() == 1 },
+		loaded: func() {
+			once.Do(func() { close(done) }) // never started: never will
+			<-done
+			readOnce.Do(func() { close(read) }) // never read: never will
+			<-read
+		},
 	}
-	loaded = func() {
-		once.Do(func() { close(done) }) // never started: never will
-		<-done
-		readOnce.Do(func() { close(read) }) // never read: never will
-		<-read
-	}
-	return start, take, loaded, readEarly
 }
 
 // deliverAll delivers the events of one delivery, up to the first
@@ -1306,6 +1341,13 @@ type attributor struct {
 	mapped []byte
 	reader *perfdata.Reader
 
+	// held are the kernel samples held while the kernel is prepared, and
+	// kernelWaiting reports whether it still is (nil: hold none; hold.go);
+	// heldOrd is the held sample being attributed.
+	held          heldSamples
+	kernelWaiting func() bool
+	heldOrd       *heldSample
+
 	// readPeriods holds each sample id's last PERF_SAMPLE_READ value
 	// (perf_sample_id.period; sampleread.go).
 	readPeriods map[uint64]uint64
@@ -1344,6 +1386,11 @@ func (a *attributor) fetchInsn(e *event) {
 }
 
 func (a *attributor) deliver(e *event) error {
+	if a.held.n > 0 && e.kind() != evSample && releasesHeld(e) {
+		if err := a.releaseHeld(); err != nil {
+			return err
+		}
+	}
 	switch e.kind() {
 	case evSample:
 		var err error
@@ -1471,6 +1518,11 @@ func (a *attributor) sample(e *event) error {
 	if f.outsideTime(a.now) || a.opts.Script != nil && f.otherCPU(e.cpu()) {
 		return nil // perf drops it before resolving it
 	}
+	if a.kernelWaiting != nil {
+		if held, err := a.hold(e); held || err != nil {
+			return err
+		}
+	}
 	kernel := e.cpumode == machine.CPUModeKernel
 	// perf's thread__find_map: other than kernel and user cpumodes find
 	// no map at level "H", and a guest one (perf report without --guest)
@@ -1482,6 +1534,12 @@ func (a *attributor) sample(e *event) error {
 		a.acc.hiding = guest
 	}
 	st, i, slot, ok := a.resolveSample(e)
+	if !ok && a.held.n > 0 {
+		// Its key is its address alone: the held samples come first.
+		if err := a.releaseHeld(); err != nil {
+			return err
+		}
+	}
 	var mp index.Map
 	if ok {
 		mp = st.key.m
@@ -1489,9 +1547,7 @@ func (a *attributor) sample(e *event) error {
 	if f.otherCPU(e.cpu()) {
 		return nil // perf report drops it after resolving it
 	}
-	ord := uint32(a.res.Samples)
-	a.res.Samples++
-	a.res.Period += e.period
+	ord := a.ordinal(e)
 	event := int(e.attr)
 	c := Counts{1, e.period}
 	var key Key

@@ -40,17 +40,23 @@ func TestPrepareKernel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			start, take, loaded, readEarly := prepareKernel(func([]byte) (*kallsyms.List, error) { calls++; return list, nil }, func() bool { return tt.kcore })
+			kp := prepareKernel(func([]byte) (*kallsyms.List, error) { calls++; return list, nil }, func() bool { return tt.kcore })
+			if kp.waiting() {
+				t.Error("waiting before anything began")
+			}
 			if tt.early {
-				readEarly(nil)
-				readEarly(nil) // a second read does nothing
+				kp.readEarly(nil)
+				kp.readEarly(nil) // a second read does nothing
 			}
 			if tt.hint != nil {
-				start(*tt.hint)
-				start(kernelHint{noTables: true}) // a second start does nothing
+				kp.start(*tt.hint)
+				kp.start(kernelHint{noTables: true}) // a second start does nothing
 			}
-			p := take()
-			loaded()
+			p := kp.take()
+			kp.loaded()
+			if kp.waiting() {
+				t.Error("waiting after take")
+			}
 			if calls != tt.loadCalls || p.syms != list || p.err != nil {
 				t.Fatalf("load called %d times, list %p err %v", calls, p.syms, p.err)
 			}
@@ -65,31 +71,37 @@ func TestPrepareKernel(t *testing.T) {
 		})
 	}
 	t.Run("never started", func(t *testing.T) {
-		_, _, loaded, _ := prepareKernel(func([]byte) (*kallsyms.List, error) { t.Error("load called"); return nil, nil }, func() bool { return false })
-		loaded()
+		kp := prepareKernel(func([]byte) (*kallsyms.List, error) { t.Error("load called"); return nil, nil }, func() bool { return false })
+		kp.loaded()
+		if kp.waiting() {
+			t.Error("waiting, never started")
+		}
 	})
 	t.Run("read early, never started", func(t *testing.T) {
 		// loaded waits for the read: Run returns with nothing running.
 		var read bool
-		_, _, loaded, readEarly := prepareKernel(func([]byte) (*kallsyms.List, error) {
+		kp := prepareKernel(func([]byte) (*kallsyms.List, error) {
 			time.Sleep(10 * time.Millisecond)
 			read = true
 			return list, nil
 		}, func() bool { return false })
-		readEarly(nil)
-		loaded()
+		kp.readEarly(nil)
+		if !kp.waiting() {
+			t.Error("not waiting for the read")
+		}
+		kp.loaded()
 		if !read {
 			t.Error("loaded returned before the read ended")
 		}
 	})
 	t.Run("error", func(t *testing.T) {
 		bad := errors.New("bad")
-		start, take, loaded, _ := prepareKernel(func([]byte) (*kallsyms.List, error) { return nil, bad }, func() bool { return false })
-		start(kernelHint{})
-		if p := take(); p.err != bad || p.kt != nil {
+		kp := prepareKernel(func([]byte) (*kallsyms.List, error) { return nil, bad }, func() bool { return false })
+		kp.start(kernelHint{})
+		if p := kp.take(); p.err != bad || p.kt != nil {
 			t.Errorf("got %+v", p)
 		}
-		loaded()
+		kp.loaded()
 	})
 }
 

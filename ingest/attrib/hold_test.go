@@ -1,0 +1,99 @@
+package attrib
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/ingest/kallsyms"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
+)
+
+// holdAlways makes the views that may hold kernel samples hold every
+// one until something releases them (off: hold none), counting those
+// held in *held; it returns the undo.
+func holdAlways(off bool, held *int) func() {
+	was := holdKernelForTests
+	holdKernelForTests = func() bool { *held++; return !off }
+	return func() { holdKernelForTests = was }
+}
+
+// Holding kernel samples changes no output, on every committed
+// recording, in every view.
+func TestHoldingKernelSamplesChangesNothing(t *testing.T) {
+	held := 0
+	viewsUnchanged(t, "holding kernel samples", func(off bool) func() { return holdAlways(off, &held) })
+	if held == 0 {
+		t.Fatal("no kernel sample was held")
+	}
+}
+
+// Kernel samples held while the kernel's maps change under them (modules
+// mapped, BPF programs loaded and unloaded), among user samples, samples
+// without a map and samples of other cpumodes, count as
+// they do when attributed in order, in the flat table and its result.
+func TestHoldingFollowsKernelChanges(t *testing.T) {
+	ks := []kallsyms.Symbol{
+		{Addr: 0xffffffff81000000, Type: 'T', Name: "_text"},
+		{Addr: 0xffffffff81000100, Type: 't', Name: "k_one"},
+		{Addr: 0xffffffff81000200, Type: 'D', Name: "k_data"},
+		{Addr: 0xffffffff81000300, Type: 'T', Name: "_etext"},
+		{Addr: 0xffffffffc0000000, Type: 't', Name: "m_one", Module: "mod"},
+		{Addr: 0xffffffffc0000100, Type: 't', Name: "m_two", Module: "mod"},
+	}
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		path, w, done := tempRecording(t, perfdata.WriterOptions{Arch: "x86_64"})
+		u := perfdata.Info{Misc: uint16(perfdata.CPUModeUser)}
+		k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
+		w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"})
+		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 100, Tid: 100, Addr: 0x400000, Len: 0x1000, Filename: "/bin/a", Prot: 5})
+		kernelIPs := []uint64{0xffffffff81000110, 0xffffffff81000210, 0xffffffffc0000010, 0xffffffffc0000110, 0xffffffffa0000010, 0xffffffff90000000}
+		tm := uint64(10)
+		for range 2000 {
+			tm++
+			sid := perfdata.SampleID{Time: tm}
+			switch rng.IntN(60) {
+			case 0:
+				w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Addr: 0xffffffffc0000000, Len: 0x1000, Filename: "/lib/modules/mod.ko", SampleID: sid})
+			case 1:
+				w.WriteKsymbol(&perfdata.Ksymbol{Addr: 0xffffffffa0000000, Len: 0x100, KsymType: 1, Flags: uint16(rng.IntN(2)), Name: "bpf_prog_x", SampleID: sid})
+			case 2:
+				w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 100, Tid: 100, Addr: 0x400000, Len: 0x1000, Filename: []string{"/bin/a", "/bin/b"}[rng.IntN(2)], Prot: 5, SampleID: sid})
+			case 3:
+				w.WriteComm(&perfdata.Comm{Pid: 100, Tid: 100, Comm: "a", SampleID: sid})
+			case 4:
+				w.WriteFinishedRound()
+			}
+			s := &perfdata.Sample{Info: u, Pid: 100, Tid: 100, Time: tm, Period: uint64(1 + rng.IntN(3)), IP: 0x400010 + uint64(rng.IntN(2))*8}
+			switch rng.IntN(10) {
+			case 0, 1, 2, 3, 4:
+				s.Info, s.IP = k, kernelIPs[rng.IntN(len(kernelIPs))]
+			case 5:
+				// No map, at an address kernel samples have too: perf
+				// merges such entries across cpumodes, named after the
+				// first (counter.addUnknown).
+				s.IP = []uint64{0x7000, 0xffffffff90000000}[rng.IntN(2)]
+			case 6:
+				s.Info.Misc = uint16(perfdata.CPUModeHypervisor)
+				s.IP = 0xffffffff90000000
+			}
+			w.WriteSample(s)
+		}
+		done()
+		for _, opts := range []Options{{Kallsyms: ks, NoFiles: true, DebugDir: "-"}, {Kallsyms: ks, NoFiles: true, DebugDir: "-", Children: true}} {
+			held := 0
+			undo := holdAlways(false, &held)
+			got, gotCanon := runCached(t, path, opts, false)
+			undo()
+			undo = holdAlways(true, new(int))
+			want, wantCanon := runCached(t, path, opts, false)
+			undo()
+			if got != want || gotCanon != wantCanon {
+				t.Fatalf("seed %d, children %v: holding changed the table:\n%s\nin order:\n%s", seed, opts.Children, got, want)
+			}
+			if !opts.Children && held == 0 {
+				t.Fatalf("seed %d: nothing held", seed)
+			}
+		}
+	}
+}
