@@ -500,14 +500,15 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			}
 		}
 	}
-	if a.holdsKernel() { // hold.go
+	m.RegisterIdle() // perf_session__process_events
+	wantChains := (opts.Script != nil || opts.Stacks) && !opts.HideCallchain || children
+	chains := wantChains && slices.ContainsFunc(r.Attrs(), func(at *perfdata.Attr) bool { return at.SampleType&perfdata.SampleFormatCallchain != 0 })
+	if a.holdsKernel(chains, isX86_64(r.Features().Arch)) { // hold.go
 		a.kernelWaiting = kp.waiting
 		if holdKernelForTests != nil {
 			a.kernelWaiting = holdKernelForTests
 		}
 	}
-	m.RegisterIdle() // perf_session__process_events
-	wantChains := (opts.Script != nil || opts.Stacks) && !opts.HideCallchain || children
 	kmodsecType := opts.KmodSecType
 	if kmodsecType == 0 {
 		kmodsecType = kmodsec.DefaultType
@@ -892,6 +893,11 @@ func (a *attributor) deliverAll(keys []orderKey) (err error) {
 	if a.mapped != nil {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer a.reader.CatchFault(&err)
+	}
+	if a.held.n > 0 && (!a.holding() || a.heldTooMuch()) {
+		if err := a.releaseHeld(); err != nil {
+			return err
+		}
 	}
 	var touched uint64
 	for i, k := range keys {
@@ -1361,18 +1367,13 @@ type attributor struct {
 // 2^63 on x86_64, else the loaded kernel map's start); then the IP is
 // looked up with the cpumode its address implies and the map found is
 // loaded.
-func (a *attributor) fetchInsn(e *event) {
+func (a *attributor) fetchInsn(e *event) error {
 	if e.ip == 0 {
-		return
+		return nil
 	}
 	if !a.kstartSet {
-		a.kstartSet = true
-		a.kstart = 1 << 63
-		if _, ok := a.m.Vmlinux(); ok {
-			a.m.LoadKernel()
-			if vm, ok := a.m.Vmlinux(); ok && !a.x86_64 && a.sym.hasKallsyms {
-				a.kstart = vm.Start
-			}
+		if err := a.startFetch(); err != nil {
+			return err
 		}
 	}
 	mode := uint8(machine.CPUModeUser)
@@ -1380,9 +1381,46 @@ func (a *attributor) fetchInsn(e *event) {
 		mode = machine.CPUModeKernel
 	}
 	if mode == e.cpumode {
-		return // the sample's own lookup, done already, with the same effects
+		return nil // the sample's own lookup, done already, with the same effects
+	}
+	if a.held.n > 0 { // a lookup in the other mode's maps
+		if err := a.releaseHeld(); err != nil {
+			return err
+		}
 	}
 	a.m.Resolve(mode, e.pid, e.tid, e.ip) // loads the map found (machine.OnModuleLoad)
+	return nil
+}
+
+// startFetch is the first fetch's work: the kernel start is set, which
+// loads the kernel (a load held behind the held samples while they are,
+// on x86_64, where the start does not depend on it).
+func (a *attributor) startFetch() error {
+	a.kstartSet = true
+	a.kstart = 1 << 63
+	if _, ok := a.m.Vmlinux(); ok {
+		if a.holding() {
+			a.held.add(heldSample{loadKernel: true})
+			return nil
+		}
+		if err := a.releaseHeld(); err != nil {
+			return err
+		}
+		a.m.LoadKernel()
+		if vm, ok := a.m.Vmlinux(); ok && !a.x86_64 && a.sym.hasKallsyms {
+			a.kstart = vm.Start
+		}
+	}
+	return nil
+}
+
+// fetchKernelStart is the kernel start fetchInsn compares addresses
+// with: 2^63 until its first fetch sets it (on x86_64, it stays).
+func (a *attributor) fetchKernelStart() uint64 {
+	if a.kstartSet {
+		return a.kstart
+	}
+	return 1 << 63
 }
 
 func (a *attributor) deliver(e *event) error {
@@ -1640,8 +1678,8 @@ func (a *attributor) sample(e *event) error {
 	if a.opts.Script != nil {
 		err = a.script(e, key)
 	}
-	if a.opts.FetchInsn {
-		a.fetchInsn(e)
+	if a.opts.FetchInsn && err == nil {
+		err = a.fetchInsn(e)
 	}
 	return err
 }

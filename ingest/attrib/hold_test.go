@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 
@@ -30,7 +31,9 @@ func TestHoldingKernelSamplesChangesNothing(t *testing.T) {
 // Kernel samples held while the kernel's maps change under them (modules
 // mapped, BPF programs loaded and unloaded), among user samples, samples
 // without a map and samples of other cpumodes, count as
-// they do when attributed in order, in the flat table and its result.
+// they do when attributed in order, in the flat table and its result and
+// in the script (with perf script's instruction fetch); the children
+// table holds none.
 func TestHoldingFollowsKernelChanges(t *testing.T) {
 	ks := []kallsyms.Symbol{
 		{Addr: 0xffffffff81000000, Type: 'T', Name: "_text"},
@@ -47,7 +50,10 @@ func TestHoldingFollowsKernelChanges(t *testing.T) {
 		k := perfdata.Info{Misc: uint16(perfdata.CPUModeKernel)}
 		w.WriteMmap(&perfdata.Mmap{Info: k, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"})
 		w.WriteMmap(&perfdata.Mmap{Info: u, Pid: 100, Tid: 100, Addr: 0x400000, Len: 0x1000, Filename: "/bin/a", Prot: 5})
-		kernelIPs := []uint64{0xffffffff81000110, 0xffffffff81000210, 0xffffffffc0000010, 0xffffffffc0000110, 0xffffffffa0000010, 0xffffffff90000000}
+		// Kernel samples in the kernel's text, a module, a BPF program,
+		// no map, and at a user address (an instruction fetch then
+		// looks in the thread's maps).
+		kernelIPs := []uint64{0xffffffff81000110, 0xffffffff81000210, 0xffffffffc0000010, 0xffffffffc0000110, 0xffffffffa0000010, 0xffffffff90000000, 0x400010}
 		tm := uint64(10)
 		for range 2000 {
 			tm++
@@ -80,7 +86,18 @@ func TestHoldingFollowsKernelChanges(t *testing.T) {
 			w.WriteSample(s)
 		}
 		done()
-		for _, opts := range []Options{{Kallsyms: ks, NoFiles: true, DebugDir: "-"}, {Kallsyms: ks, NoFiles: true, DebugDir: "-", Children: true}} {
+		views := []struct {
+			name  string
+			opts  Options
+			holds bool
+		}{
+			{"table", Options{}, true},
+			{"script", Options{Script: &bytes.Buffer{}, FetchInsn: true}, true},
+			{"children", Options{Children: true}, false},
+		}
+		for _, v := range views {
+			opts := v.opts
+			opts.Kallsyms, opts.NoFiles, opts.DebugDir = ks, true, "-"
 			held := 0
 			undo := holdAlways(false, &held)
 			got, gotCanon := runCached(t, path, opts, false)
@@ -89,10 +106,10 @@ func TestHoldingFollowsKernelChanges(t *testing.T) {
 			want, wantCanon := runCached(t, path, opts, false)
 			undo()
 			if got != want || gotCanon != wantCanon {
-				t.Fatalf("seed %d, children %v: holding changed the table:\n%s\nin order:\n%s", seed, opts.Children, got, want)
+				t.Fatalf("seed %d, %s: holding changed the output:\n%s\nin order:\n%s", seed, v.name, got, want)
 			}
-			if !opts.Children && held == 0 {
-				t.Fatalf("seed %d: nothing held", seed)
+			if (held > 0) != v.holds {
+				t.Fatalf("seed %d, %s: %d samples held", seed, v.name, held)
 			}
 		}
 	}
