@@ -15,26 +15,16 @@ import (
 // the machine and the attribution must take without a panic, and both
 // implementations must agree, in the script and in the children table.
 func FuzzRun(f *testing.F) {
-	for _, name := range []string{"sleep", "ksym", "pipe", "callchain"} {
-		if b, err := os.ReadFile("../perfdata/testdata/" + name + ".data"); err == nil && len(b) < 100_000 {
-			f.Add(b)
-		}
-	}
-	ks, err := kallsyms.ReadFile(kallsymsSubset)
-	if err != nil {
-		f.Fatal(err)
-	}
+	ks := fuzzSeeds(f, "sleep", "ksym", "pipe", "callchain")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The script, then the children table (callchains cumulated,
 		// perf's tree of far addresses kept).
 		for _, children := range []bool{false, true} {
 			var digests []string
 			for _, im := range mapset.All {
-				r, err := perfdata.NewFileReader(bytes.NewReader(data), int64(len(data)))
-				if err != nil {
-					if r, err = perfdata.NewReader(bytes.NewReader(data)); err != nil {
-						return
-					}
+				r, ok := fuzzReader(data)
+				if !ok {
+					return
 				}
 				opts := Options{Impl: im, Kallsyms: ks, DebugDir: "-", NoFiles: true, Script: io.Discard}
 				if children {
@@ -59,6 +49,34 @@ func FuzzRun(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzSeeds adds the committed recordings named (those under 100 kB)
+// to f's corpus, and returns the kallsyms subset their kernel samples
+// resolve with.
+func fuzzSeeds(f *testing.F, names ...string) []kallsyms.Symbol {
+	for _, name := range names {
+		if b, err := os.ReadFile("../perfdata/testdata/" + name + ".data"); err == nil && len(b) < 100_000 {
+			f.Add(b)
+		}
+	}
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return ks
+}
+
+// fuzzReader reads data as a file-mode recording, else as a pipe-mode
+// one; false if neither header is valid.
+func fuzzReader(data []byte) (*perfdata.Reader, bool) {
+	r, err := perfdata.NewFileReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		if r, err = perfdata.NewReader(bytes.NewReader(data)); err != nil {
+			return nil, false
+		}
+	}
+	return r, true
 }
 
 // NoFiles leaves user symbols unresolved and changes nothing else.

@@ -52,8 +52,13 @@ const maxHeld = 1 << 20
 
 // heldChunk is how many held samples are kept together (256 KiB): a
 // slice grown by append copied them and faulted in twice the memory,
-// 4 % of the -a table's CPU time (perf record -g of kbench).
-const heldChunk = 8192
+// 4 % of the -a table's CPU time (perf record -g of kbench). The first
+// chunks are smaller, firstHeldChunk doubling up to it, for the few
+// samples a small recording holds.
+const (
+	heldChunk      = 8192
+	firstHeldChunk = 256
+)
 
 // heldSamples keeps held samples in chunks, in order.
 type heldSamples struct {
@@ -62,8 +67,8 @@ type heldSamples struct {
 }
 
 func (h *heldSamples) add(s heldSample) {
-	if h.n%heldChunk == 0 {
-		h.chunks = append(h.chunks, make([]heldSample, 0, heldChunk))
+	if len(h.chunks) == 0 || len(h.chunks[len(h.chunks)-1]) == cap(h.chunks[len(h.chunks)-1]) {
+		h.chunks = append(h.chunks, make([]heldSample, 0, min(heldChunk, firstHeldChunk<<len(h.chunks))))
 	}
 	last := &h.chunks[len(h.chunks)-1]
 	*last = append(*last, s)

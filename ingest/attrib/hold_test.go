@@ -114,3 +114,42 @@ func TestHoldingFollowsKernelChanges(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHold: holding every kernel sample until something releases it
+// changes neither the flat table (nor its result) nor the script, with
+// perf script's instruction fetch, of any recording.
+func FuzzHold(f *testing.F) {
+	ks := fuzzSeeds(f, "sleep", "ksym", "pipe", "callchain", "system")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, script := range []bool{false, true} {
+			var outs [2]string
+			for i, off := range []bool{false, true} {
+				r, ok := fuzzReader(data)
+				if !ok {
+					return
+				}
+				opts := Options{Kallsyms: ks, DebugDir: "-", NoFiles: true}
+				var out bytes.Buffer
+				if script {
+					opts.Script, opts.FetchInsn = &out, true
+				}
+				undo := holdAlways(off, new(int))
+				res, err := Run(r, opts)
+				undo()
+				if err != nil {
+					outs[i] = "error: " + err.Error()
+					continue
+				}
+				if !script {
+					if err := res.WriteTable(&out); err != nil {
+						t.Fatal(err)
+					}
+				}
+				outs[i] = out.String() + res.Canonical()
+			}
+			if outs[0] != outs[1] {
+				t.Fatalf("script %v: holding changed the output:\n%s\nin order:\n%s", script, outs[0], outs[1])
+			}
+		}
+	})
+}
