@@ -810,8 +810,10 @@ type kernelPrep struct {
 	// symbolizer keeps them, and drops the kallsyms list once it has its
 	// tables).
 	take func() preparedKernel
-	// waiting reports whether take would wait for work begun: the load
-	// or the tables (attributor.hold).
+	// waiting reports whether start was called and what it began is
+	// not ready: a kernel sample in a kernel map would wait for it
+	// (attributor.hold). Before start, such samples find no kernel map
+	// to load.
 	waiting func() bool
 	// loaded waits for the background work, if begun, to end; after it,
 	// start does nothing.
@@ -832,10 +834,9 @@ func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error), kcoreL
 	var syms *kallsyms.List
 	var readErr error
 	read := make(chan struct{})
-	var state atomic.Int32 // 0: nothing begun, 1: work begun, 2: the tables are ready
+	var state atomic.Int32 // 0: not started, 1: started, 2: the tables are ready
 	readEarly := func(mmapBuildID []byte) {
 		readOnce.Do(func() {
-			state.CompareAndSwap(0, 1)
 			go func() {
 				defer close(read)
 				syms, readErr = load(mmapBuildID)
@@ -847,6 +848,7 @@ func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error), kcoreL
 	var once sync.Once
 	start := func(h kernelHint) {
 		once.Do(func() {
+			state.Store(1)
 			readEarly(h.buildID)
 			go func() {
 				defer close(done)
@@ -863,8 +865,8 @@ func prepareKernel(load func(mmapBuildID []byte) (*kallsyms.List, error), kcoreL
 				if build {
 					p.kt = symbols.KernelFrom(p.syms, nil, symbols.KernelOptions{Delta: p.delta})
 				}
+				state.Store(2) // before the send: after take, not waiting
 				c <- p
-				state.Store(2)
 			}()
 		})
 	}

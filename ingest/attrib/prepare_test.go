@@ -86,13 +86,34 @@ func TestPrepareKernel(t *testing.T) {
 			return list, nil
 		}, func() bool { return false })
 		kp.readEarly(nil)
-		if !kp.waiting() {
-			t.Error("not waiting for the read")
+		if kp.waiting() {
+			t.Error("waiting for a read no kernel map asked for")
 		}
 		kp.loaded()
 		if !read {
 			t.Error("loaded returned before the read ended")
 		}
+	})
+	t.Run("waiting", func(t *testing.T) {
+		// Waiting from start until the tables are ready, not before.
+		gate := make(chan struct{})
+		kp := prepareKernel(func([]byte) (*kallsyms.List, error) { <-gate; return list, nil }, func() bool { return false })
+		kp.readEarly(nil)
+		if kp.waiting() {
+			t.Error("waiting before start")
+		}
+		kp.start(kernelHint{})
+		if !kp.waiting() {
+			t.Error("not waiting while the load runs")
+		}
+		close(gate)
+		if p := kp.take(); p.kt == nil {
+			t.Error("no tables")
+		}
+		if kp.waiting() {
+			t.Error("waiting once the tables are taken")
+		}
+		kp.loaded()
 	})
 	t.Run("error", func(t *testing.T) {
 		bad := errors.New("bad")
