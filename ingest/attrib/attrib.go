@@ -502,8 +502,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	m.RegisterIdle() // perf_session__process_events
 	wantChains := (opts.Script != nil || opts.Stacks) && !opts.HideCallchain || children
-	chains := wantChains && slices.ContainsFunc(r.Attrs(), func(at *perfdata.Attr) bool { return at.SampleType&perfdata.SampleFormatCallchain != 0 })
-	if a.holdsKernel(chains, isX86_64(r.Features().Arch)) { // hold.go
+	if a.holdsKernel() { // hold.go
 		a.kernelWaiting = kp.waiting
 		if holdKernelForTests != nil {
 			a.kernelWaiting = holdKernelForTests
@@ -896,7 +895,7 @@ func (a *attributor) deliverAll(keys []orderKey) (err error) {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer a.reader.CatchFault(&err)
 	}
-	if a.held.n > 0 && (!a.holding() || a.heldTooMuch()) {
+	if a.held.n > 0 && !a.holding() {
 		if err := a.releaseHeld(); err != nil {
 			return err
 		}
@@ -1369,13 +1368,18 @@ type attributor struct {
 // 2^63 on x86_64, else the loaded kernel map's start); then the IP is
 // looked up with the cpumode its address implies and the map found is
 // loaded.
-func (a *attributor) fetchInsn(e *event) error {
+func (a *attributor) fetchInsn(e *event) {
 	if e.ip == 0 {
-		return nil
+		return
 	}
 	if !a.kstartSet {
-		if err := a.startFetch(); err != nil {
-			return err
+		a.kstartSet = true
+		a.kstart = 1 << 63
+		if _, ok := a.m.Vmlinux(); ok {
+			a.m.LoadKernel()
+			if vm, ok := a.m.Vmlinux(); ok && !a.x86_64 && a.sym.hasKallsyms {
+				a.kstart = vm.Start
+			}
 		}
 	}
 	mode := uint8(machine.CPUModeUser)
@@ -1383,46 +1387,9 @@ func (a *attributor) fetchInsn(e *event) error {
 		mode = machine.CPUModeKernel
 	}
 	if mode == e.cpumode {
-		return nil // the sample's own lookup, done already, with the same effects
-	}
-	if a.held.n > 0 { // a lookup in the other mode's maps
-		if err := a.releaseHeld(); err != nil {
-			return err
-		}
+		return // the sample's own lookup, done already, with the same effects
 	}
 	a.m.Resolve(mode, e.pid, e.tid, e.ip) // loads the map found (machine.OnModuleLoad)
-	return nil
-}
-
-// startFetch is the first fetch's work: the kernel start is set, which
-// loads the kernel (a load held behind the held samples while they are,
-// on x86_64, where the start does not depend on it).
-func (a *attributor) startFetch() error {
-	a.kstartSet = true
-	a.kstart = 1 << 63
-	if _, ok := a.m.Vmlinux(); ok {
-		if a.holding() {
-			a.held.add(heldSample{loadKernel: true})
-			return nil
-		}
-		if err := a.releaseHeld(); err != nil {
-			return err
-		}
-		a.m.LoadKernel()
-		if vm, ok := a.m.Vmlinux(); ok && !a.x86_64 && a.sym.hasKallsyms {
-			a.kstart = vm.Start
-		}
-	}
-	return nil
-}
-
-// fetchKernelStart is the kernel start fetchInsn compares addresses
-// with: 2^63 until its first fetch sets it (on x86_64, it stays).
-func (a *attributor) fetchKernelStart() uint64 {
-	if a.kstartSet {
-		return a.kstart
-	}
-	return 1 << 63
 }
 
 func (a *attributor) deliver(e *event) error {
@@ -1680,8 +1647,8 @@ func (a *attributor) sample(e *event) error {
 	if a.opts.Script != nil {
 		err = a.script(e, key)
 	}
-	if a.opts.FetchInsn && err == nil {
-		err = a.fetchInsn(e)
+	if a.opts.FetchInsn {
+		a.fetchInsn(e)
 	}
 	return err
 }

@@ -16,41 +16,35 @@ import "github.com/kmapindex/kmapindex/ingest/machine"
 // (Key.Kernel), which sum whatever comes between them. So such a table
 // keeps each kernel sample that comes while the kernel is being
 // prepared, in order, and goes on with the user samples; the held
-// samples are attributed, in their order, as they would have been, when
-// the kernel is ready, and first whenever something else could see the
+// samples are attributed, in their order, as they would have been, once
+// the kernel is ready (at the next kernel sample or delivery), and first
+// whenever something else could see the
 // difference: an event that changes the kernel's maps or names a
 // kernel build id, a sample that finds no map (its key is only its
 // address), the bound on held samples, the end of the stream.
 //
-// A script without callchains prints one line a sample: a held sample's
-// line keeps its place among the others' (scriptOut.reserve), which wait
-// to be written until it is filled. perf script's instruction fetch
-// (fetchInsn) loads the kernel at the first sample, of any cpumode: on
-// x86_64, where the kernel's start does not depend on that load, the
-// load takes its place among the held samples; a kernel sample at a user
-// address, whose fetch looks in its thread's maps, and a user sample at
-// a kernel address, whose fetch looks in the kernel's, are not held but
-// release the held ones first. The children, sort-key, branch and stack
-// views, and a script with callchains, name threads or walk callchains
-// per sample, in order: they wait as before.
+// The script, children, sort-key, branch and stack views name threads,
+// print lines in order or walk callchains per sample: they wait as
+// before. (A script without callchains held its kernel samples too,
+// each line keeping its place among the others': on this project's
+// two-core machines the attributor then got little more done while the
+// kernel was read, and the -a script was 0.413 -> 0.406 s, the -a -g
+// script -G 0.340 -> 0.371 s, with 12 MB more; scripts/abbench.sh.)
 //
-// heldSample is what attributing a held kernel sample reads, or the
-// kernel load of an instruction fetch (loadKernel).
+// heldSample is what attributing a held kernel sample reads.
 type heldSample struct {
 	ip, period uint64
-	ord        uint32  // its ordinal among the run's samples
-	line       lineRef // its script line's place
+	ord        uint32 // its ordinal among the run's samples
 	attr       uint16
-	loadKernel bool
 }
 
-// maxHeld bounds the held samples (32 MB) and a script's lines kept
-// behind them (16 MB): past it, the attributor waits for the kernel.
+// maxHeld bounds the held samples (24 MB): past it, the attributor
+// waits for the kernel.
 // The tables of the 2.5 M-sample recordings of make perf-bench held
 // 85-140 k.
 const maxHeld = 1 << 20
 
-// heldChunk is how many held samples are kept together (256 KiB): a
+// heldChunk is how many held samples are kept together (192 KiB): a
 // slice grown by append copied them and faulted in twice the memory,
 // 4 % of the -a table's CPU time (perf record -g of kbench). The first
 // chunks are smaller, firstHeldChunk doubling up to it, for the few
@@ -80,17 +74,9 @@ func (h *heldSamples) add(s heldSample) {
 var holdKernelForTests func() bool
 
 // holdsKernel reports whether the run's views allow holding kernel
-// samples: a flat table or a script without callchains (chains: the
-// samples carry them), of every sample (no filter); with an instruction
-// fetch, of an x86_64 recording.
-func (a *attributor) holdsKernel(chains, x86_64 bool) bool {
-	switch {
-	case a.opts.Filter != nil || a.acc != nil || a.rows != nil || a.stacks != nil || a.res.Branches != nil:
-		return false
-	case a.opts.Script == nil:
-		return !a.opts.NoCounts && !a.opts.FetchInsn
-	}
-	return !chains && (x86_64 || !a.opts.FetchInsn)
+// samples: a flat table of every sample (no filter).
+func (a *attributor) holdsKernel() bool {
+	return a.flatTable() && a.opts.Filter == nil && !a.opts.FetchInsn
 }
 
 // holding reports whether kernel samples are held now: the view allows
@@ -104,27 +90,17 @@ func (a *attributor) hold(e *event) (bool, error) {
 	if e.cpumode != machine.CPUModeKernel {
 		return false, nil
 	}
-	if !a.holding() || a.held.n == maxHeld || a.opts.FetchInsn && e.ip < a.fetchKernelStart() ||
-		a.out != nil && e.addrs != nil && !a.opts.HideCallchain { // lines of a callchain (a pipe's attrs come late)
+	if !a.holding() || a.held.n == maxHeld {
 		return false, a.releaseHeld()
 	}
-	h := heldSample{ip: e.ip, period: e.period, ord: uint32(a.res.Samples), attr: e.attr}
-	if a.out != nil {
-		h.line = a.out.reserve()
-	}
-	a.held.add(h)
+	a.held.add(heldSample{ip: e.ip, period: e.period, ord: uint32(a.res.Samples), attr: e.attr})
 	a.res.Samples++
 	a.res.Period += e.period
-	if a.opts.FetchInsn && !a.kstartSet && e.ip != 0 {
-		// Its fetch is the first: the kernel load comes right after it.
-		return true, a.startFetch()
-	}
 	return true, nil
 }
 
 // releaseHeld attributes the held samples, in order (the first loads
-// the kernel, waiting for it if need be), writes the script lines kept
-// behind them, and ends holding for the run.
+// the kernel, waiting for it if need be), and ends holding for the run.
 func (a *attributor) releaseHeld() error {
 	held := a.held
 	a.held, a.kernelWaiting = heldSamples{}, nil
@@ -132,30 +108,14 @@ func (a *attributor) releaseHeld() error {
 	for _, c := range held.chunks {
 		for i := range c {
 			h := &c[i]
-			if h.loadKernel {
-				a.m.LoadKernel()
-				continue
-			}
 			e := event{kf: uint8(evSample), cpumode: machine.CPUModeKernel, ip: h.ip, period: h.period, attr: h.attr}
 			a.heldOrd = h
-			if a.out != nil {
-				a.out.fill(h.line)
-			}
 			if err := a.sample(&e); err != nil {
 				return err
 			}
 		}
 	}
-	if a.out != nil && a.out.keep {
-		a.out.sendKept()
-	}
 	return nil
-}
-
-// heldTooMuch reports whether the held samples, or a script's lines kept
-// behind them, reached their bound.
-func (a *attributor) heldTooMuch() bool {
-	return a.held.n >= maxHeld || a.out != nil && len(a.out.kept)*batchLines >= maxHeld
 }
 
 // releasesHeld reports whether event e, other than a sample, must see

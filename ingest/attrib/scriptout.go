@@ -27,14 +27,6 @@ type scriptOut struct {
 
 	mu  sync.Mutex
 	err error // the first write error
-
-	// While keep is set, full batches are kept instead of handed over:
-	// some of their lines are places held for held kernel samples
-	// (reserve), filled when they are attributed (fill) and written
-	// with the others then (sendKept).
-	keep bool
-	kept []scriptBatch
-	slot *scriptLine // where add writes the next line, when set (fill)
 }
 
 // scriptLine is one line of perf script output as appendScriptLine
@@ -98,7 +90,6 @@ func (s *scriptOut) write() {
 			switch l.lead {
 			case 0:
 				buf = append(buf, '\n')
-			case leadNone:
 			case leadText:
 				buf = append(buf, b.texts[l.pair]...)
 			default:
@@ -121,54 +112,13 @@ func (s *scriptOut) write() {
 
 // add adds a line.
 func (s *scriptOut) add(lead byte, addr uint64, sym, dso string) {
-	l := scriptLine{addr, s.names.pair(sym, dso), lead}
-	if s.slot != nil {
-		*s.slot, s.slot = l, nil
-		return
-	}
-	s.batch = append(s.batch, l)
+	s.batch = append(s.batch, scriptLine{addr, s.names.pair(sym, dso), lead})
 }
 
 // leadText marks a line that is text of its own: its pair is the
 // number of the batch's text (scriptBatch.texts), not of names, which
-// keep every pair to the end. leadNone marks a line that prints
-// nothing: a place reserved for a line that did not come.
-const (
-	leadText = 1
-	leadNone = 2
-)
-
-// lineRef is where a reserved line is: the kept batch and the line in it.
-type lineRef struct{ batch, line uint32 }
-
-// reserve keeps a place for a line that comes later (fill), and keeps
-// the batches from then on (keep).
-func (s *scriptOut) reserve() lineRef {
-	s.keep = true
-	s.batch = append(s.batch, scriptLine{lead: leadNone})
-	return lineRef{uint32(len(s.kept)), uint32(len(s.batch) - 1)}
-}
-
-// fill makes the next line added take the place r reserved.
-func (s *scriptOut) fill(r lineRef) {
-	if int(r.batch) < len(s.kept) {
-		s.slot = &s.kept[r.batch].lines[r.line]
-	} else {
-		s.slot = &s.batch[r.line]
-	}
-}
-
-// sendKept hands the kept batches over, in order, with the pairs
-// numbered so far (some of their lines' were numbered after they were
-// kept), and stops keeping.
-func (s *scriptOut) sendKept() {
-	s.slot, s.keep = nil, false
-	for _, b := range s.kept {
-		b.pairs = s.names.chunks
-		s.full <- b
-	}
-	s.kept = nil
-}
+// keep every pair to the end.
+const leadText = 1
 
 // text adds t, lines with their newlines, as it is.
 func (s *scriptOut) text(t string) {
@@ -199,11 +149,7 @@ func (s *scriptOut) endSample() error {
 // pairs never change once written, and the writer reads only those the
 // batch's lines refer to, written before the send.
 func (s *scriptOut) handOver() {
-	if b := (scriptBatch{s.batch, s.names.chunks, s.texts}); s.keep {
-		s.kept = append(s.kept, b)
-	} else {
-		s.full <- b
-	}
+	s.full <- scriptBatch{s.batch, s.names.chunks, s.texts}
 	s.texts = nil
 	select {
 	case s.batch = <-s.free:
