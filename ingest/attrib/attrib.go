@@ -1393,7 +1393,7 @@ func (a *attributor) fetchInsn(e *event) {
 }
 
 func (a *attributor) deliver(e *event) error {
-	if a.held.n > 0 && e.kind() != evSample && releasesHeld(e) {
+	if a.held.n > 0 && releasesHeld(e) {
 		if err := a.releaseHeld(); err != nil {
 			return err
 		}

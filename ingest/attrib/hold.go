@@ -118,12 +118,12 @@ func (a *attributor) releaseHeld() error {
 	return nil
 }
 
-// releasesHeld reports whether event e, other than a sample, must see
-// the held samples attributed first: all but thread events and user
-// maps, which held samples do not read.
+// releasesHeld reports whether event e must see the held samples
+// attributed first: all but samples (sample releases them itself where
+// it must), thread events and user maps, which held samples do not read.
 func releasesHeld(e *event) bool {
 	switch e.kind() {
-	case evFork, evExit, evComm, evHalfFlush, evText:
+	case evSample, evFork, evExit, evComm, evHalfFlush, evText:
 		return false
 	case evMmap:
 		return e.side.mmap.CPUMode != machine.CPUModeUser

@@ -10,11 +10,17 @@ import (
 )
 
 // holdAlways makes the views that may hold kernel samples hold every
-// one until something releases them (off: hold none), counting those
-// held in *held; it returns the undo.
+// one until something releases them (off: hold none). While holding, it
+// counts in *held the times it was asked: each a sample held, or a check
+// while some are. It returns the undo.
 func holdAlways(off bool, held *int) func() {
 	was := holdKernelForTests
-	holdKernelForTests = func() bool { *held++; return !off }
+	holdKernelForTests = func() bool {
+		if !off {
+			*held++
+		}
+		return !off
+	}
 	return func() { holdKernelForTests = was }
 }
 
