@@ -1,6 +1,10 @@
 package attrib
 
-import "github.com/kmapindex/kmapindex/ingest/machine"
+import (
+	"math/bits"
+
+	"github.com/kmapindex/kmapindex/ingest/machine"
+)
 
 // Holding kernel samples. A system-wide recording's first kernel sample
 // comes a few milliseconds into its stream, and perf attributes it only
@@ -41,8 +45,8 @@ type heldSample struct {
 // maxHeld bounds the held samples (24 MB): past it, the attributor
 // waits for the kernel.
 // The tables of the 2.5 M-sample recordings of make perf-bench held
-// 85-140 k.
-const maxHeld = 1 << 20
+// 85-140 k. Tests lower it.
+var maxHeld = 1 << 20
 
 // heldChunk is how many held samples are kept together (192 KiB): a
 // slice grown by append copied them and faulted in twice the memory,
@@ -54,6 +58,16 @@ const (
 	firstHeldChunk = 256
 )
 
+// heldChunkSize is the capacity of the chunk that follows made others.
+// (firstHeldChunk<<made overflowed past 55 chunks, 440 k held samples,
+// which a kernel read slowly, under strace, reached: a panic.)
+func heldChunkSize(made int) int {
+	if made >= bits.Len(heldChunk/firstHeldChunk) {
+		return heldChunk
+	}
+	return firstHeldChunk << made
+}
+
 // heldSamples keeps held samples in chunks, in order.
 type heldSamples struct {
 	chunks [][]heldSample
@@ -62,7 +76,7 @@ type heldSamples struct {
 
 func (h *heldSamples) add(s heldSample) {
 	if len(h.chunks) == 0 || len(h.chunks[len(h.chunks)-1]) == cap(h.chunks[len(h.chunks)-1]) {
-		h.chunks = append(h.chunks, make([]heldSample, 0, min(heldChunk, firstHeldChunk<<len(h.chunks))))
+		h.chunks = append(h.chunks, make([]heldSample, 0, heldChunkSize(len(h.chunks))))
 	}
 	last := &h.chunks[len(h.chunks)-1]
 	*last = append(*last, s)
@@ -90,7 +104,7 @@ func (a *attributor) hold(e *event) (bool, error) {
 	if e.cpumode != machine.CPUModeKernel {
 		return false, nil
 	}
-	if !a.holding() || a.held.n == maxHeld {
+	if !a.holding() || a.held.n >= maxHeld {
 		return false, a.releaseHeld()
 	}
 	a.held.add(heldSample{ip: e.ip, period: e.period, ord: uint32(a.res.Samples), attr: e.attr})

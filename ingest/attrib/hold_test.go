@@ -99,9 +99,17 @@ func TestHoldingFollowsKernelChanges(t *testing.T) {
 			{"script", Options{Script: &bytes.Buffer{}, FetchInsn: true}, false},
 			{"children", Options{Children: true}, false},
 		}
+		// Half the recordings hold at most a few samples at a time:
+		// the bound releases them too.
+		bound := maxHeld
+		if seed%2 == 1 {
+			bound = 1 + rng.IntN(20)
+		}
 		for _, v := range views {
 			opts := v.opts
 			opts.Kallsyms, opts.NoFiles, opts.DebugDir = ks, true, "-"
+			was := maxHeld
+			maxHeld = bound
 			held := 0
 			undo := holdAlways(false, &held)
 			got, gotCanon := runCached(t, path, opts, false)
@@ -109,12 +117,37 @@ func TestHoldingFollowsKernelChanges(t *testing.T) {
 			undo = holdAlways(true, new(int))
 			want, wantCanon := runCached(t, path, opts, false)
 			undo()
+			maxHeld = was
 			if got != want || gotCanon != wantCanon {
 				t.Fatalf("seed %d, %s: holding changed the output:\n%s\nin order:\n%s", seed, v.name, got, want)
 			}
 			if (held > 0) != v.holds {
 				t.Fatalf("seed %d, %s: %d samples held", seed, v.name, held)
 			}
+		}
+	}
+}
+
+// Held samples are kept in order, in chunks of at most heldChunk, up to
+// the bound.
+func TestHeldSamplesToTheBound(t *testing.T) {
+	var h heldSamples
+	for i := range maxHeld {
+		h.add(heldSample{ip: uint64(i), ord: uint32(i)})
+	}
+	if h.n != maxHeld {
+		t.Fatalf("%d held, want %d", h.n, maxHeld)
+	}
+	i := 0
+	for k, c := range h.chunks {
+		if cap(c) > heldChunk || cap(c) < firstHeldChunk || k < len(h.chunks)-1 && len(c) != cap(c) {
+			t.Fatalf("chunk %d: %d of %d samples (first %d, most %d)", k, len(c), cap(c), firstHeldChunk, heldChunk)
+		}
+		for _, s := range c {
+			if s.ip != uint64(i) || s.ord != uint32(i) {
+				t.Fatalf("held sample %d is %+v", i, s)
+			}
+			i++
 		}
 	}
 }
