@@ -17,6 +17,13 @@ func FuzzReader(f *testing.F) {
 		if r, err := NewReader(bytes.NewReader(b)); err == nil {
 			drain(r)
 		}
+		// NextFixedSample reads what Next reads.
+		r, err := NewFileReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return
+		}
+		want, _ := NewFileReader(bytes.NewReader(b), int64(len(b)))
+		readInLockstep(t, "input", r, want, len(b)%2 == 0)
 	})
 }
 
