@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -1015,6 +1016,10 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		if took {
 			sample(fs.CPUMode())
 			a := fs.Attr
+			if a.Index > maxEventIndex {
+				errc <- tooManyEvents(r)
+				return
+			}
 			period, cpu := samplePeriodCPU(a, fs.Period, fs.CPU)
 			if t = fs.Time; queuedAt(t) {
 				queuePlain(o, fs.IP, period, fs.Pid, fs.Tid, cpu, uint16(a.Index), uint8(fs.CPUMode()), t)
@@ -1024,6 +1029,10 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 				attr: uint16(a.Index), ppid: cpu}
 			o.push(&e, t, false)
 			continue
+		}
+		if len(r.Attrs()) > maxEventIndex+1 {
+			errc <- tooManyEvents(r)
+			return
 		}
 		switch rec := r.Record().(type) {
 		case *perfdata.Sample:
@@ -1241,6 +1250,18 @@ func (s *addrSlab) take(n int) []uint64 {
 	b := s.block[:n:n]
 	s.block = s.block[n:]
 	return b
+}
+
+// maxEventIndex is the largest index of an attr (an event) that the
+// attribution tells apart: an event's index is 16 bits of its events
+// (event.attr), which keeps them a cache line each. A recording of more
+// events is refused (tooManyEvents), not counted under the wrong ones.
+const maxEventIndex = math.MaxUint16
+
+// tooManyEvents is the error for a recording of more than
+// maxEventIndex+1 attrs, at r's record.
+func tooManyEvents(r *perfdata.Reader) error {
+	return fmt.Errorf("attrib: record at file offset %#x: the recording has %d events (attrs); at most %d are told apart", r.Raw().Offset, len(r.Attrs()), maxEventIndex+1)
 }
 
 // attrIndex returns the position of a in the recording's attrs (0 when it
