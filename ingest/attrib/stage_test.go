@@ -118,6 +118,33 @@ func BenchmarkStageDecode(b *testing.B) {
 	perSample(b, n)
 }
 
+// BenchmarkStageDecodeFixed is BenchmarkStageDecode as the decoder of a
+// flat table reads: samples of fixed-size fields with NextFixedSample
+// (their callchains stepped over), every other record with Next.
+func BenchmarkStageDecodeFixed(b *testing.B) {
+	data, _ := stageRecording(b)
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		r := openBytes(b, data)
+		n = 0
+		var fs perfdata.FixedSample
+		for {
+			if r.NextFixedSample(&fs, true) {
+				n++
+				continue
+			}
+			if !r.Next() {
+				break
+			}
+			if _, ok := r.Record().(*perfdata.Sample); ok {
+				n++
+			}
+		}
+	}
+	perSample(b, n)
+}
+
 // stageSetup replays the side band on impl and resolves every sample once
 // (loading the kernel), returning the machine, its symbolizer and the
 // samples with their maps.
