@@ -190,19 +190,22 @@ func (r *Result) WriteTable(w io.Writer) error {
 				dsoWidth = max(dsoWidth, len(symbols.Unknown), unresolvedDSOWidth)
 			}
 		}
-		b.WriteString("#\n")
-		if g.n == 1 {
-			fmt.Fprintf(&b, "# Samples: %d  of event '%s'\n", sum.Samples, r.Events[g.first])
-		} else {
-			fmt.Fprintf(&b, "# Samples: %d  of events '%s'\n", sum.Samples, r.groupName(g))
+		symWidth := len("Symbol")
+		for _, row := range lines.rows {
+			symWidth = max(symWidth, symbolWidth(row.key.Sym))
 		}
-		b.WriteString("#\n")
+		for _, rows := range noMap {
+			if len(rows) > 0 {
+				symWidth = max(symWidth, unresolvedSymWidth)
+			}
+		}
+		writeSamplesHeader(&b, r, g, sum)
 		if r.children != nil {
 			fmt.Fprintf(&b, "# %*s  %*s  %*s  %-*s  %s\n", 8*g.n, "Children", 8*g.n, "Self", 12*g.n, "Samples", dsoWidth, "Shared Object", "Symbol")
-			fmt.Fprintf(&b, "# %s  %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
+			fmt.Fprintf(&b, "# %s  %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", symWidth))
 		} else {
 			fmt.Fprintf(&b, "# %*s  %*s  %-*s  %s\n", 8*g.n, "Overhead", 12*g.n, "Samples", dsoWidth, "Shared Object", "Symbol")
-			fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", 30))
+			fmt.Fprintf(&b, "# %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", symWidth))
 		}
 		b.WriteString("#\n")
 		if err := flush(); err != nil {
@@ -246,10 +249,39 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		b.WriteString("\n")
+		b.WriteString(tableEnd)
 	}
 	return flush()
 }
+
+// writeSamplesHeader writes a table's lines on its event or group g of
+// totals sum, as perf's hists__fprintf_nr_sample_events: the samples,
+// the event's name, and the "event count", the total period (a group's
+// members' summed).
+func writeSamplesHeader(b *bytes.Buffer, r *Result, g eventGroup, sum Counts) {
+	if g.n == 1 {
+		fmt.Fprintf(b, "# Samples: %d  of event '%s'\n", sum.Samples, r.Events[g.first])
+	} else {
+		fmt.Fprintf(b, "# Samples: %d  of events '%s'\n", sum.Samples, r.groupName(g))
+	}
+	fmt.Fprintf(b, "# Event count (approx.): %d\n#\n", sum.Period)
+}
+
+// symbolWidth is the width perf's Symbol column takes for a row of
+// symbol sym (hists__calc_col_len): the symbol's name and the 4 bytes of
+// "[k] " (an inlined function's name without the " (inlined)" its row
+// adds, an object's without its offset), or unresolvedSymWidth without a
+// symbol.
+func symbolWidth(sym string) int {
+	if sym == symbols.Unknown {
+		return unresolvedSymWidth
+	}
+	return 4 + len(strings.TrimSuffix(sym, " (inlined)"))
+}
+
+// unresolvedSymWidth is the width perf's Symbol column takes for a row
+// of no symbol: "[k] 0x" and an address's 16 hex digits.
+const unresolvedSymWidth = 4 + 2 + 16
 
 // unresolvedDSOWidth is the least width of the DSO column of a table
 // with a row of no symbol: perf's hists__set_unres_dso_col_len widens it
@@ -257,11 +289,16 @@ func (r *Result) WriteTable(w io.Writer) error {
 const unresolvedDSOWidth = 16
 
 // writeTablePreamble writes the lines every table starts with: samples
-// without a map (kbench's) and perf's "Total Lost Samples".
+// without a map (kbench's, where perf's first line points to its
+// --header option) and perf's "Total Lost Samples".
 func (r *Result) writeTablePreamble(b *bytes.Buffer) {
-	fmt.Fprintf(b, "# Unknown: %d of %d samples had no map\n", r.Unknown, r.Samples)
-	fmt.Fprintf(b, "#\n# Total Lost Samples: %d\n", r.LostSamples)
+	fmt.Fprintf(b, "# Unknown: %d of %d samples had no map\n#\n", r.Unknown, r.Samples)
+	fmt.Fprintf(b, "#\n# Total Lost Samples: %d\n#\n", r.LostSamples)
 }
+
+// tableEnd follows each event's table, as perf's "\n\n" after
+// hists__fprintf.
+const tableEnd = "\n\n"
 
 // eventGroup is a run of events shown as one table: a group leader and
 // its members, or a single event.

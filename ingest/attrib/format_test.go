@@ -118,17 +118,20 @@ func TestWriteTableSynthetic(t *testing.T) {
 	}
 	want := `# Unknown: 1 of 8 samples had no map
 #
+#
 # Total Lost Samples: 0
 #
 # Samples: 8  of event 'cpu-clock'
+# Event count (approx.): 1000
 #
 # Overhead       Samples  Shared Object      Symbol
-# ........  ............  .................  ..............................
+# ........  ............  .................  ......................
 #
     50.00%             3  [kernel.kallsyms]  [k] do_syscall_64
     30.00%             3  prog               [.] main
     10.00%             1  prog               [.] 0x0000000000001234
     10.00%             1  [unknown]          [k] 0x0000000000000010
+
 
 `
 	if b.String() != want {

@@ -980,9 +980,13 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 			widths[i] = len(c.header)
 			for j := range n {
 				l := line(j)
-				if c.key == SortComm && l.commLen >= 0 {
+				switch {
+				case c.key == SortComm && l.commLen >= 0:
 					widths[i] = max(widths[i], l.commLen)
-				} else {
+				case c.key == SortSym:
+					widths[i] = max(widths[i], symbolWidth(l.key.Sym))
+				case c.key == SortCPU: // hists__calc_col_len: 3, whatever it prints
+				default:
 					text.Reset()
 					c.text(&text, l.row)
 					widths[i] = max(widths[i], text.Len())
@@ -992,11 +996,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 				}
 			}
 		}
-		if g.n == 1 {
-			fmt.Fprintf(&b, "#\n# Samples: %d  of event '%s'\n#\n", sum.Samples, res.Events[g.first])
-		} else {
-			fmt.Fprintf(&b, "#\n# Samples: %d  of events '%s'\n#\n", sum.Samples, res.groupName(g))
-		}
+		writeSamplesHeader(&b, res, g, sum)
 		if r.children {
 			fmt.Fprintf(&b, "# %*s  %*s  %*s", 8*g.n, "Children", 8*g.n, "Self", 12*g.n, "Samples")
 		} else {
@@ -1034,6 +1034,15 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 				b.WriteString("  ")
 				start := b.Len()
 				c.text(b, l.row)
+				if c.key == SortSym || c.key == SortCPU {
+					// perf's widths are the symbol's name's and 3: an
+					// inlined function's " (inlined)", an object's
+					// offset and a CPU of 4 digits or -1's "-001" go
+					// past them (hist_entry__snprintf_alignment pads,
+					// never cuts).
+					writePad(b, widths[i]-(b.Len()-start)) // in bytes, as snprintf counts
+					continue
+				}
 				cutPad(b, start, widths[i])
 			}
 			// perf ends a row at its last character, the header at its
@@ -1044,7 +1053,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 		if err != nil {
 			return err
 		}
-		b.WriteString("\n")
+		b.WriteString(tableEnd)
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -35,3 +35,21 @@ func ReportRows(text string) []string {
 	}
 	return rows
 }
+
+// ReportText returns a perf report --stdio table whole (or kbench's),
+// but for its first line (perf's pointer to --header, kbench's count of
+// samples without a map) and perf's closing tip ("#", "# (...)", "#"):
+// its lines with trailing blanks trimmed, as perf's rows are.
+func ReportText(text string) string {
+	lines := strings.Split(text, "\n")
+	if len(lines) > 0 {
+		lines = lines[1:]
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	if n := len(lines); n >= 4 && lines[n-1] == "" && lines[n-2] == "#" && strings.HasPrefix(lines[n-3], "# (") && lines[n-4] == "#" {
+		lines = append(lines[:n-4], "")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/internal/linediff"
+	"github.com/kmapindex/kmapindex/internal/perftest"
+)
+
+// A table is perf report's whole, not only its rows: the lost samples,
+// the samples and event count of each event or group, the column
+// headers and their dotted lines (the Symbol column as wide as perf's
+// longest symbol name, an inlined function's " (inlined)" and a CPU's
+// digits past their column's width), the blank lines between tables.
+// Only the first line (perf's pointer to --header, kbench's count of
+// samples without a map) and perf's closing tip differ.
+func TestReportWholeTableLikePerf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs perf report")
+	}
+	recordings := []string{
+		"testdata/group/group.data",                     // an event group: one table, two columns each
+		"testdata/dwarf/dwarf.data",                     // inlined functions in the children table
+		"../../ingest/attrib/testdata/twoevents-g.data", // two tables
+		"../../ingest/perfdata/testdata/callchain.data",
+		"../../ingest/perfdata/testdata/samplecpu.data",
+		"../../ingest/perfdata/testdata/multi.data",
+	}
+	views := []perfComparison{
+		{[]string{"-no-children"}, []string{"--no-children", "--sort", "dso,sym"}},
+		{[]string{"-children"}, []string{"--children", "--sort", "dso,sym"}},
+		{[]string{"-no-children", "-sort", "comm,dso,sym"}, []string{"--no-children", "--sort", "comm,dso,sym"}},
+		{[]string{"-children", "-sort", "sym,dso"}, []string{"--children", "--sort", "sym,dso"}},
+		{[]string{"-no-children", "-sort", "cpu,dso,sym"}, []string{"--no-children", "--sort", "cpu,dso,sym"}},
+	}
+	for _, f := range recordings {
+		for _, v := range views {
+			got := mustReport(t, nil, append(append([]string{"-debugdir", "-", "-kallsyms", kallsymsSubset}, v.kbench...), f)...)
+			args := append(append([]string{"report", "--stdio", "-n", "-g", "none"}, v.perf...), "-i", f, "--kallsyms", kallsymsSubset)
+			want, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, args...)
+			if err != nil {
+				t.Logf("perf: %v", err)
+				return
+			}
+			if strings.Count(want, "\n") < 10 {
+				t.Fatalf("%s %q: perf's table is %d lines", f, v.kbench, strings.Count(want, "\n"))
+			}
+			if d := linediff.First(linediff.ReportText(got), linediff.ReportText(want)); d != "" {
+				t.Errorf("%s %q: differs from perf's: %s", f, v.kbench, d)
+			}
+		}
+	}
+}
