@@ -123,10 +123,8 @@ func TestReportTable(t *testing.T) {
 				var pct float64
 				rows := 0
 				for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-					if n, ok := strings.CutPrefix(line, "# Samples: "); ok {
-						n, _, _ = strings.Cut(n, " ")
-						samples, _ = strconv.ParseUint(n, 10, 64)
-					}
+					var unknown uint64
+					fmt.Sscanf(line, "# Unknown: %d of %d samples had no map", &unknown, &samples)
 					if strings.HasPrefix(line, "#") || line == "" {
 						continue
 					}

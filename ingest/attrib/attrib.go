@@ -1273,22 +1273,20 @@ func attrIndex(r *perfdata.Reader, a *perfdata.Attr) uint16 {
 	return 0
 }
 
-// eventNames names the recording's attrs: the EVENT_DESC name of one of
-// their ids, else the name perf makes from the attr (Attr.Name).
+// eventNames names the recording's attrs as perf 6.1 does: the i-th
+// EVENT_DESC entry names the i-th attr (evlist__set_event_name finds the
+// evsel by index, not by id: an entry without ids, as perf record writes
+// for an event whose samples have none, names its attr too), else the
+// name perf makes from the attr (Attr.Name).
 func eventNames(r *perfdata.Reader) []string {
-	f := r.Features()
+	descs := r.Features().Events
 	var names []string
-	for _, a := range r.Attrs() {
-		name := ""
-		for _, id := range a.IDs {
-			if name = f.EventName(id); name != "" {
-				break
-			}
+	for i, a := range r.Attrs() {
+		if i < len(descs) {
+			names = append(names, descs[i].Name)
+		} else {
+			names = append(names, a.Name()) // perf's evsel__name
 		}
-		if name == "" {
-			name = a.Name() // perf's evsel__name
-		}
-		names = append(names, name)
 	}
 	return names
 }

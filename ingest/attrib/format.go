@@ -259,12 +259,27 @@ func (r *Result) WriteTable(w io.Writer) error {
 // the event's name, and the "event count", the total period (a group's
 // members' summed).
 func writeSamplesHeader(b *bytes.Buffer, r *Result, g eventGroup, sum Counts) {
+	n, unit := convertUnit(sum.Samples)
 	if g.n == 1 {
-		fmt.Fprintf(b, "# Samples: %d  of event '%s'\n", sum.Samples, r.Events[g.first])
+		fmt.Fprintf(b, "# Samples: %d%c of event '%s'\n", n, unit, r.Events[g.first])
 	} else {
-		fmt.Fprintf(b, "# Samples: %d  of events '%s'\n", sum.Samples, r.groupName(g))
+		fmt.Fprintf(b, "# Samples: %d%c of events '%s'\n", n, unit, r.groupName(g))
 	}
 	fmt.Fprintf(b, "# Event count (approx.): %d\n#\n", sum.Period)
+}
+
+// convertUnit is perf's convert_unit, which a table's sample count goes
+// through: thousands, millions or billions past 1000, truncated ("2M"),
+// else the count and a space.
+func convertUnit(n uint64) (uint64, byte) {
+	unit := byte(' ')
+	for _, u := range []byte("KMG") {
+		if n <= 1000 {
+			break
+		}
+		n, unit = n/1000, u
+	}
+	return n, unit
 }
 
 // symbolWidth is the width perf's Symbol column takes for a row of
