@@ -103,25 +103,20 @@ func BenchmarkStageWalk(b *testing.B) {
 
 // BenchmarkStageDecode reads every record, decoding samples.
 func BenchmarkStageDecode(b *testing.B) {
-	data, _ := stageRecording(b)
-	n := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		r := openBytes(b, data)
-		n = 0
-		for r.Next() {
-			if _, ok := r.Record().(*perfdata.Sample); ok {
-				n++
-			}
-		}
-	}
-	perSample(b, n)
+	benchDecode(b, false)
 }
 
 // BenchmarkStageDecodeFixed is BenchmarkStageDecode as the decoder of a
 // flat table reads: samples of fixed-size fields with NextFixedSample
 // (their callchains stepped over), every other record with Next.
 func BenchmarkStageDecodeFixed(b *testing.B) {
+	benchDecode(b, true)
+}
+
+// benchDecode reads the stage recording, with fixed each sample of
+// fixed-size fields with NextFixedSample, every other record with Next,
+// and reports the time a sample.
+func benchDecode(b *testing.B, fixed bool) {
 	data, _ := stageRecording(b)
 	n := 0
 	b.ReportAllocs()
@@ -130,7 +125,7 @@ func BenchmarkStageDecodeFixed(b *testing.B) {
 		n = 0
 		var fs perfdata.FixedSample
 		for {
-			if r.NextFixedSample(&fs, true) {
+			if fixed && r.NextFixedSample(&fs, true) {
 				n++
 				continue
 			}
