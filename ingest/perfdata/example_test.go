@@ -34,3 +34,32 @@ func Example() {
 	// samples: 3
 	// arch: x86_64
 }
+
+// A flat profile reads each sample of fixed-size fields with
+// NextFixedSample, and everything else with Next.
+func ExampleReader_NextFixedSample() {
+	r, err := perfdata.Open("testdata/callchain.data")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	var s perfdata.FixedSample
+	byMode := map[perfdata.CPUMode]int{}
+	others := 0
+	for {
+		if r.NextFixedSample(&s, true) { // callchains stepped over
+			byMode[s.CPUMode()]++
+			continue
+		}
+		if !r.Next() {
+			break
+		}
+		others++ // MMAP, COMM, FINISHED_ROUND, ... (and a sample the fast path left)
+	}
+	if err := r.Err(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("kernel:", byMode[perfdata.CPUModeKernel], "user:", byMode[perfdata.CPUModeUser], "other records:", others)
+	// Output:
+	// kernel: 1 user: 195 other records: 15
+}
