@@ -114,6 +114,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs.Func("cpu", "only samples on these `cpus` (perf --cpu: 0,2-3)", cpuList(&filter.CPUs))
 	fs.Func("time", "only samples from `start,end` (perf --time: seconds, either may be empty)", func(v string) (err error) {
 		filter.TimeStart, filter.TimeEnd, err = attrib.ParseTime(v)
+		filter.TimeText = v
 		return err
 	})
 	fs.Func("dso", "only samples in these `dsos`, short or long names (perf --dsos)", strList(&filter.DSOs))
@@ -383,6 +384,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 
 	switch *format {
 	case "table":
+		if res.TableEmpty() {
+			warn("%s: no sample to show (perf: \"The %s data has no samples!\")", display, display)
+		}
 		err = res.WriteTable(bw)
 	case "json":
 		var rep *attrib.JSONReport

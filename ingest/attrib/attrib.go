@@ -431,6 +431,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	default:
 		sections = &unwind.SectionCache{Dir: opts.CacheDir}
 	}
+	if err := opts.Filter.checkCPUs(r); err != nil {
+		return nil, err
+	}
 	m := machine.New(opts.Impl)
 	a := &attributor{
 		opts:     opts,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
@@ -23,6 +24,7 @@ type Filter struct {
 	// TimeStart and TimeEnd bound the sample time in nanoseconds, both
 	// included (--time start,end; 0: open). Samples without a time pass.
 	TimeStart, TimeEnd uint64
+	TimeText           string   // the --time argument as given, which perf's table header repeats
 	DSOs               []string // --dsos: the map's DSO, by short or long name
 	Syms               []string // --symbols: the symbol's name or "0x" and its start address
 }
@@ -67,6 +69,40 @@ func parseNsec(s string) (uint64, error) {
 // (perf_time__skip_sample).
 func (f *Filter) outsideTime(t uint64) bool {
 	return f != nil && t != 0 && (f.TimeStart != 0 && t < f.TimeStart || f.TimeEnd != 0 && t > f.TimeEnd)
+}
+
+// checkCPUs refuses a CPU filter perf 6.1 refuses, as
+// perf_session__cpu_bitmap does before reading a sample: when the first
+// attr of any of the generic event types (hardware to breakpoint) does
+// not sample the CPU, or a CPU is not below the recording's CPUs
+// (HEADER_NRCPUS's nr_cpus_avail, at most 2048; none known yet in a pipe,
+// whose features come later: perf refuses every CPU there).
+func (f *Filter) checkCPUs(r *perfdata.Reader) error {
+	if f == nil || len(f.CPUs) == 0 {
+		return nil
+	}
+	const typeMax = 6 // PERF_TYPE_MAX
+	var seen [typeMax]bool
+	names := eventNames(r)
+	for i, a := range r.Attrs() {
+		if a.Type >= typeMax || seen[a.Type] {
+			continue
+		}
+		seen[a.Type] = true
+		if a.SampleType&perfdata.SampleFormatCPU == 0 {
+			return fmt.Errorf("attrib: -cpu: the samples of event %q carry no CPU (perf: \"File does not contain CPU events\")", names[i])
+		}
+	}
+	n := min(r.Features().NrCPUsAvail, 2048) // MAX_NR_CPUS
+	for _, cpu := range f.CPUs {
+		switch {
+		case n == 0:
+			return fmt.Errorf("attrib: -cpu: the recording does not say how many CPUs it has (HEADER_NRCPUS; a pipe's comes after its samples): perf refuses every CPU (\"Requested CPU %d too large\")", cpu)
+		case cpu >= n:
+			return fmt.Errorf("attrib: -cpu: CPU %d is not one of the recording's %d (perf: \"Requested CPU %d too large\")", cpu, n, cpu)
+		}
+	}
+	return nil
 }
 
 // otherCPU reports whether the sample was taken on a CPU not selected.

@@ -159,6 +159,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 		b.Reset()
 		return err
 	}
+	if r.TableEmpty() {
+		r.writeNoEntries(&b)
+		return flush()
+	}
 	r.writeTablePreamble(&b)
 	counts, byEvent := r.BySym, r.ByEvent
 	if r.childSelf != nil {
@@ -199,7 +203,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 				symWidth = max(symWidth, unresolvedSymWidth)
 			}
 		}
-		writeSamplesHeader(&b, r, g, sum)
+		writeSamplesHeader(&b, r, g, sum, "")
 		if r.children != nil {
 			fmt.Fprintf(&b, "# %*s  %*s  %*s  %-*s  %s\n", 8*g.n, "Children", 8*g.n, "Self", 12*g.n, "Samples", dsoWidth, "Shared Object", "Symbol")
 			fmt.Fprintf(&b, "# %s  %s  %s  %s  %s\n", strings.Repeat(".", 8*g.n), strings.Repeat(".", 8*g.n), strings.Repeat(".", 12*g.n), strings.Repeat(".", dsoWidth), strings.Repeat(".", symWidth))
@@ -258,14 +262,20 @@ func (r *Result) WriteTable(w io.Writer) error {
 // totals sum, as perf's hists__fprintf_nr_sample_events: the samples,
 // the event's name, and the "event count", the total period (a group's
 // members' summed).
-func writeSamplesHeader(b *bytes.Buffer, r *Result, g eventGroup, sum Counts) {
+//
+// With a time filter, perf names it after the event: " (time slices:
+// START,END)", as given.
+func writeSamplesHeader(b *bytes.Buffer, r *Result, g eventGroup, sum Counts, timeSlices string) {
 	n, unit := convertUnit(sum.Samples)
 	if g.n == 1 {
-		fmt.Fprintf(b, "# Samples: %d%c of event '%s'\n", n, unit, r.Events[g.first])
+		fmt.Fprintf(b, "# Samples: %d%c of event '%s'", n, unit, r.Events[g.first])
 	} else {
-		fmt.Fprintf(b, "# Samples: %d%c of events '%s'\n", n, unit, r.groupName(g))
+		fmt.Fprintf(b, "# Samples: %d%c of events '%s'", n, unit, r.groupName(g))
 	}
-	fmt.Fprintf(b, "# Event count (approx.): %d\n#\n", sum.Period)
+	if timeSlices != "" {
+		fmt.Fprintf(b, " (time slices: %s)", timeSlices)
+	}
+	fmt.Fprintf(b, "\n# Event count (approx.): %d\n#\n", sum.Period)
 }
 
 // convertUnit is perf's convert_unit, which a table's sample count goes
@@ -306,9 +316,36 @@ const unresolvedDSOWidth = 16
 // writeTablePreamble writes the lines every table starts with: samples
 // without a map (kbench's, where perf's first line points to its
 // --header option) and perf's "Total Lost Samples".
-func (r *Result) writeTablePreamble(b *bytes.Buffer) {
-	fmt.Fprintf(b, "# Unknown: %d of %d samples had no map\n#\n", r.Unknown, r.Samples)
+// Between them come the columns a filter elides (sort__setup_elide's
+// "# dso: NAME").
+func (r *Result) writeTablePreamble(b *bytes.Buffer, elided ...string) {
+	r.writeNoEntries(b)
+	for _, l := range elided {
+		b.WriteString(l)
+	}
 	fmt.Fprintf(b, "#\n# Total Lost Samples: %d\n#\n", r.LostSamples)
+}
+
+// TableEmpty reports whether the table has no entry at all, shown or
+// hidden by a filter: no sample reached it (a recording without samples,
+// a time filter that kept none). perf report then prints no table
+// ("The FILE data has no samples!"), and WriteTable the first two lines.
+func (r *Result) TableEmpty() bool {
+	switch {
+	case r.Rows != nil:
+		return !r.Rows.made
+	case r.Branches != nil:
+		return len(r.Branches) == 0
+	case r.childSelf != nil:
+		return len(r.childSelf) == 0
+	}
+	return len(r.BySym) == 0
+}
+
+// writeNoEntries writes what perf report prints without entries: its
+// first two lines.
+func (r *Result) writeNoEntries(b *bytes.Buffer) {
+	fmt.Fprintf(b, "# Unknown: %d of %d samples had no map\n#\n", r.Unknown, r.Samples)
 }
 
 // tableEnd follows each event's table, as perf's "\n\n" after

@@ -600,12 +600,17 @@ type Rows struct {
 	// ranks are, per event with a histTree, its entries' positions in
 	// perf's in-order walk (histTree.ranks).
 	ranks map[int][]int32
+	// timeSlices is the time filter as given (Filter.TimeText), which
+	// the header repeats.
+	timeSlices string
+	// made tells that rows were made, shown or hidden (TableEmpty).
+	made bool
 }
 
 // result is the table the counter counted, by keys, with the columns
 // filter f elides. The counter is spent: the table holds what it shows.
 func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
-	r := &Rows{Keys: keys, Totals: rc.totals, children: rc.acc != nil, Elided: map[string]string{}}
+	r := &Rows{Keys: keys, Totals: rc.totals, children: rc.acc != nil, Elided: map[string]string{}, made: rc.nmade > 0}
 	switch {
 	case rc.hist != nil:
 		// The rows are the entries of perf's trees; an entry holds both
@@ -643,6 +648,7 @@ func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
 	}
 	rc.rows, rc.acc, rc.hist, rc.blocks = nil, nil, nil, nil
 	if f != nil {
+		r.timeSlices = f.TimeText
 		one := func(key string, list []string) {
 			if len(list) == 1 && slices.Contains(keys, key) {
 				r.Elided[key] = list[0]
@@ -935,12 +941,18 @@ func (r *Rows) columns() []column {
 // overhead, the sample count and each shown key's column.
 func (r *Rows) write(w io.Writer, res *Result) error {
 	var b bytes.Buffer
-	res.writeTablePreamble(&b)
+	if res.TableEmpty() {
+		res.writeNoEntries(&b)
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	var elided []string
 	for _, k := range []string{SortSym, SortDSO, SortComm} {
 		if v, ok := r.Elided[k]; ok {
-			fmt.Fprintf(&b, "# %s: %s\n", map[string]string{SortSym: "symbol", SortDSO: "dso", SortComm: "comm"}[k], v)
+			elided = append(elided, fmt.Sprintf("# %s: %s\n", map[string]string{SortSym: "symbol", SortDSO: "dso", SortComm: "comm"}[k], v))
 		}
 	}
+	res.writeTablePreamble(&b, elided...)
 	ordered := r.order()
 	cols := r.columns()
 	for _, g := range res.eventGroups() {
@@ -996,7 +1008,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 				}
 			}
 		}
-		writeSamplesHeader(&b, res, g, sum)
+		writeSamplesHeader(&b, res, g, sum, r.timeSlices)
 		if r.children {
 			fmt.Fprintf(&b, "# %*s  %*s  %*s", 8*g.n, "Children", 8*g.n, "Self", 12*g.n, "Samples")
 		} else {
