@@ -83,14 +83,13 @@ func (f *Filter) checkCPUs(r *perfdata.Reader) error {
 	}
 	const typeMax = 6 // PERF_TYPE_MAX
 	var seen [typeMax]bool
-	names := eventNames(r)
 	for i, a := range r.Attrs() {
 		if a.Type >= typeMax || seen[a.Type] {
 			continue
 		}
 		seen[a.Type] = true
 		if a.SampleType&perfdata.SampleFormatCPU == 0 {
-			return fmt.Errorf("attrib: -cpu: the samples of event %q carry no CPU (perf: \"File does not contain CPU events\")", names[i])
+			return fmt.Errorf("attrib: -cpu: the samples of event %q carry no CPU (perf: \"File does not contain CPU events\")", eventNames(r)[i])
 		}
 	}
 	n := min(r.Features().NrCPUsAvail, 2048) // MAX_NR_CPUS

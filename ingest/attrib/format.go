@@ -150,18 +150,19 @@ func (k Key) appendSymbolName(dst []byte) []byte {
 // (GROUP_DESC) gets one table with an overhead and a sample column per
 // member, as perf's default group view (symbol_conf.event_group) shows.
 func (r *Result) WriteTable(w io.Writer) error {
+	var b bytes.Buffer
+	if r.TableEmpty() {
+		r.writeFirstLines(&b)
+		_, err := w.Write(b.Bytes())
+		return err
+	}
 	if r.Rows != nil {
 		return r.Rows.write(w, r)
 	}
-	var b bytes.Buffer
 	flush := func() error {
 		_, err := w.Write(b.Bytes())
 		b.Reset()
 		return err
-	}
-	if r.TableEmpty() {
-		r.writeNoEntries(&b)
-		return flush()
 	}
 	r.writeTablePreamble(&b)
 	counts, byEvent := r.BySym, r.ByEvent
@@ -319,7 +320,7 @@ const unresolvedDSOWidth = 16
 // Between them come the columns a filter elides (sort__setup_elide's
 // "# dso: NAME").
 func (r *Result) writeTablePreamble(b *bytes.Buffer, elided ...string) {
-	r.writeNoEntries(b)
+	r.writeFirstLines(b)
 	for _, l := range elided {
 		b.WriteString(l)
 	}
@@ -342,9 +343,9 @@ func (r *Result) TableEmpty() bool {
 	return len(r.BySym) == 0
 }
 
-// writeNoEntries writes what perf report prints without entries: its
-// first two lines.
-func (r *Result) writeNoEntries(b *bytes.Buffer) {
+// writeFirstLines writes a table's first two lines, all perf report
+// prints for a table without entries (TableEmpty).
+func (r *Result) writeFirstLines(b *bytes.Buffer) {
 	fmt.Fprintf(b, "# Unknown: %d of %d samples had no map\n#\n", r.Unknown, r.Samples)
 }
 

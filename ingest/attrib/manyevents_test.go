@@ -45,6 +45,36 @@ func pipeWithEvents(n int, sampled ...int) []byte {
 	return b
 }
 
+// fileWithEvents lays out a little-endian file-mode recording of n
+// events (attr i with sample id i+1), no features, and a sample of each
+// event in sampled as its data.
+func fileWithEvents(n int, sampled ...int) []byte {
+	le := binary.LittleEndian
+	pipe := pipeWithEvents(0, sampled...)[16:] // the samples alone
+	const hdr, attrSize = 104, 128
+	idsOff := hdr
+	attrsOff := idsOff + 8*n
+	dataOff := attrsOff + n*(attrSize+16)
+	b := le.AppendUint64(nil, 0x32454c4946524550) // PERFILE2
+	b = le.AppendUint64(b, hdr)
+	b = le.AppendUint64(b, attrSize+16)
+	b = le.AppendUint64(b, uint64(attrsOff))
+	b = le.AppendUint64(b, uint64(n*(attrSize+16)))
+	b = le.AppendUint64(b, uint64(dataOff))
+	b = le.AppendUint64(b, uint64(len(pipe)))
+	b = append(b, make([]byte, hdr-len(b))...) // no event types, no features
+	for i := range n {
+		b = le.AppendUint64(b, uint64(i+1))
+	}
+	attr := pipeWithEvents(1)[16+8 : 16+8+attrSize]
+	for i := range n {
+		b = append(b, attr...)
+		b = le.AppendUint64(b, uint64(idsOff+8*i))
+		b = le.AppendUint64(b, 8)
+	}
+	return append(b, pipe...)
+}
+
 // A recording of as many events as an event's index tells apart counts
 // each event's samples under it; one of more is refused with an error
 // naming the record, not counted under the wrong events.
@@ -69,5 +99,20 @@ func TestManyEvents(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "file offset") || !strings.Contains(err.Error(), "65537 events") {
 			t.Fatalf("%d events, samples of %v: error %v", n+1, sampled, err)
 		}
+	}
+	// A file's attrs are all in its header, its samples read by the
+	// decoder's fast path (NextFixedSample).
+	file := func(data []byte) (*Result, error) {
+		r, err := perfdata.NewFileReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Run(r, Options{DebugDir: "-", NoFiles: true})
+	}
+	if res, err := file(fileWithEvents(n, n-1)); err != nil || res.ByEvent[n-1].Samples != 1 {
+		t.Fatalf("file of %d events: %v", n, err)
+	}
+	if _, err := file(fileWithEvents(n+1, n)); err == nil || !strings.Contains(err.Error(), "header") || !strings.Contains(err.Error(), "65537 events") {
+		t.Fatalf("file of %d events: error %v", n+1, err)
 	}
 }

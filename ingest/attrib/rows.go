@@ -941,11 +941,6 @@ func (r *Rows) columns() []column {
 // overhead, the sample count and each shown key's column.
 func (r *Rows) write(w io.Writer, res *Result) error {
 	var b bytes.Buffer
-	if res.TableEmpty() {
-		res.writeNoEntries(&b)
-		_, err := w.Write(b.Bytes())
-		return err
-	}
 	var elided []string
 	for _, k := range []string{SortSym, SortDSO, SortComm} {
 		if v, ok := r.Elided[k]; ok {
