@@ -38,7 +38,7 @@ func TestDecodeSampleFastDifferential(t *testing.T) {
 		a := &Attr{SampleType: st}
 		var got, want Sample
 		var buf []uint64
-		if !decodeSampleFast(body, st, &got, &buf) {
+		if l := newSampleLayout(st); !decodeSampleFast(body, &l, &got, &buf) {
 			continue
 		}
 		fast++

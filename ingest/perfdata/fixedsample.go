@@ -1,9 +1,6 @@
 package perfdata
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "encoding/binary"
 
 // FixedSample is what a SAMPLE record of fixed-size fields holds for a
 // flat profile, as NextFixedSample reads it: the fields of Sample its
@@ -37,64 +34,33 @@ func (r *Reader) NextFixedSample(s *FixedSample, skipChain bool) bool {
 	if r.err != nil || r.eof || r.closed || r.m != nil || r.z != nil || r.streams != nil || r.big || in == nil || in.w-in.r < 8 {
 		return false
 	}
-	le := binary.LittleEndian
-	w := in.buf[in.r:in.w]
-	size := int(le.Uint16(w[6:]))
-	if RecordType(le.Uint32(w)) != RecordSample || size < 8 || size > len(w) {
+	buf := in.buf[in.r:in.w]
+	size := int(binary.LittleEndian.Uint16(buf[6:]))
+	if RecordType(binary.LittleEndian.Uint32(buf)) != RecordSample || size < 8 || size > len(buf) {
 		return false
 	}
-	rec := w[:size:size]
+	rec := buf[:size:size]
 	off := r.pos
 	a, err := r.sampleAttr(rec[8:], off)
 	if err != nil {
 		return false
 	}
-	t := a.SampleType
-	if t&^(fixedSampleFields|SampleFormatCallchain) != 0 || t&SampleFormatCallchain != 0 && !skipChain {
+	l := r.layout(a)
+	if l.chain && !skipChain {
 		return false
 	}
 	b := rec[8:]
-	n := 8 * bits.OnesCount64(uint64(t&fixedSampleFields))
-	if len(b) < n {
+	if !l.fits(b) {
 		return false
 	}
-	if t&SampleFormatCallchain != 0 {
-		if len(b)-n < 8 || le.Uint64(b[n:]) > uint64(len(b)-n-8)/8 {
-			return false
-		}
+	if n := l.size; l.chain && (len(b)-n < 8 || binary.LittleEndian.Uint64(b[n:]) > uint64(len(b)-n-8)/8) {
+		return false
 	}
-	*s = FixedSample{Attr: a, Misc: le.Uint16(rec[4:])}
-	p := 0
-	if t&SampleFormatIdentifier != 0 {
-		p += 8
-	}
-	if t&SampleFormatIP != 0 {
-		s.IP = le.Uint64(b[p:])
-		p += 8
-	}
-	if t&SampleFormatTID != 0 {
-		s.Pid, s.Tid = le.Uint32(b[p:]), le.Uint32(b[p+4:])
-		p += 8
-	}
-	if t&SampleFormatTime != 0 {
-		s.Time = le.Uint64(b[p:])
-		p += 8
-	}
-	if t&SampleFormatAddr != 0 {
-		p += 8
-	}
-	if t&SampleFormatID != 0 {
-		p += 8
-	}
-	if t&SampleFormatStreamID != 0 {
-		p += 8
-	}
-	if t&SampleFormatCPU != 0 {
-		s.CPU = le.Uint32(b[p:])
-		p += 8
-	}
-	if t&SampleFormatPeriod != 0 {
-		s.Period = le.Uint64(b[p:])
+	tid := word(b, l.tid)
+	*s = FixedSample{
+		Attr: a, Misc: binary.LittleEndian.Uint16(rec[4:]),
+		IP: word(b, l.ip), Time: word(b, l.time), Period: word(b, l.period),
+		Pid: uint32(tid), Tid: uint32(tid >> 32), CPU: uint32(word(b, l.cpu)),
 	}
 	in.r += size
 	r.pos += int64(size)

@@ -194,10 +194,11 @@ type Reader struct {
 
 	// reused record values
 	sample        Sample
-	sampleClean   bool        // sample's fields outside decodeSampleFast's are all zero
-	chainBuf      []uint64    // the sample's copied callchain (see viewWords), reused
-	byType        [256]uint64 // Stats.ByType for types below 256
-	idHdrSize     int         // IDHdrSize, kept up to date by addAttr
+	sampleClean   bool           // sample's fields outside decodeSampleFast's are all zero
+	layouts       []sampleLayout // of attrs, by Index (addAttr)
+	chainBuf      []uint64       // the sample's copied callchain (see viewWords), reused
+	byType        [256]uint64    // Stats.ByType for types below 256
+	idHdrSize     int            // IDHdrSize, kept up to date by addAttr
 	mmap          Mmap
 	comm          Comm
 	fork          Fork
@@ -544,6 +545,7 @@ func (r *Reader) readAttrs() error {
 func (r *Reader) addAttr(a *Attr) {
 	a.Index = len(r.attrs)
 	r.attrs = append(r.attrs, a)
+	r.layouts = append(r.layouts, newSampleLayout(a.SampleType))
 	if a.Index == 0 {
 		r.idHdrSize = a.IDHdrSize()
 		r.idPos0 = idPos(a.SampleType)
@@ -1170,12 +1172,16 @@ func (r *Reader) nextSample() bool {
 	rec := w[:size:size]
 	off := r.pos
 	a, err := r.sampleAttr(rec[8:], off)
-	if err != nil || a.SampleType&^(fixedSampleFields|SampleFormatCallchain) != 0 {
+	if err != nil {
+		return false
+	}
+	l := r.layout(a)
+	if !l.fast {
 		return false
 	}
 	s := &r.sample
 	r.resetFast(s, a)
-	if !decodeSampleFast(rec[8:], a.SampleType, s, &r.chainBuf) {
+	if !decodeSampleFast(rec[8:], l, s, &r.chainBuf) {
 		return false // decodeSample starts over, from resetFast
 	}
 	in.r += size

@@ -81,10 +81,11 @@ func (r *Reader) decodeSample(rec []byte, off int64, s *Sample) error {
 	if err != nil {
 		return err
 	}
-	fast := r.bo == binary.LittleEndian && a.SampleType&^(fixedSampleFields|SampleFormatCallchain) == 0
+	l := r.layout(a)
+	fast := r.bo == binary.LittleEndian && l.fast
 	if fast && r.sampleClean {
 		r.resetFast(s, a)
-		if decodeSampleFast(body, a.SampleType, s, &r.chainBuf) {
+		if decodeSampleFast(body, l, s, &r.chainBuf) {
 			return nil
 		}
 	}
@@ -98,7 +99,7 @@ func (r *Reader) decodeSample(rec []byte, off int64, s *Sample) error {
 		RegsIntr:       keep.RegsIntr[:0],
 		Read:           ReadValues{Values: keep.Read.Values[:0]},
 	}
-	if fast && decodeSampleFast(body, a.SampleType, s, &r.chainBuf) {
+	if fast && decodeSampleFast(body, l, s, &r.chainBuf) {
 		r.sampleClean = true
 		return nil
 	}
@@ -358,74 +359,45 @@ func (r *Reader) parseSampleID(rec []byte, off int64, what string) (SampleID, er
 const fixedSampleFields = SampleFormatIdentifier | SampleFormatIP | SampleFormatTID | SampleFormatTime |
 	SampleFormatAddr | SampleFormatID | SampleFormatStreamID | SampleFormatCPU | SampleFormatPeriod
 
-// decodeSampleFast decodes a little-endian SAMPLE body whose sample type
-// has only fixed-size fields and a callchain (what perf record -a [-g]
-// writes) with one bounds check for the fixed part, the hot path of
+// decodeSampleFast decodes a little-endian SAMPLE body of layout l
+// that has only fixed-size fields and a callchain (what perf record -a
+// [-g] writes) with one bounds check for the fixed part, the hot path of
 // system-wide recordings. It reports false, leaving the work to the
-// general decoder (and its errors), for any other type or a body that
+// general decoder (and its errors), for any other layout or a body that
 // is too short.
 //
 // The callchain is a view of b where viewWords allows, else copied into
 // *buf's storage, which *buf then holds for the next record.
-func decodeSampleFast(b []byte, t SampleFormat, s *Sample, buf *[]uint64) bool {
-	if t&^(fixedSampleFields|SampleFormatCallchain) != 0 {
+func decodeSampleFast(b []byte, l *sampleLayout, s *Sample, buf *[]uint64) bool {
+	if !l.fits(b) {
 		return false
 	}
-	n := 8 * bits.OnesCount64(uint64(t&fixedSampleFields))
-	if len(b) < n {
-		return false
+	s.Identifier, s.IP, s.Time, s.Addr = word(b, l.identifier), word(b, l.ip), word(b, l.time), word(b, l.addr)
+	s.ID, s.StreamID, s.Period = word(b, l.id), word(b, l.streamID), word(b, l.period)
+	tid, cpu := word(b, l.tid), word(b, l.cpu)
+	s.Pid, s.Tid, s.CPU, s.Res = uint32(tid), uint32(tid>>32), uint32(cpu), uint32(cpu>>32)
+	if !l.chain {
+		return true
 	}
 	le := binary.LittleEndian
-	p := 0
-	next := func() uint64 { v := le.Uint64(b[p:]); p += 8; return v }
-	if t&SampleFormatIdentifier != 0 {
-		s.Identifier = next()
+	p := l.size
+	if len(b)-p < 8 {
+		return false
 	}
-	if t&SampleFormatIP != 0 {
-		s.IP = next()
+	nr := le.Uint64(b[p:])
+	p += 8
+	if nr > uint64(len(b)-p)/8 {
+		return false
 	}
-	if t&SampleFormatTID != 0 {
-		s.Pid, s.Tid = le.Uint32(b[p:]), le.Uint32(b[p+4:])
-		p += 8
+	if v, ok := viewWords(b[p : p+8*int(nr)]); ok {
+		s.Callchain = v // the record's own bytes: no copy
+		return true
 	}
-	if t&SampleFormatTime != 0 {
-		s.Time = next()
+	c := (*buf)[:0]
+	for i := range int(nr) {
+		c = append(c, le.Uint64(b[p+8*i:]))
 	}
-	if t&SampleFormatAddr != 0 {
-		s.Addr = next()
-	}
-	if t&SampleFormatID != 0 {
-		s.ID = next()
-	}
-	if t&SampleFormatStreamID != 0 {
-		s.StreamID = next()
-	}
-	if t&SampleFormatCPU != 0 {
-		s.CPU, s.Res = le.Uint32(b[p:]), le.Uint32(b[p+4:])
-		p += 8
-	}
-	if t&SampleFormatPeriod != 0 {
-		s.Period = next()
-	}
-	if t&SampleFormatCallchain != 0 {
-		if len(b)-p < 8 {
-			return false
-		}
-		nr := le.Uint64(b[p:])
-		p += 8
-		if nr > uint64(len(b)-p)/8 {
-			return false
-		}
-		if v, ok := viewWords(b[p : p+8*int(nr)]); ok {
-			s.Callchain = v // the record's own bytes: no copy
-			return true
-		}
-		c := (*buf)[:0]
-		for i := range int(nr) {
-			c = append(c, le.Uint64(b[p+8*i:]))
-		}
-		s.Callchain, *buf = c, c
-	}
+	s.Callchain, *buf = c, c
 	return true
 }
 
