@@ -711,8 +711,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if a.stacks != nil {
 		a.res.Stacks = a.stacks.stacks
 	}
+	a.res.Groups = r.Features().Groups
 	if a.rows != nil {
-		a.res.Rows = a.rows.result(sortKeys, opts.Filter)
+		a.res.Rows = a.rows.result(sortKeys, opts.Filter, a.res.eventGroups())
 	}
 	for _, at := range r.Attrs() {
 		a.res.SampleTypes = append(a.res.SampleTypes, at.SampleType)
@@ -721,7 +722,6 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	for dso, id := range buildIDs {
 		a.res.BuildIDs[dso] = hex.EncodeToString(id)
 	}
-	a.res.Groups = r.Features().Groups
 	a.res.Stats = r.Stats()
 	if st := a.res.Stats; st.CutShort != 0 {
 		a.warn("unexpected end of event stream: the %d-byte record at file offset %#x is cut short; the samples before it are reported, as perf does", st.CutShort, st.CutShortAt)

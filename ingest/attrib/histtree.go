@@ -366,27 +366,39 @@ func addrCmp(l, r uint64) int { return cmp.Compare(int64(r-l), 0) }
 // merges into the one there (hists__collapse_insert_entry), and the
 // second tree's in-order walk is the order kept.
 func (h *histTree) collapse() (kept, ranks []int32) {
+	kept, t := h.collapseTree()
+	return kept, h.walkRanks(t)
+}
+
+// collapseTree returns, for each entry, the entry perf keeps it in, and
+// the tree of the entries kept: h's own without the comm key, else the
+// collapsed one (see collapse).
+func (h *histTree) collapseTree() (kept []int32, t *rbtree.Tree) {
 	kept = make([]int32, len(h.entries))
-	ranks = make([]int32, len(h.entries))
 	if !slices.Contains(h.keys, SortComm) {
-		i := int32(0)
 		for n := h.tree.First(); n != nil; n = n.Next() {
-			kept[n.Value], ranks[n.Value] = n.Value, i
-			i++
+			kept[n.Value] = n.Value
 		}
-		return kept, ranks
+		return kept, &h.tree
 	}
-	var collapsed rbtree.Tree
+	t = new(rbtree.Tree)
 	nodes := make([]rbtree.Node, len(h.entries))
 	for n := h.tree.First(); n != nil; n = n.Next() {
-		kept[n.Value] = h.insertCollapsed(&collapsed, &nodes[n.Value], n.Value)
+		kept[n.Value] = h.insertCollapsed(t, &nodes[n.Value], n.Value)
 	}
+	return kept, t
+}
+
+// walkRanks returns each entry's position in t's in-order walk (zero
+// for those not in t).
+func (h *histTree) walkRanks(t *rbtree.Tree) []int32 {
+	ranks := make([]int32, len(h.entries))
 	i := int32(0)
-	for n := collapsed.First(); n != nil; n = n.Next() {
+	for n := t.First(); n != nil; n = n.Next() {
 		ranks[n.Value] = i
 		i++
 	}
-	return kept, ranks
+	return ranks
 }
 
 // insertCollapsed is hists__collapse_insert_entry: it links entry id

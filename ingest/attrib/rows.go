@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/rbtree"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
@@ -600,6 +601,10 @@ type Rows struct {
 	// ranks are, per event with a histTree, its entries' positions in
 	// perf's in-order walk (histTree.ranks).
 	ranks map[int][]int32
+	// lineOf is, with histTrees and event groups, the leader entry (plus
+	// one) whose line shows each member's row (linkGroup); nil otherwise,
+	// when a group's rows are matched by key.
+	lineOf map[*row]int32
 	// timeSlices is the time filter as given (Filter.TimeText), which
 	// the header repeats.
 	timeSlices string
@@ -609,13 +614,13 @@ type Rows struct {
 
 // result is the table the counter counted, by keys, with the columns
 // filter f elides. The counter is spent: the table holds what it shows.
-func (rc *rowCounter) result(keys []string, f *Filter) *Rows {
+func (rc *rowCounter) result(keys []string, f *Filter, groups []eventGroup) *Rows {
 	r := &Rows{Keys: keys, Totals: rc.totals, children: rc.acc != nil, Elided: map[string]string{}, made: rc.nmade > 0}
 	switch {
 	case rc.hist != nil:
 		// The rows are the entries of perf's trees; an entry holds both
 		// columns of a children table.
-		r.list, r.ranks = rc.histRows()
+		r.list, r.ranks, r.lineOf = rc.histRows(groups)
 	case rc.acc == nil:
 		r.list = make([]*row, 0, rc.rows.len())
 		for _, b := range rc.blocks {
@@ -699,17 +704,19 @@ func (rc *rowCounter) dsoText(k RowKey) string {
 // with one command name, a thread's first name renamed by its first COMM)
 // counts in that one's row, which shows the kept entry's key, with its
 // command name at the end. It returns the ranks of the entries kept too,
-// per event.
-func (rc *rowCounter) histRows() ([]*row, map[int][]int32) {
+// per event, and for the members' rows of each group of groups the
+// leader entry whose line shows them (linkGroup).
+func (rc *rowCounter) histRows(groups []eventGroup) (list []*row, ranks map[int][]int32, lineOf map[*row]int32) {
 	n := 0
 	for _, h := range rc.hist {
 		n += len(h.rows)
 	}
-	list := make([]*row, 0, n)
-	ranks := make(map[int][]int32, len(rc.hist))
+	list = make([]*row, 0, n)
+	trees := make(map[int]*rbtree.Tree, len(rc.hist))
+	keeps := make(map[int][]int32, len(rc.hist))
 	for ev, h := range rc.hist {
-		keep, rk := h.collapse()
-		ranks[ev] = rk
+		keep, t := h.collapseTree()
+		trees[ev], keeps[ev] = t, keep
 		at := make([]int32, len(h.rows)) // an entry kept: its row in list, -1 if hidden
 		for id, hr := range h.rows {
 			switch {
@@ -733,7 +740,19 @@ func (rc *rowCounter) histRows() ([]*row, map[int][]int32) {
 			}
 		}
 	}
-	return list, ranks
+	for _, g := range groups {
+		if g.n > 1 {
+			if lineOf == nil {
+				lineOf = make(map[*row]int32)
+			}
+			rc.linkGroup(g, trees, keeps, lineOf)
+		}
+	}
+	ranks = make(map[int][]int32, len(rc.hist))
+	for ev, h := range rc.hist {
+		ranks[ev] = h.walkRanks(trees[ev])
+	}
+	return list, ranks, lineOf
 }
 
 // order returns the rows in the order perf report shows them: by
@@ -810,6 +829,7 @@ func (r *Rows) compareKeys(x, y *row, ca, cb Counts) int {
 type tableLine struct {
 	*row
 	cs, accs []Counts
+	entry    int32 // with linkGroup's pairs, the leader's entry plus one
 }
 
 // groupLines merges the rows of a group's events (first and the n-1
@@ -828,14 +848,18 @@ func (r *Rows) groupLines(first, n int) []tableLine {
 		}
 		k := s.key
 		k.Event = first
-		if n > 1 {
+		switch {
+		case n == 1:
+		case r.lineOf == nil:
 			k.entry = 0 // the members' entries are matched by key
+		case s.key.Event != first:
+			k.entry = r.lineOf[s] // perf's pairs (linkGroup)
 		}
 		j, ok := byKey[k]
 		if !ok {
 			j = len(lines)
 			byKey[k] = j
-			lines = append(lines, tableLine{cs: make([]Counts, n)})
+			lines = append(lines, tableLine{cs: make([]Counts, n), entry: k.entry})
 			if r.children {
 				lines[j].accs = make([]Counts, n)
 			}
@@ -854,7 +878,7 @@ func (r *Rows) groupLines(first, n int) []tableLine {
 		s := *lines[i].row
 		s.key.Event = first
 		if n > 1 {
-			s.key.entry = 0
+			s.key.entry = lines[i].entry
 		}
 		lines[i].row = &s
 	}
