@@ -885,6 +885,24 @@ func TestReportGroupUnresolvedPairs(t *testing.T) {
 	})
 }
 
+// A member's entry shows on its leader entry's line even when the
+// sample that made it was filtered out, and hides with that line when
+// the leader's (or the member entry a dummy leader entry copies) was:
+// perf prints a group's pairs whatever their mark, and hides lines by
+// the leader entry's.
+func TestReportGroupHiddenMembers(t *testing.T) {
+	type views = []struct{ kbench, perf []string }
+	testTablesAgainstPerf(t, "testdata/group/group.data", "anon group { cpu-clock, task-clock }", views{
+		{[]string{"-children", "-sort", "sym", "-dso", "libc.so.6"}, []string{"--children", "--sort", "sym", "--dsos", "libc.so.6"}},
+		{[]string{"-children", "-sort", "comm,sym", "-dso", "libc.so.6"}, []string{"--children", "--sort", "comm,sym", "--dsos", "libc.so.6"}},
+		{[]string{"-children", "-sort", "sym", "-comm", "sh,ls"}, []string{"--children", "--sort", "sym", "--comms", "sh,ls"}},
+	})
+	testTablesAgainstPerf(t, "testdata/group3/group3.data", "anon group { task-clock, page-faults, cpu-clock }", views{
+		{[]string{"-no-children", "-sort", "dso,sym", "-comm", "ls"}, []string{"--no-children", "--sort", "dso,sym", "--comms", "ls"}},
+		{[]string{"-children", "-sort", "dso,sym", "-comm", "sh,ls"}, []string{"--children", "--sort", "dso,sym", "--comms", "sh,ls"}},
+	})
+}
+
 // testForeignSortKeys compares kbench's tables of a committed foreign
 // recording with perf report's, with an empty kallsyms file.
 func testForeignSortKeys(t *testing.T, name string, cases []struct{ kbench, perf []string }) {

@@ -605,6 +605,9 @@ type Rows struct {
 	// one) whose line shows each member's row (linkGroup); nil otherwise,
 	// when a group's rows are matched by key.
 	lineOf map[*row]int32
+	// hiddenRows are the hidden rows of the events of groups: the lines
+	// of their leaders' entries show them (groupLines).
+	hiddenRows []*row
 	// timeSlices is the time filter as given (Filter.TimeText), which
 	// the header repeats.
 	timeSlices string
@@ -616,18 +619,32 @@ type Rows struct {
 // filter f elides. The counter is spent: the table holds what it shows.
 func (rc *rowCounter) result(keys []string, f *Filter, groups []eventGroup) *Rows {
 	r := &Rows{Keys: keys, Totals: rc.totals, children: rc.acc != nil, Elided: map[string]string{}, made: rc.nmade > 0}
+	// The hidden rows of a group's events are kept too: perf shows a
+	// member's entry, hidden or not, on its leader entry's line, which
+	// is hidden when that entry is (groupLines).
+	inGroup := map[int]bool{}
+	for _, g := range groups {
+		for ev := g.first; g.n > 1 && ev < g.first+g.n; ev++ {
+			inGroup[ev] = true
+		}
+	}
 	switch {
 	case rc.hist != nil:
 		// The rows are the entries of perf's trees; an entry holds both
 		// columns of a children table.
-		r.list, r.ranks, r.lineOf = rc.histRows(groups)
+		r.list, r.hiddenRows, r.ranks, r.lineOf = rc.histRows(groups, inGroup)
 	case rc.acc == nil:
 		r.list = make([]*row, 0, rc.rows.len())
 		for _, b := range rc.blocks {
 			for i := range b {
-				if rw := &b[i]; !rw.filtered {
+				rw := &b[i]
+				switch {
+				case !rw.filtered:
 					rc.shown(rw)
 					r.list = append(r.list, rw)
+				case inGroup[rw.key.Event]:
+					rc.shown(rw)
+					r.hiddenRows = append(r.hiddenRows, rw)
 				}
 			}
 		}
@@ -637,7 +654,7 @@ func (rc *rowCounter) result(keys []string, f *Filter, groups []eventGroup) *Row
 		// and takes its mark from the sample that made it, whichever.
 		rows := make([]row, 0, len(rc.acc))
 		for k, a := range rc.acc {
-			if a.filtered {
+			if a.filtered && !inGroup[a.key.Event] {
 				continue
 			}
 			s := row{key: a.key, acc: a.c, made: a.made, short: rc.dsoText(a.key), commLen: -1}
@@ -646,9 +663,13 @@ func (rc *rowCounter) result(keys []string, f *Filter, groups []eventGroup) *Row
 			}
 			rows = append(rows, s)
 		}
-		r.list = make([]*row, len(rows))
+		r.list = make([]*row, 0, len(rows))
 		for i := range rows {
-			r.list[i] = &rows[i]
+			if rows[i].filtered {
+				r.hiddenRows = append(r.hiddenRows, &rows[i])
+			} else {
+				r.list = append(r.list, &rows[i])
+			}
 		}
 	}
 	rc.rows, rc.acc, rc.hist, rc.blocks = nil, nil, nil, nil
@@ -705,8 +726,9 @@ func (rc *rowCounter) dsoText(k RowKey) string {
 // counts in that one's row, which shows the kept entry's key, with its
 // command name at the end. It returns the ranks of the entries kept too,
 // per event, and for the members' rows of each group of groups the
-// leader entry whose line shows them (linkGroup).
-func (rc *rowCounter) histRows(groups []eventGroup) (list []*row, ranks map[int][]int32, lineOf map[*row]int32) {
+// leader entry whose line shows them (linkGroup). The hidden rows kept
+// of the events inGroup are returned apart.
+func (rc *rowCounter) histRows(groups []eventGroup, inGroup map[int]bool) (list, hidden []*row, ranks map[int][]int32, lineOf map[*row]int32) {
 	n := 0
 	for _, h := range rc.hist {
 		n += len(h.rows)
@@ -717,24 +739,23 @@ func (rc *rowCounter) histRows(groups []eventGroup) (list []*row, ranks map[int]
 	for ev, h := range rc.hist {
 		keep, t := h.collapseTree()
 		trees[ev], keeps[ev] = t, keep
-		at := make([]int32, len(h.rows)) // an entry kept: its row in list, -1 if hidden
 		for id, hr := range h.rows {
-			switch {
-			case int(keep[id]) != id:
-			case hr.filtered:
-				at[id] = -1
-			default:
-				at[id] = int32(len(list))
-				rc.shown(hr)
-				if he := &h.entries[id]; he.based {
-					hr.key.Sym = he.name // the symbol it is inlined into (foundFrom)
-				}
+			if int(keep[id]) != id || hr.filtered && !inGroup[ev] {
+				continue
+			}
+			rc.shown(hr)
+			if he := &h.entries[id]; he.based {
+				hr.key.Sym = he.name // the symbol it is inlined into (foundFrom)
+			}
+			if hr.filtered {
+				hidden = append(hidden, hr)
+			} else {
 				list = append(list, hr)
 			}
 		}
 		for id, hr := range h.rows {
-			if k := keep[id]; int(k) != id && at[k] >= 0 {
-				s := list[at[k]]
+			if k := keep[id]; int(k) != id {
+				s := h.rows[k] // shown or hidden
 				s.c.add(hr.c)
 				s.acc.add(hr.acc)
 			}
@@ -752,7 +773,7 @@ func (rc *rowCounter) histRows(groups []eventGroup) (list []*row, ranks map[int]
 	for ev, h := range rc.hist {
 		ranks[ev] = h.walkRanks(trees[ev])
 	}
-	return list, ranks, lineOf
+	return list, hidden, ranks, lineOf
 }
 
 // order returns the rows in the order perf report shows them: by
@@ -841,8 +862,7 @@ type tableLine struct {
 func (r *Rows) groupLines(first, n int) []tableLine {
 	byKey := make(map[RowKey]int)
 	var lines []tableLine
-	for i := range r.list {
-		s := r.list[i]
+	for _, s := range slices.Concat(r.list, r.hiddenRows) {
 		if s.key.Event < first || s.key.Event >= first+n {
 			continue
 		}
@@ -873,6 +893,10 @@ func (r *Rows) groupLines(first, n int) []tableLine {
 			l.accs[s.key.Event-first].add(s.acc)
 		}
 	}
+	// perf hides the line of a hidden leader entry, or of a dummy made
+	// from a hidden member entry (hist_entry__new copies its mark): the
+	// line's row.
+	lines = slices.DeleteFunc(lines, func(l tableLine) bool { return l.row.filtered })
 	for i := range lines {
 		// Each line shows its merged key.
 		s := *lines[i].row
