@@ -22,7 +22,7 @@ func TestStartGC(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 
-	steady := startGC()
+	steady := startGC(startHeap)
 	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != -1 || limit != startLimit {
 		t.Fatalf("at the start: GOGC %d, memory limit %d; want off and %d", p, limit, startLimit)
 	}
@@ -63,7 +63,7 @@ func TestCollectTighter(t *testing.T) {
 	}
 
 	// Before the switch.
-	steady := startGC()
+	steady := startGC(startHeap)
 	collectTighter()
 	if p := gcPercent(); p != -1 {
 		t.Fatalf("GOGC %d before the switch, want off", p)
@@ -77,7 +77,7 @@ func TestCollectTighter(t *testing.T) {
 	runtime.GC()
 
 	// After it.
-	steady = startGC()
+	steady = startGC(startHeap)
 	held = fill()
 	wait(steady)
 	if p := gcPercent(); p != steadyGOGC {
@@ -170,7 +170,7 @@ func TestLoosenLarge(t *testing.T) {
 		return got
 	}
 
-	steady := startGC()
+	steady := startGC(startHeap)
 	collectTighter()
 	small := alloc(2 * startHeap)
 	<-steady
@@ -189,7 +189,7 @@ func TestLoosenLarge(t *testing.T) {
 	runtime.GC()
 
 	// collectRun ends the watch: its setting holds.
-	steady = startGC()
+	steady = startGC(startHeap)
 	collectTighter()
 	small = alloc(2 * startHeap)
 	<-steady

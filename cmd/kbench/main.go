@@ -91,7 +91,7 @@ func setUpMemory(huge bool) {
 		adviseHugeHeap()
 	}
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		_ = startGC()
+		_ = startGC(startHeapFor(huge))
 	}
 }
 
