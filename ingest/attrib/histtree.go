@@ -27,7 +27,7 @@ import (
 //
 // With the comm key, perf then collapses the entries into a second tree
 // (hists__collapse_resort), which merges entries the first tree kept
-// apart, by then with their final command names: see collapse.
+// apart, by then with their final command names: see collapseTree.
 type histTree struct {
 	keys   []string // the sort keys, in order
 	dsoKey bool     // one of them is dso
@@ -353,10 +353,10 @@ func symCmp(l, r *histEntry, dsoKey bool) int {
 // number, an order only among addresses less than 2^63 apart.
 func addrCmp(l, r uint64) int { return cmp.Compare(int64(r-l), 0) }
 
-// collapse returns, for each entry, the entry perf keeps it in and, for
-// each entry kept, its position in the order perf's output sort keeps for
-// rows it finds equal (output_resort inserts them in that order, equal
-// ones to the right).
+// collapseTree returns, for each entry, the entry perf keeps it in, and
+// the tree of the entries kept, whose in-order walk (walkRanks) is the
+// order perf's output sort keeps for rows it finds equal (output_resort
+// inserts them in that order, equal ones to the right).
 //
 // Without the comm key perf keeps every entry, in the tree's in-order
 // walk. With it (sort__need_collapse, the one key with se_collapse),
@@ -365,14 +365,6 @@ func addrCmp(l, r uint64) int { return cmp.Compare(int64(r-l), 0) }
 // its se_cmp), by then with the final command names; an entry found equal
 // merges into the one there (hists__collapse_insert_entry), and the
 // second tree's in-order walk is the order kept.
-func (h *histTree) collapse() (kept, ranks []int32) {
-	kept, t := h.collapseTree()
-	return kept, h.walkRanks(t)
-}
-
-// collapseTree returns, for each entry, the entry perf keeps it in, and
-// the tree of the entries kept: h's own without the comm key, else the
-// collapsed one (see collapse).
 func (h *histTree) collapseTree() (kept []int32, t *rbtree.Tree) {
 	kept = make([]int32, len(h.entries))
 	if !slices.Contains(h.keys, SortComm) {

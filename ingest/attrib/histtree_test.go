@@ -272,3 +272,10 @@ func TestPoisonEpochCoversPaths(t *testing.T) {
 		}
 	}
 }
+
+// collapse returns collapseTree's kept entries and the ranks of its
+// tree's walk.
+func (h *histTree) collapse() (kept, ranks []int32) {
+	kept, t := h.collapseTree()
+	return kept, h.walkRanks(t)
+}

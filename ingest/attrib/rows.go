@@ -599,7 +599,7 @@ type Rows struct {
 	// list is the rows shown, in no order: write orders them.
 	list []*row
 	// ranks are, per event with a histTree, its entries' positions in
-	// perf's in-order walk (histTree.ranks).
+	// perf's in-order walk (histTree.walkRanks).
 	ranks map[int][]int32
 	// lineOf is, with histTrees and event groups, the leader entry (plus
 	// one) whose line shows each member's row (linkGroup); nil otherwise,
@@ -721,7 +721,7 @@ func (rc *rowCounter) dsoText(k RowKey) string {
 }
 
 // histRows is result's rows for trees of hist entries (rc.hist): an
-// entry perf collapses into another (histTree.collapse: rows that end
+// entry perf collapses into another (histTree.collapseTree: rows that end
 // with one command name, a thread's first name renamed by its first COMM)
 // counts in that one's row, which shows the kept entry's key, with its
 // command name at the end. It returns the ranks of the entries kept too,
@@ -825,7 +825,7 @@ func (r *Rows) compareKeys(x, y *row, ca, cb Counts) int {
 		return c
 	}
 	if a.entry != 0 && b.entry != 0 {
-		// perf's output sort keeps its entries' order (histTree.ranks),
+		// perf's output sort keeps its entries' order (histTree.walkRanks),
 		// each event's tree its own.
 		if a.Event != b.Event {
 			return cmp.Compare(a.Event, b.Event)
@@ -854,7 +854,7 @@ type tableLine struct {
 }
 
 // groupLines merges the rows of a group's events (first and the n-1
-// after it), as perf's group view shows them: one line per key, a count
+// after it, n > 1), as perf's group view shows them: one line per key, a count
 // per member, ordered by the leader's period, then each member's
 // (__hpp__sort), then by the keys. A line shows the row of the leader's
 // entry, else a member's (perf's dummy leader entry copies it): the
@@ -869,7 +869,6 @@ func (r *Rows) groupLines(first, n int) []tableLine {
 		k := s.key
 		k.Event = first
 		switch {
-		case n == 1:
 		case r.lineOf == nil:
 			k.entry = 0 // the members' entries are matched by key
 		case s.key.Event != first:
@@ -900,10 +899,7 @@ func (r *Rows) groupLines(first, n int) []tableLine {
 	for i := range lines {
 		// Each line shows its merged key.
 		s := *lines[i].row
-		s.key.Event = first
-		if n > 1 {
-			s.key.entry = lines[i].entry
-		}
+		s.key.Event, s.key.entry = first, lines[i].entry
 		lines[i].row = &s
 	}
 	slices.SortFunc(lines, func(a, b tableLine) int {

@@ -53,7 +53,7 @@ func (r *Reader) NextFixedSample(s *FixedSample, skipChain bool) bool {
 	if !l.fits(b) {
 		return false
 	}
-	if n := l.size; l.chain && (len(b)-n < 8 || binary.LittleEndian.Uint64(b[n:]) > uint64(len(b)-n-8)/8) {
+	if _, ok := l.chainLen(b); l.chain && !ok {
 		return false
 	}
 	tid := word(b, l.tid)

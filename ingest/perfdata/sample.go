@@ -379,23 +379,18 @@ func decodeSampleFast(b []byte, l *sampleLayout, s *Sample, buf *[]uint64) bool 
 	if !l.chain {
 		return true
 	}
-	le := binary.LittleEndian
-	p := l.size
-	if len(b)-p < 8 {
+	nr, ok := l.chainLen(b)
+	if !ok {
 		return false
 	}
-	nr := le.Uint64(b[p:])
-	p += 8
-	if nr > uint64(len(b)-p)/8 {
-		return false
-	}
-	if v, ok := viewWords(b[p : p+8*int(nr)]); ok {
+	p := l.size + 8
+	if v, ok := viewWords(b[p : p+8*nr]); ok {
 		s.Callchain = v // the record's own bytes: no copy
 		return true
 	}
 	c := (*buf)[:0]
-	for i := range int(nr) {
-		c = append(c, le.Uint64(b[p+8*i:]))
+	for i := range nr {
+		c = append(c, binary.LittleEndian.Uint64(b[p+8*i:]))
 	}
 	s.Callchain, *buf = c, c
 	return true

@@ -50,6 +50,20 @@ func newSampleLayout(t SampleFormat) sampleLayout {
 // the layout is fast and b holds its fixed fields.
 func (l *sampleLayout) fits(b []byte) bool { return l.fast && len(b) >= l.size }
 
+// chainLen returns the callchain's length (nr) in b, a body of layout l
+// whose fixed fields fit: false when l has no callchain, or nr and the
+// words it counts do not fit in b.
+func (l *sampleLayout) chainLen(b []byte) (int, bool) {
+	if !l.chain || len(b)-l.size < 8 {
+		return 0, false
+	}
+	nr := binary.LittleEndian.Uint64(b[l.size:])
+	if nr > uint64(len(b)-l.size-8)/8 {
+		return 0, false
+	}
+	return int(nr), true
+}
+
 // word returns the little-endian word of b at offset off, 0 for -1.
 func word(b []byte, off int) uint64 {
 	if off < 0 {
