@@ -129,6 +129,7 @@ type readAhead struct {
 	full     chan aheadChunk
 	free     chan []byte
 	done     chan struct{}
+	exited   chan struct{} // closed when the goroutine returns
 	stopOnce sync.Once
 	cur      []byte // the chunk buf lies in, until the next one comes
 	ended    bool   // the goroutine sent its last chunk
@@ -151,6 +152,7 @@ func newReadAheadBuffer(src io.Reader, size, reserve int) *dataBuffer {
 		full:    make(chan aheadChunk, aheadChunks),
 		free:    make(chan []byte, aheadChunks),
 		done:    make(chan struct{}),
+		exited:  make(chan struct{}),
 	}
 	for range aheadChunks {
 		a.free <- make([]byte, reserve+size)
@@ -163,6 +165,7 @@ func newReadAheadBuffer(src io.Reader, size, reserve int) *dataBuffer {
 
 // run reads chunks until the source ends or fails, or the buffer stops.
 func (a *readAhead) run(src io.Reader) {
+	defer close(a.exited)
 	for {
 		var mem []byte
 		select {

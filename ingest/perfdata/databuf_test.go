@@ -79,9 +79,10 @@ type endless struct{}
 func (endless) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // TestReadAheadStops checks that a read-ahead goroutine ends when its
-// buffer is closed, and when it is dropped unclosed.
+// buffer is closed, and when it is dropped unclosed. It watches the two
+// goroutines themselves: counting all goroutines would also count those
+// of readers earlier tests dropped, which end when they are collected.
 func TestReadAheadStops(t *testing.T) {
-	before := runtime.NumGoroutine()
 	closed := newReadAheadBuffer(endless{}, 1<<10, 64)
 	dropped := newReadAheadBuffer(endless{}, 1<<10, 64)
 	for _, b := range []*dataBuffer{closed, dropped} {
@@ -89,8 +90,17 @@ func TestReadAheadStops(t *testing.T) {
 			t.Fatalf("Peek(100): %d bytes, %v", len(p), err)
 		}
 	}
-	if n := runtime.NumGoroutine(); n < before+2 {
-		t.Fatalf("%d goroutines with two buffers reading ahead, %d before", n, before)
+	running := func(a *readAhead) bool {
+		select {
+		case <-a.exited:
+			return false
+		default:
+			return true
+		}
+	}
+	closedAhead, droppedAhead := closed.ahead, dropped.ahead // neither refers to its buffer
+	if !running(closedAhead) || !running(droppedAhead) {
+		t.Fatal("a read-ahead goroutine of an endless source ended before its buffer was closed")
 	}
 	closed.close()
 	// Reading a closed buffer fails; it does not wait for a goroutine
@@ -114,13 +124,18 @@ func TestReadAheadStops(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("reading a closed buffer hangs")
 	}
+	select {
+	case <-closedAhead.exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the read-ahead goroutine runs 5 s after its buffer was closed")
+	}
 	dropped = nil
 	for range 500 {
 		runtime.GC()
-		if runtime.NumGoroutine() <= before {
+		if !running(droppedAhead) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("%d goroutines 5 s after closing one buffer and dropping the other, %d before", runtime.NumGoroutine(), before)
+	t.Fatal("the read-ahead goroutine runs 5 s after its buffer was dropped")
 }
