@@ -903,6 +903,19 @@ func TestReportGroupHiddenMembers(t *testing.T) {
 	})
 }
 
+// TestReportElidedKeyOrder checks that rows of equal overhead are
+// ordered without the keys a filter elides, as perf's output sort skips
+// their columns (hist_entry__sort, perf_hpp__should_skip). In a group's
+// children table filtered by one DSO, a line can show an entry of
+// another DSO; ordered by the DSO too, it came before its tie.
+func TestReportElidedKeyOrder(t *testing.T) {
+	type views = []struct{ kbench, perf []string }
+	testTablesAgainstPerf(t, "testdata/group/walk.data", "anon group { cpu-clock, task-clock }", views{
+		{[]string{"-children", "-sort", "dso,sym", "-dso", "libc.so.6"}, []string{"--children", "--sort", "dso,sym", "--dsos", "libc.so.6"}},
+		{[]string{"-children", "-sort", "comm,dso,sym", "-dso", "libc.so.6"}, []string{"--children", "--sort", "comm,dso,sym", "--dsos", "libc.so.6"}},
+	})
+}
+
 // testForeignSortKeys compares kbench's tables of a committed foreign
 // recording with perf report's, with an empty kallsyms file.
 func testForeignSortKeys(t *testing.T, name string, cases []struct{ kbench, perf []string }) {

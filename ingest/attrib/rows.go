@@ -594,6 +594,11 @@ type Rows struct {
 	// Elided are the keys whose column perf leaves out because the filter
 	// lists one value for them (sort__setup_elide), with that value.
 	Elided map[string]string
+	// elided marks the Keys in Elided (nil: none): perf's output sort
+	// skips an elided column too (hist_entry__sort skips a format
+	// perf_hpp__should_skip, set by sort__setup_elide), so that rows of
+	// equal overhead are ordered by the other keys (compareKeys).
+	elided []bool
 	// children tells a table with the Children column (Options.Children).
 	children bool
 	// list is the rows shown, in no order: write orders them.
@@ -685,6 +690,14 @@ func (rc *rowCounter) result(keys []string, f *Filter, groups []eventGroup) *Row
 		one(SortComm, f.Comms)
 		if len(r.Elided) == len(keys) { // perf shows them all rather than none
 			r.Elided = map[string]string{}
+		}
+		for i, k := range keys {
+			if _, ok := r.Elided[k]; ok {
+				if r.elided == nil {
+					r.elided = make([]bool, len(keys))
+				}
+				r.elided[i] = true
+			}
 		}
 	}
 	return r
@@ -792,14 +805,17 @@ func (r *Rows) order() []*row {
 }
 
 // compareKeys orders two rows of equal overhead: by each sort key in
-// turn (command names, tids, CPUs ascending; DSOs by short name and
-// symbols by name, ascending, unresolved last), then by samples (ca and
-// cb, descending) and address as a signed number; rows perf would not
-// tell apart by then differ in a field the keys do not show, and the
-// order they were made in decides.
+// turn but the elided ones (command names, tids, CPUs ascending; DSOs
+// by short name and symbols by name, ascending, unresolved last), then
+// by samples (ca and cb, descending) and address as a signed number;
+// rows perf would not tell apart by then differ in a field the keys do
+// not show, and the order they were made in decides.
 func (r *Rows) compareKeys(x, y *row, ca, cb Counts) int {
 	a, b := &x.key, &y.key
-	for _, k := range r.Keys {
+	for i, k := range r.Keys {
+		if r.elided != nil && r.elided[i] {
+			continue
+		}
 		var c int
 		switch k {
 		case SortComm:
