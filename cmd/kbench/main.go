@@ -72,7 +72,16 @@ func main() {
 		// before it opens it (whose read-ahead chunks are 3 MiB of heap),
 		// and only then manages the collector: advising under startGC's
 		// memory limit took the -a table's peak RSS from 64 to 81 MB.
-		reportOpening = func(name string) { setUpMemory(wantsHugeHeap(name)) }
+		huge := false
+		reportOpening = func(name string) {
+			huge = wantsHugeHeap(name)
+			setUpMemory(huge)
+		}
+		reportUnwinding = func() {
+			if !huge {
+				adviseHugeHeap()
+			}
+		}
 	} else {
 		setUpMemory(true)
 	}
@@ -83,6 +92,11 @@ func main() {
 // recording name: the process's memory settings, which tests calling run
 // do not take.
 var reportOpening func(name string)
+
+// reportUnwinding, when main sets it, runs before kbench report's run
+// when it unwinds user stacks (attrib.UnwindsUserStacks): huge pages for
+// a recording too small to have them (see hugeHeapMinSize).
+var reportUnwinding func()
 
 // setUpMemory advises huge pages for the heap if huge (adviseHugeHeap),
 // then manages the collector (startGC) unless GOGC or GOMEMLIMIT is set.

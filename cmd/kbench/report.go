@@ -322,6 +322,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		bar.RenderBlank()
 		opts.Progress = func(off int64) { bar.Set64(off) }
 	}
+	if reportUnwinding != nil && attrib.UnwindsUserStacks(in.r, opts) {
+		reportUnwinding() // the binaries' sections are most of its heap (thp.go)
+	}
 	res, err := attrib.Run(in.r, opts)
 	if err == nil && opts.Children {
 		collectRun()

@@ -903,6 +903,40 @@ func TestReportGroupHiddenMembers(t *testing.T) {
 	})
 }
 
+// TestReportUnwindingHook checks that kbench report asks for the memory
+// of unwinding (reportUnwinding: huge pages, thp.go) exactly for the
+// views that unwind a DWARF recording's user stacks.
+func TestReportUnwindingHook(t *testing.T) {
+	defer func(f func()) { reportUnwinding = f }(reportUnwinding)
+	const dwarf = "testdata/dwarf/dwarf.data"
+	pprofOut := filepath.Join(t.TempDir(), "profile.pb.gz")
+	for _, tc := range []struct {
+		name string
+		file string
+		args []string
+		want bool
+	}{
+		{"children", dwarf, []string{"-children"}, true},
+		{"default", dwarf, nil, false}, // the flat table, kbench's default
+		{"script", dwarf, []string{"-format", "script"}, true},
+		{"folded", dwarf, []string{"-format", "folded"}, true},
+		{"pprof", dwarf, []string{"-format", "pprof", "-o", pprofOut}, true},
+		{"script -G", dwarf, []string{"-format", "script", "-G"}, false},
+		{"table", dwarf, []string{"-no-children"}, false},
+		{"table by comm,sym", dwarf, []string{"-no-children", "-sort", "comm,sym"}, false},
+		{"frame pointers", "testdata/group/group.data", []string{"-children"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			called := 0
+			reportUnwinding = func() { called++ }
+			mustReport(t, nil, append(append([]string{"-kallsyms", kallsymsSubset, "-debugdir", "-"}, tc.args...), tc.file)...)
+			if got := called > 0; got != tc.want || called > 1 {
+				t.Errorf("reportUnwinding called %d times, want it %v", called, tc.want)
+			}
+		})
+	}
+}
+
 // TestReportElidedKeyOrder checks that rows of equal overhead are
 // ordered without the keys a filter elides, as perf's output sort skips
 // their columns (hist_entry__sort, perf_hpp__should_skip). In a group's

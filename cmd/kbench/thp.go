@@ -33,6 +33,16 @@ const heapAdvised = 256 << 20
 // 416 samples 20.0 -> 23.9 MB (perf 24.8 MB), a 656 KB recording
 // 23.0 -> 26.9 MB (perf 25.4), a 1.2 MB -g one 26.0 -> 29.0 MB (perf
 // 26.3). From 10 MB of data up (0.08 against 0.13 s) the time pays.
+//
+// A smaller recording gets them all the same when its report unwinds
+// user stacks (--call-graph dwarf; reportUnwinding): the binaries' unwind
+// tables and DWARF sections, 8.8 MB of libc's debug file read into the
+// heap, are most of its memory, and faulting them in 4 KiB at a time was
+// most of its time. The committed 68 KB DWARF recording
+// (scripts/abbench.sh 11, interleaved): children table 0.1155 -> 0.0744 s,
+// 25.9 -> 28.5 MB; script 0.1121 -> 0.0701 s, 26.6 -> 29.6 MB (perf
+// report and perf script: 0.20 s, 14.4 MB). Collections still start at
+// smallHeap: with startHeap too, the table took 0.089 s and 35.3 MB.
 const hugeHeapMinSize = 4 << 20
 
 // wantsHugeHeap reports whether kbench report advises huge pages for the

@@ -409,6 +409,28 @@ func (c *kallsymsChoice) kcoreBeside() func() *Kcore {
 	}
 }
 
+// childrenTable reports whether a run with opts makes a children table:
+// Children asks for one, and neither a script nor branch mode is made.
+func (opts *Options) childrenTable() bool {
+	return opts.Children && opts.Script == nil && !opts.BranchMode
+}
+
+// wantsChains reports whether a run with opts reads the samples'
+// callchains, and the user stacks behind them: scripts and stacks unless
+// hidden (HideCallchain), and children tables.
+func (opts *Options) wantsChains() bool {
+	return (opts.Script != nil || opts.Stacks) && !opts.HideCallchain || opts.childrenTable()
+}
+
+// UnwindsUserStacks reports whether Run with opts unwinds the user
+// stacks of r's samples (perf record --call-graph dwarf: registers and
+// stack sampled): the views that read callchains do. Such a run reads
+// the binaries' unwind tables and DWARF sections, megabytes for a
+// recording of kilobytes.
+func UnwindsUserStacks(r *perfdata.Reader, opts Options) bool {
+	return opts.wantsChains() && slices.ContainsFunc(r.Attrs(), needsUnwind)
+}
+
 // Run reads the recording r and attributes every sample.
 func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if opts.Impl.New == nil {
@@ -478,7 +500,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.branchLevel = make(map[Key]bool)
 		a.res.Branches = make(map[Key]Counts)
 	}
-	children := opts.Children && opts.Script == nil && !branches
+	children := opts.childrenTable()
 	if opts.Stacks {
 		a.stacks = newStacker()
 	}
@@ -505,7 +527,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		}
 	}
 	m.RegisterIdle() // perf_session__process_events
-	wantChains := (opts.Script != nil || opts.Stacks) && !opts.HideCallchain || children
+	wantChains := opts.wantsChains()
 	if a.holdsKernel() { // hold.go
 		a.kernelWaiting = kp.waiting
 		if holdKernelForTests != nil {
@@ -524,7 +546,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		}
 		// Inline records only for the unwound frames, which only views
 		// with callchains look at (withUserPayload).
-		inlines := wantChains && slices.ContainsFunc(r.Attrs(), needsUnwind)
+		inlines := UnwindsUserStacks(r, opts)
 		pre = startPrefetch(names, buildIDMap(f), opts.DebugDir, opts.Symfs, inlines, sections)
 		defer pre.stop()
 		if prefetchStarted != nil {
