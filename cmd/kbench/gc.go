@@ -119,9 +119,9 @@ func collectTighter() {
 	go loosenLarge()
 }
 
-// startHeapFor is the heap at which collections start: startHeap, or
-// smallHeap for a recording that gets no huge pages (wantsHugeHeap: a
-// file below hugeHeapMinSize). Such a run's heap is mostly the kernel's
+// startHeapFor is the heap at which collections start: startHeap for a
+// large recording, smallHeap for a small one (not wantsHugeHeap: a file
+// below hugeHeapMinSize, with huge pages or not). Such a run's heap is mostly the kernel's
 // and the DSOs' symbol tables and the garbage of making them, and
 // seldom reaches startHeap, so nothing was collected: on four small
 // group recordings made here (gcc, python, shell) kbench report's peak
@@ -130,8 +130,8 @@ func collectTighter() {
 // 28.5 -> 27.7 (27.1), 37.3 -> 36.7 (37.4), 17.7 -> 17.5 (16.5); their
 // children tables 30.9 -> 28.1 (28.0), 30.1 -> 26.3 (28.2); the
 // committed DWARF recording's children table 32.9 -> 25.6.
-func startHeapFor(huge bool) uint64 {
-	if huge {
+func startHeapFor(large bool) uint64 {
+	if large {
 		return startHeap
 	}
 	return smallHeap

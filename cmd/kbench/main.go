@@ -71,19 +71,24 @@ func main() {
 		// report advises huge pages once it knows the recording's size,
 		// before it opens it (whose read-ahead chunks are 3 MiB of heap),
 		// and only then manages the collector: advising under startGC's
-		// memory limit took the -a table's peak RSS from 64 to 81 MB.
-		huge := false
+		// memory limit took the -a table's peak RSS from 64 to 81 MB. A
+		// small recording's settings wait for its view: one that
+		// unwinds user stacks gets huge pages too (hugeHeapMinSize).
+		managed := false
 		reportOpening = func(name string) {
-			huge = wantsHugeHeap(name)
-			setUpMemory(huge)
+			if wantsHugeHeap(name) {
+				setUpMemory(true, startHeapFor(true))
+				managed = true
+			}
 		}
-		reportUnwinding = func() {
-			if !huge {
-				adviseHugeHeap()
+		reportRunning = func(unwinds bool) {
+			if !managed {
+				setUpMemory(unwinds, startHeapFor(false))
+				managed = true
 			}
 		}
 	} else {
-		setUpMemory(true)
+		setUpMemory(true, startHeapFor(true))
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -93,19 +98,21 @@ func main() {
 // do not take.
 var reportOpening func(name string)
 
-// reportUnwinding, when main sets it, runs before kbench report's run
-// when it unwinds user stacks (attrib.UnwindsUserStacks): huge pages for
-// a recording too small to have them (see hugeHeapMinSize).
-var reportUnwinding func()
+// reportRunning, when main sets it, runs before kbench report's run,
+// told whether the run unwinds user stacks (attrib.UnwindsUserStacks):
+// the memory settings of a recording too small for them to be set before
+// it was opened (see hugeHeapMinSize).
+var reportRunning func(unwinds bool)
 
 // setUpMemory advises huge pages for the heap if huge (adviseHugeHeap),
-// then manages the collector (startGC) unless GOGC or GOMEMLIMIT is set.
-func setUpMemory(huge bool) {
+// then manages the collector from a heap of startAt (startGC) unless
+// GOGC or GOMEMLIMIT is set.
+func setUpMemory(huge bool, startAt uint64) {
 	if huge {
 		adviseHugeHeap()
 	}
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		_ = startGC(startHeapFor(huge))
+		_ = startGC(startAt)
 	}
 }
 

@@ -322,8 +322,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		bar.RenderBlank()
 		opts.Progress = func(off int64) { bar.Set64(off) }
 	}
-	if reportUnwinding != nil && attrib.UnwindsUserStacks(in.r, opts) {
-		reportUnwinding() // the binaries' sections are most of its heap (thp.go)
+	if reportRunning != nil {
+		reportRunning(attrib.UnwindsUserStacks(in.r, opts))
 	}
 	res, err := attrib.Run(in.r, opts)
 	if err == nil && opts.Children {

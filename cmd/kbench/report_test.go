@@ -903,11 +903,11 @@ func TestReportGroupHiddenMembers(t *testing.T) {
 	})
 }
 
-// TestReportUnwindingHook checks that kbench report asks for the memory
-// of unwinding (reportUnwinding: huge pages, thp.go) exactly for the
-// views that unwind a DWARF recording's user stacks.
+// TestReportUnwindingHook checks that kbench report sets up its memory
+// once before its run (reportRunning), for unwinding (huge pages,
+// thp.go) exactly when the view unwinds a DWARF recording's user stacks.
 func TestReportUnwindingHook(t *testing.T) {
-	defer func(f func()) { reportUnwinding = f }(reportUnwinding)
+	defer func(f func(bool)) { reportRunning = f }(reportRunning)
 	const dwarf = "testdata/dwarf/dwarf.data"
 	pprofOut := filepath.Join(t.TempDir(), "profile.pb.gz")
 	for _, tc := range []struct {
@@ -927,11 +927,11 @@ func TestReportUnwindingHook(t *testing.T) {
 		{"frame pointers", "testdata/group/group.data", []string{"-children"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			called := 0
-			reportUnwinding = func() { called++ }
+			called, unwinds := 0, false
+			reportRunning = func(u bool) { called, unwinds = called+1, u }
 			mustReport(t, nil, append(append([]string{"-kallsyms", kallsymsSubset, "-debugdir", "-"}, tc.args...), tc.file)...)
-			if got := called > 0; got != tc.want || called > 1 {
-				t.Errorf("reportUnwinding called %d times, want it %v", called, tc.want)
+			if called != 1 || unwinds != tc.want {
+				t.Errorf("reportRunning called %d times, last told unwinds %v; want once, %v", called, unwinds, tc.want)
 			}
 		})
 	}

@@ -35,7 +35,7 @@ const heapAdvised = 256 << 20
 // 26.3). From 10 MB of data up (0.08 against 0.13 s) the time pays.
 //
 // A smaller recording gets them all the same when its report unwinds
-// user stacks (--call-graph dwarf; reportUnwinding): the binaries' unwind
+// user stacks (--call-graph dwarf; reportRunning): the binaries' unwind
 // tables and DWARF sections, 8.8 MB of libc's debug file read into the
 // heap, are most of its memory, and faulting them in 4 KiB at a time was
 // most of its time. The committed 68 KB DWARF recording
