@@ -49,8 +49,18 @@ import (
 // by comm,dso,sym 350 -> 314 MB, 3.99 -> 4.05 s (5 and 3 runs; GOGC=30:
 // 213 and 313 MB).
 const (
-	startHeap  = 32 << 20
-	smallHeap  = 12 << 20 // startHeap of a small recording (startHeapFor)
+	startHeap = 32 << 20
+	// smallHeap is startHeap for a recording below hugeHeapMinSize (with
+	// huge pages or not). Such a run's heap is mostly the kernel's and the
+	// DSOs' symbol tables and the garbage of making them, and seldom
+	// reaches startHeap, so nothing was collected: on four small group
+	// recordings made here (gcc, python, shell) kbench report's peak RSS
+	// was 0.6-3.5 MB above perf report's. From 12 MiB (scripts/abbench.sh,
+	// 7 runs each, same speed): their tables 30.9 -> 27.4 MB (perf 27.9),
+	// 28.5 -> 27.7 (27.1), 37.3 -> 36.7 (37.4), 17.7 -> 17.5 (16.5); their
+	// children tables 30.9 -> 28.1 (28.0), 30.1 -> 26.3 (28.2); the
+	// committed DWARF recording's children table 32.9 -> 25.6.
+	smallHeap  = 12 << 20
 	startLimit = 64 << 20
 	steadyGOGC = 50
 	looseGOGC  = 20
@@ -73,7 +83,7 @@ var gcSteady struct {
 }
 
 // startGC applies those settings: no collection until the heap reaches
-// startAt (startHeapFor; or for startTime), then GOGC=steadyGOGC (or
+// startAt (startHeap or smallHeap; or for startTime), then GOGC=steadyGOGC (or
 // tightGOGC). It returns a channel closed when the steady setting is in
 // force.
 func startGC(startAt uint64) <-chan struct{} {
@@ -117,24 +127,6 @@ func collectTighter() {
 		debug.SetGCPercent(tightGOGC)
 	}
 	go loosenLarge()
-}
-
-// startHeapFor is the heap at which collections start: startHeap for a
-// large recording, smallHeap for a small one (not wantsHugeHeap: a file
-// below hugeHeapMinSize, with huge pages or not). Such a run's heap is mostly the kernel's
-// and the DSOs' symbol tables and the garbage of making them, and
-// seldom reaches startHeap, so nothing was collected: on four small
-// group recordings made here (gcc, python, shell) kbench report's peak
-// RSS was 0.6-3.5 MB above perf report's. From 12 MiB (scripts/abbench.sh,
-// 7 runs each, same speed): their tables 30.9 -> 27.4 MB (perf 27.9),
-// 28.5 -> 27.7 (27.1), 37.3 -> 36.7 (37.4), 17.7 -> 17.5 (16.5); their
-// children tables 30.9 -> 28.1 (28.0), 30.1 -> 26.3 (28.2); the
-// committed DWARF recording's children table 32.9 -> 25.6.
-func startHeapFor(large bool) uint64 {
-	if large {
-		return startHeap
-	}
-	return smallHeap
 }
 
 // loosenLarge makes the steady setting looseGOGC once the live

@@ -77,18 +77,18 @@ func main() {
 		managed := false
 		reportOpening = func(name string) {
 			if wantsHugeHeap(name) {
-				setUpMemory(true, startHeapFor(true))
+				setUpMemory(true, startHeap)
 				managed = true
 			}
 		}
 		reportRunning = func(unwinds bool) {
 			if !managed {
-				setUpMemory(unwinds, startHeapFor(false))
+				setUpMemory(unwinds, smallHeap)
 				managed = true
 			}
 		}
 	} else {
-		setUpMemory(true, startHeapFor(true))
+		setUpMemory(true, startHeap)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -39,8 +39,8 @@ const heapAdvised = 256 << 20
 // tables and DWARF sections, 8.8 MB of libc's debug file read into the
 // heap, are most of its memory, and faulting them in 4 KiB at a time was
 // most of its time. The committed 68 KB DWARF recording
-// (scripts/abbench.sh 11, interleaved): children table 0.1155 -> 0.0744 s,
-// 25.9 -> 28.5 MB; script 0.1121 -> 0.0701 s, 26.6 -> 29.6 MB (perf
+// (scripts/abbench.sh 9, interleaved): children table 0.1184 -> 0.0693 s,
+// 26.1 -> 30.3 MB; script 0.1112 -> 0.0678 s, 26.6 -> 29.8 MB (perf
 // report and perf script: 0.20 s, 14.4 MB). Collections still start at
 // smallHeap: with startHeap too, the table took 0.089 s and 35.3 MB.
 const hugeHeapMinSize = 4 << 20

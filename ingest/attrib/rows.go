@@ -597,7 +597,8 @@ type Rows struct {
 	// elided marks the Keys in Elided (nil: none): perf's output sort
 	// skips an elided column too (hist_entry__sort skips a format
 	// perf_hpp__should_skip, set by sort__setup_elide), so that rows of
-	// equal overhead are ordered by the other keys (compareKeys).
+	// equal overhead are ordered by the other keys (compareKeys, which a
+	// sort calls per comparison: a slice by key index, not a map lookup).
 	elided []bool
 	// children tells a table with the Children column (Options.Children).
 	children bool
@@ -629,7 +630,10 @@ func (rc *rowCounter) result(keys []string, f *Filter, groups []eventGroup) *Row
 	// is hidden when that entry is (groupLines).
 	inGroup := map[int]bool{}
 	for _, g := range groups {
-		for ev := g.first; g.n > 1 && ev < g.first+g.n; ev++ {
+		if g.n < 2 {
+			continue // a lone event is no group
+		}
+		for ev := g.first; ev < g.first+g.n; ev++ {
 			inGroup[ev] = true
 		}
 	}
