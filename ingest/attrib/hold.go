@@ -119,10 +119,13 @@ func (a *attributor) releaseHeld() error {
 	held := a.held
 	a.held, a.kernelWaiting = heldSamples{}, nil
 	defer func() { a.heldOrd = nil }()
+	// One event for all: sample's pointer to it moved each to the heap,
+	// an allocation a held sample (3.5 MB of the -a table's).
+	var e event
 	for _, c := range held.chunks {
 		for i := range c {
 			h := &c[i]
-			e := event{kf: uint8(evSample), cpumode: machine.CPUModeKernel, ip: h.ip, period: h.period, attr: h.attr}
+			e = event{kf: uint8(evSample), cpumode: machine.CPUModeKernel, ip: h.ip, period: h.period, attr: h.attr}
 			a.heldOrd = h
 			if err := a.sample(&e); err != nil {
 				return err
