@@ -375,6 +375,11 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			break
 		}
 	}
+	if n := res.Stats.Compressed2; n != 0 {
+		// perf_session__process_event refuses a type past
+		// PERF_RECORD_HEADER_MAX (82 in perf 6.1) and the session ends.
+		warn("%s: %d PERF_RECORD_COMPRESSED2 records (type 83, perf 6.16 and later): perf 6.1 stops at the first (\"failed to process type: 83\"); kbench decompresses them", display, n)
+	}
 	if ksFrom == procKallsyms && !in.knewFeatures {
 		// A stream's build ids come late: check now what could not be
 		// checked before.

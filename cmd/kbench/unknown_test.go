@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
@@ -157,5 +159,82 @@ func TestReportUnknownRecordTypesAgainstPerf(t *testing.T) {
 	_, kstderr, err := report(t, nil, "-kallsyms", kallsymsSubset, file)
 	if err != nil || !strings.Contains(kstderr, fmt.Sprintf(perfUnknownWarning, 2)+" (perf 6.1 counts the first one and stops there") {
 		t.Errorf("kbench report: %v, stderr %q", err, kstderr)
+	}
+}
+
+// withCompressed2 returns the pipe-mode recording pipe.data with each run
+// of its kernel records (types below 64) compressed into one
+// PERF_RECORD_COMPRESSED2 record, as perf 6.16 record -z writes them: the
+// zstd frame's size, the frame, zeros to 8 bytes. It returns the file and
+// how many such records it holds.
+func withCompressed2(t *testing.T) (string, int) {
+	t.Helper()
+	data := mustRead(t, testdataDir+"pipe.data")
+	le := binary.LittleEndian
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append([]byte(nil), data[:16]...)
+	var run []byte
+	n := 0
+	flush := func() {
+		if len(run) == 0 {
+			return
+		}
+		z := enc.EncodeAll(run, nil)
+		size := 16 + len(z)
+		pad := (8 - size%8) % 8
+		if size+pad > 0xffff {
+			t.Fatalf("a compressed run of %d bytes does not fit a record", len(run))
+		}
+		out = le.AppendUint32(out, 83) // PERF_RECORD_COMPRESSED2
+		out = le.AppendUint16(out, 0)
+		out = le.AppendUint16(out, uint16(size+pad))
+		out = le.AppendUint64(out, uint64(len(z)))
+		out = append(append(out, z...), make([]byte, pad)...)
+		run = run[:0]
+		n++
+	}
+	for p := 16; p+8 <= len(data); {
+		size := int(le.Uint16(data[p+6:]))
+		if size < 8 || p+size > len(data) {
+			t.Fatalf("pipe.data: bad record size %d at %#x", size, p)
+		}
+		rec := data[p : p+size]
+		if le.Uint32(rec) < 64 {
+			run = append(run, rec...)
+		} else {
+			flush()
+			out = append(out, rec...)
+		}
+		p += size
+	}
+	flush()
+	file := filepath.Join(t.TempDir(), "compressed2.data")
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file, n
+}
+
+// A recording with COMPRESSED2 records, which perf 6.1 stops at, is read
+// whole, as perf 6.16 reads it, with a warning that says so.
+func TestReportCompressed2(t *testing.T) {
+	want := mustReport(t, nil, "-kallsyms", kallsymsSubset, testdataDir+"pipe.data")
+	file, n := withCompressed2(t)
+	if n == 0 {
+		t.Fatal("no record compressed")
+	}
+	out, stderr, err := report(t, nil, "-kallsyms", kallsymsSubset, file)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if out != want {
+		t.Errorf("table differs from pipe.data's:\n%s\nwant\n%s", out, want)
+	}
+	line := fmt.Sprintf("kbench report: warning: %s: %d PERF_RECORD_COMPRESSED2 records (type 83, perf 6.16 and later): perf 6.1 stops at the first", file, n)
+	if !strings.Contains(stderr, line) {
+		t.Errorf("stderr %q\nlacks %q", stderr, line)
 	}
 }

@@ -95,7 +95,7 @@ func (z *zstream) Read(p []byte) (int, error) {
 		if !ok {
 			return 0, errStarved
 		}
-		z.r.stats.Compressed++
+		z.r.countCompressed(rec)
 		z.in, z.off, z.nout = payload, off, 0
 		z.totalIn += int64(len(payload))
 	}

@@ -74,6 +74,7 @@ type Stats struct {
 	Samples      uint64 // SAMPLE records
 	Unknown      uint64 // records delivered as *Unknown
 	Compressed   uint64 // COMPRESSED/COMPRESSED2 records consumed
+	Compressed2  uint64 // of them COMPRESSED2 (perf 6.16 and later; perf 6.1 stops at one)
 	Decompressed uint64 // bytes of records produced by decompression
 	SkippedBytes uint64 // out-of-record payload of TRACING_DATA and AUXTRACE skipped
 	// CutShort is how many bytes of a last record a pipe-mode stream
@@ -1058,7 +1059,7 @@ func (r *Reader) next() bool {
 			r.streams[r.cur].read += r.pos - off
 		}
 		if payload, ok := r.compressedPayload(rec); ok {
-			r.stats.Compressed++
+			r.countCompressed(rec)
 			if err := r.feedCompressed(payload, off); err != nil {
 				return r.fail(err)
 			}
@@ -1098,6 +1099,15 @@ func (r *Reader) noCompressionFeature() bool {
 		}
 	}
 	return false
+}
+
+// countCompressed counts the COMPRESSED or COMPRESSED2 record rec, whose
+// payload is being decompressed.
+func (r *Reader) countCompressed(rec []byte) {
+	r.stats.Compressed++
+	if RecordType(r.u32(rec)) == RecordCompressed2 {
+		r.stats.Compressed2++
+	}
 }
 
 // compressedPayload returns the zstd payload of a COMPRESSED or COMPRESSED2

@@ -315,13 +315,16 @@ func TestCompressedSpanning(t *testing.T) {
 	z := enc.EncodeAll(inner, nil)
 	for _, split := range []int{7, 100, 1000, len(z)} {
 		var data []byte
+		var compressed, compressed2 uint64
 		for i, p := 0, 0; p < len(z); i++ {
 			n := min(split, len(z)-p)
 			chunk := z[p : p+n]
 			p += n
+			compressed++
 			if i%2 == 0 {
 				data = append(data, rec(RecordCompressed, 0, chunk)...)
 			} else {
+				compressed2++
 				pad := (8 - (16+len(chunk))%8) % 8
 				data = append(data, rec(RecordCompressed2, 0, append(append(le.AppendUint64(nil, uint64(len(chunk))), chunk...), make([]byte, pad)...))...)
 			}
@@ -348,6 +351,9 @@ func TestCompressedSpanning(t *testing.T) {
 		}
 		if r.Err() != nil || samples != 300 || comms != 300 || rounds != 1 {
 			t.Errorf("split %d: %d samples %d comms %d rounds, err %v", split, samples, comms, rounds, r.Err())
+		}
+		if st := r.Stats(); st.Compressed != compressed || st.Compressed2 != compressed2 {
+			t.Errorf("split %d: stats count %d compressed records, %d COMPRESSED2; want %d, %d", split, st.Compressed, st.Compressed2, compressed, compressed2)
 		}
 	}
 }
