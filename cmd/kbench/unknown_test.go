@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
@@ -163,7 +164,7 @@ func TestReportUnknownRecordTypesAgainstPerf(t *testing.T) {
 }
 
 // withCompressed2 returns the pipe-mode recording pipe.data with each run
-// of its kernel records (types below 64) compressed into one
+// of its kernel records (types below the user types) compressed into one
 // PERF_RECORD_COMPRESSED2 record, as perf 6.16 record -z writes them: the
 // zstd frame's size, the frame, zeros to 8 bytes. It returns the file and
 // how many such records it holds.
@@ -188,7 +189,7 @@ func withCompressed2(t *testing.T) (string, int) {
 		if size+pad > 0xffff {
 			t.Fatalf("a compressed run of %d bytes does not fit a record", len(run))
 		}
-		out = le.AppendUint32(out, 83) // PERF_RECORD_COMPRESSED2
+		out = le.AppendUint32(out, uint32(perfdata.RecordCompressed2))
 		out = le.AppendUint16(out, 0)
 		out = le.AppendUint16(out, uint16(size+pad))
 		out = le.AppendUint64(out, uint64(len(z)))
@@ -202,7 +203,7 @@ func withCompressed2(t *testing.T) (string, int) {
 			t.Fatalf("pipe.data: bad record size %d at %#x", size, p)
 		}
 		rec := data[p : p+size]
-		if le.Uint32(rec) < 64 {
+		if perfdata.RecordType(le.Uint32(rec)) < perfdata.RecordUserTypeStart {
 			run = append(run, rec...)
 		} else {
 			flush()
