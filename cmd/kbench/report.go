@@ -376,9 +376,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if n := res.Stats.Compressed2; n != 0 {
-		// perf_session__process_event refuses a type past
-		// PERF_RECORD_HEADER_MAX (82 in perf 6.1) and the session ends.
-		warn("%s: %d PERF_RECORD_COMPRESSED2 records (type 83, perf 6.16 and later): perf 6.1 stops at the first (\"failed to process type: 83\"); kbench decompresses them", display, n)
+		warn("%s: %s", display, compressed2Warning(n))
 	}
 	if ksFrom == procKallsyms && !in.knewFeatures {
 		// A stream's build ids come late: check now what could not be
@@ -432,6 +430,12 @@ func unknownEventsWarning(n uint64) string {
 		"(perf 6.1 counts the first one and stops there; kbench skipped all %d)", n, n)
 }
 
+// perf61FailsAtUnknown is what perf 6.1 does at a record of a user type
+// it does not know: perf_session__process_event refuses a type from
+// PERF_RECORD_HEADER_MAX on (83: its last is FINISHED_INIT), and the
+// session ends.
+const perf61FailsAtUnknown = "perf 6.1 fails at the first (\"failed to process type\") and reports nothing"
+
 // unknownUserTypesWarning says that n records of user types perf 6.1
 // does not know were skipped.
 func unknownUserTypesWarning(n uint64, types []perfdata.RecordType) string {
@@ -439,12 +443,23 @@ func unknownUserTypesWarning(n uint64, types []perfdata.RecordType) string {
 	for i, t := range types {
 		names[i] = strconv.Itoa(int(t))
 	}
-	records := "records"
+	return fmt.Sprintf("skipped %d %s of types perf 6.1 does not know (%s), as a newer perf or another tool such as simpleperf writes; %s",
+		n, recordsNoun(n), strings.Join(names, ", "), perf61FailsAtUnknown)
+}
+
+// compressed2Warning says that n PERF_RECORD_COMPRESSED2 records, a type
+// perf 6.1 does not know, were decompressed.
+func compressed2Warning(n uint64) string {
+	return fmt.Sprintf("decompressed %d PERF_RECORD_COMPRESSED2 %s (type 83, as perf 6.16 and later write); %s",
+		n, recordsNoun(n), perf61FailsAtUnknown)
+}
+
+// recordsNoun is "record" or "records", for n of them.
+func recordsNoun(n uint64) string {
 	if n == 1 {
-		records = "record"
+		return "record"
 	}
-	return fmt.Sprintf("skipped %d %s of types perf 6.1 does not know (%s), as a newer perf or another tool such as simpleperf writes; "+
-		"perf 6.1 fails at the first (\"failed to process type\") and reports nothing", n, records, strings.Join(names, ", "))
+	return "records"
 }
 
 // recording is an open perf.data input.

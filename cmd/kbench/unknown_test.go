@@ -234,7 +234,7 @@ func TestReportCompressed2(t *testing.T) {
 	if out != want {
 		t.Errorf("table differs from pipe.data's:\n%s\nwant\n%s", out, want)
 	}
-	line := fmt.Sprintf("kbench report: warning: %s: %d PERF_RECORD_COMPRESSED2 records (type 83, perf 6.16 and later): perf 6.1 stops at the first", file, n)
+	line := fmt.Sprintf("kbench report: warning: %s: decompressed %d PERF_RECORD_COMPRESSED2 records (type 83, as perf 6.16 and later write); perf 6.1 fails at the first", file, n)
 	if !strings.Contains(stderr, line) {
 		t.Errorf("stderr %q\nlacks %q", stderr, line)
 	}
