@@ -84,11 +84,11 @@ func cplusDemangle(name string) (string, bool) {
 	if !strings.HasPrefix(name, "_Z") && !global {
 		return "", false
 	}
-	s, err := demangle.ToString(name, demangle.NoParams, demangle.NoRust)
+	a, err := demangle.ToAST(name, demangle.NoParams)
 	if err != nil {
 		return "", false
 	}
-	return s, true
+	return libibertyString(a), true
 }
 
 // rustLegacyDemangle is the legacy-mangling half of libiberty's

@@ -1,0 +1,144 @@
+package symbols
+
+import (
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// libibertyString prints a, a C++ name as github.com/ianlancetaylor/demangle
+// parsed it, as libiberty's cplus_demangle prints it (cp-demangle.c as in
+// binutils 2.40, which perf 6.1 and c++filt here use). The package's printer
+// prints it differently in two places, so a is changed first (it must not be
+// printed again).
+//
+//  1. An argument list (d_print_comp's DEMANGLE_COMPONENT_TEMPLATE_ARGLIST)
+//     writes ", " before each argument but the first, and takes it back when
+//     the arguments from there on print nothing (empty packs). So an empty
+//     argument before a printed one keeps its ", " ("f<, A<int> >"), and
+//     after empty arguments at the end the last character libiberty
+//     remembers is that ", "'s space: the list's '>' gets no space before
+//     it even after an argument ending in '>' ("f<A<int>>"; V8's and LLVM's
+//     templates with parameter packs). The package skips empty arguments and
+//     spaces the '>' ("f<A<int> >").
+//  2. The address of a function ("ad") drops the function's type only when
+//     its name is qualified (a QUAL_NAME): "&A::g", but "&(g())" and
+//     "&(void A::g<int>())". The package drops it whatever the name.
+//
+// Both are rewritten into what the package prints as libiberty does, with
+// two marker characters no name holds, removed from the result.
+func libibertyString(a demangle.AST) string {
+	marked := false
+	a.Traverse(func(n demangle.AST) bool {
+		switch n := n.(type) {
+		case *demangle.Template:
+			if args, ok := libibertyArgs(n.Args); ok {
+				n.Args, marked = args, true
+			}
+		case *demangle.Unary:
+			if op, ok := n.Op.(*demangle.Operator); ok && op.Name == "&" {
+				if t, ok := n.Expr.(*demangle.Typed); ok {
+					if _, ok := t.Type.(*demangle.FunctionType); ok && !isQualName(t.Name) {
+						// Printed whole, in parentheses as any
+						// expression but a name (d_print_subexpr).
+						n.Expr = &demangle.ArgumentPack{Args: []demangle.AST{t}}
+					}
+				}
+			}
+		}
+		return true
+	})
+	s := demangle.ASTToString(a)
+	if marked {
+		s = strings.ReplaceAll(s, ", "+markTrailing, "")
+		s = strings.ReplaceAll(s, markEmpty, "")
+	}
+	return s
+}
+
+const (
+	// markEmpty stands for an empty argument libiberty writes ", " after.
+	markEmpty = "\x00"
+	// markTrailing stands for the empty arguments that end a list; it and
+	// the ", " before it are removed.
+	markTrailing = "\x01"
+)
+
+// libibertyArgs returns a template's arguments rewritten as libibertyString
+// says, and whether any was. It makes new lists and packs: the old ones may be
+// printed elsewhere too (a pack expanded in a parameter list).
+func libibertyArgs(args []demangle.AST) ([]demangle.AST, bool) {
+	last := lastPrinted(args)
+	if last < 0 || !libibertyDiffers(args, last) {
+		return args, false // all empty: "<>" either way
+	}
+	out := make([]demangle.AST, 0, last+2)
+	for i, a := range args[:last+1] {
+		if i < last && isEmptyArg(a) {
+			a = &demangle.Name{Name: markEmpty}
+		} else if p, ok := a.(*demangle.ArgumentPack); ok {
+			// A pack's elements are printed by the package's
+			// ArgumentPack with a ", " before each, empty ones
+			// too, as libiberty does but at its end.
+			if l := lastPrinted(p.Args); l < len(p.Args)-1 {
+				trimmed := append(p.Args[:l+1:l+1], &demangle.Name{Name: markTrailing})
+				a = &demangle.ArgumentPack{Args: trimmed}
+			}
+		}
+		out = append(out, a)
+	}
+	if last < len(args)-1 {
+		out = append(out, &demangle.Name{Name: markTrailing})
+	}
+	return out, true
+}
+
+// libibertyDiffers reports whether libibertyArgs changes args, whose last
+// printed argument is args[last]: an empty argument anywhere but the end of
+// a pack's or the list's printed ones.
+func libibertyDiffers(args []demangle.AST, last int) bool {
+	if last < len(args)-1 {
+		return true
+	}
+	for i, a := range args[:last+1] {
+		if i < last && isEmptyArg(a) {
+			return true
+		}
+		if p, ok := a.(*demangle.ArgumentPack); ok && lastPrinted(p.Args) < len(p.Args)-1 {
+			return true
+		}
+	}
+	return false
+}
+
+// lastPrinted returns the index of the last argument that prints something,
+// -1 if none does.
+func lastPrinted(args []demangle.AST) int {
+	for i := len(args) - 1; i >= 0; i-- {
+		if !isEmptyArg(args[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// isEmptyArg reports whether a prints nothing: the package's own test
+// (printState.isEmpty), which it skips arguments by.
+func isEmptyArg(a demangle.AST) bool {
+	switch a := a.(type) {
+	case *demangle.ArgumentPack:
+		return lastPrinted(a.Args) < 0
+	case *demangle.ExprList:
+		return len(a.Exprs) == 0
+	case *demangle.PackExpansion:
+		return a.Pack != nil && isEmptyArg(a.Base)
+	}
+	return false
+}
+
+// isQualName reports whether n is what libiberty parses as a QUAL_NAME: a
+// nested name, not a local one.
+func isQualName(n demangle.AST) bool {
+	q, ok := n.(*demangle.Qualified)
+	return ok && !q.LocalName
+}
