@@ -27,6 +27,22 @@ func TestDemangle(t *testing.T) {
 		{"_ZN2ns4rareEPKc.cold", "ns::rare"},
 		{"_ZN2ns12_GLOBAL__N_19anon_spinEm.isra.0", "ns::(anonymous namespace)::anon_spin"},
 		{"_Z3foov@GLIBCXX_3.4", "foo"},
+		// libiberty's argument lists (libibertyString), as c++filt -p -i
+		// of binutils 2.40 and perf 6.1 (a V8 symbol) printed them: an
+		// empty pack after an argument ending in '>' leaves the list's
+		// '>' unspaced; one before an argument keeps its ", ".
+		{"_ZN2v88internal28CFunctionBuilderWithFunctionINS_16CTypeInfoBuilderIvJEEEJNS2_INS_5LocalINS_5ValueEEEJEEEEE5BuildEv", "v8::internal::CFunctionBuilderWithFunction<v8::CTypeInfoBuilder<void>, v8::CTypeInfoBuilder<v8::Local<v8::Value>> >::Build"},
+		{"_Z1fIN1AIiEEJEEvv", "f<A<int>>"},
+		{"_Z1fIJN1AIiEEJEEEvv", "f<A<int>>"},
+		{"_Z1fIJEN1AIiEEEvv", "f<, A<int> >"},
+		{"_ZN1AIJEEC2Ev", "A<>::A"},
+		// The address of a function keeps its type unless its name is
+		// qualified.
+		{"_Z1fIXadL_Z1gvEEEvv", "f<&(g())>"},
+		{"_Z1fIXadL_ZN1A1gEvEEEvv", "f<&A::g>"},
+		{"_Z1fIXadL_Z1gIiEvvEEEvv", "f<&(void g<int>())>"},
+		{"_Z1fIXadL_ZNK1A1gEvEEEvv", "f<&(A::g() const)>"},
+		{"_ZN4node10StreamBase8JSMethodIXadL_ZNS0_11WriteStringILNS_8encodingE0EEEiRKN2v820FunctionCallbackInfoINS4_5ValueEEEEEEEvS9_", "node::StreamBase::JSMethod<&(int node::StreamBase::WriteString<(node::encoding)0>(v8::FunctionCallbackInfo<v8::Value> const&))>"},
 		// Not mangled: unchanged.
 		{"main", "main"},
 		{"_GLOBAL__sub_I_main", "_GLOBAL__sub_I_main"},
