@@ -63,14 +63,7 @@ func mayDemangle(name string) bool {
 // that style.
 func cplusDemangle(name string) (string, bool) {
 	if strings.HasPrefix(name, "_R") {
-		// v0 Rust: printed by github.com/ianlancetaylor/demangle,
-		// which agrees with libiberty's demangle_path on all but a few
-		// names (588 of 590 symbols of a rustc 1.95 program: it drops
-		// a "()" generic argument and misnumbers nested closures).
-		if s, err := demangle.ToString(name, demangle.NoParams); err == nil {
-			return s, true
-		}
-		return "", false
+		return rustV0Demangle(name)
 	}
 	if s, ok := rustLegacyDemangle(name); ok {
 		return s, true
