@@ -71,6 +71,96 @@ func TestDemangleLikeLibiberty(t *testing.T) {
 	}
 }
 
+// TestRustV0LikeLibiberty checks Demangle against libiberty on 7,572 Rust
+// v0 names of a Rust 1.95 toolchain's binaries (cargo, rustdoc, clippy,
+// librustc_driver, ...): testdata/libiberty-2.40-rust.tsv.gz, written by
+// `c++filt -p -i` of GNU Binutils 2.40. 4,572 of them are every name of
+// 300,812 that github.com/ianlancetaylor/demangle printed otherwise, the
+// rest a random sample of the others; rustV0Demangle agreed on all 300,812.
+func TestRustV0LikeLibiberty(t *testing.T) {
+	cases := readLibibertyCases(t, "testdata/libiberty-2.40-rust.tsv.gz")
+	if len(cases) < 7500 {
+		t.Fatalf("%d cases, want the file's 7,572", len(cases))
+	}
+	bad := 0
+	for _, c := range cases {
+		if got := Demangle(c.mangled); got != c.want {
+			if bad++; bad <= 10 {
+				t.Errorf("Demangle(%q)\n got %q\nwant %q", c.mangled, got, c.want)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d names demangled otherwise than libiberty", bad, len(cases))
+	}
+}
+
+// TestRustV0Demangle covers the v0 grammar's rarer productions, each as
+// c++filt -p -i of Binutils 2.40 printed it ("" where it fails).
+func TestRustV0Demangle(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"_RNvC6_123foo3bar", "123foo::bar"},
+		{"_RNvCs1234_7mycrate3foo", "mycrate::foo"},
+		{"_RNvC5crate4func.llvm.123", "crate::func"},
+		// Punycode.
+		{"_RNvCs4fqI2P2rA04_11utf8_identsu30____7hkackfecea1cbdathfdh9qtgaf", "utf8_idents::ამელად_გემიელი_აწწფდილიწ"},
+		// Special and internal namespaces.
+		{"_RNCNvC5crate4func0B3_", "crate::func::{closure#0}"},
+		{"_RNSNvC5crate4func6vtableB3_", "crate::func::{shim:vtable#0}"},
+		{"_RNCNCNCNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_internal00s_0B9_", "std::rt::lang_start_internal::{closure#0}::{closure#0}::{closure#1}"},
+		{"_RNnNvNtCs3LkjhiSDCX4_12clippy_lints7matches12SINGLE_MATCH0", "clippy_lints::matches::SINGLE_MATCH"},
+		// Impls, constants (a 128-bit one printed as libiberty does), types.
+		{"_RNvXs_C5crateINtB4_3FooyENtB4_5Trait3bar", "<crate::Foo<u64> as crate::Trait>::bar"},
+		{"_RINvC5crate4funcKj1f_Kan1_Kb1_Kc61_EB2_", "crate::func::<31, -1, true, 'a'>"},
+		{"_RINvC5crate4funcKcd7ff_EB2_", `crate::func::<'\u{d7ff}'>`},
+		{"_RINvC5crate4funcKnn80000000000000000000000000000000_EB2_", "crate::func::<-0x0000000000000000000000000000000_>"},
+		{"_RINvC5crate4funcRL_hQhPhOhShEB2_", "crate::func::<&u8, &mut u8, *const u8, *mut u8, [u8]>"},
+		{"_RINvC5crate4funcAhj10_EB2_", "crate::func::<[u8; 16]>"},
+		{"_RINvC5crate4funcTlEEB2_", "crate::func::<(i32,)>"},
+		{"_RINvC5crate4funcuEB2_", "crate::func::<()>"},
+		// Functions, lifetimes, trait objects.
+		{"_RINvC5crate4funcFKCRpEuEB2_", `crate::func::<extern "C" fn(&_)>`},
+		{"_RINvC5crate4funcFUK8rust_abiEuEB2_", `crate::func::<unsafe extern "rust-abi" fn()>`},
+		{"_RINvC5crate4funcFG0_RL0_hEuEB2_", "crate::func::<for<'a, 'b> fn(&'b u8)>"},
+		{"_RINvC5crate4funcDNtB2_5TraitEL_EB2_", "crate::func::<dyn crate::Trait>"},
+		{"_RINvC5crate4funcDG_INtB2_5TraitmEp1TtEL0_EB2_", "crate::func::<dyn for<'a> crate::Trait<u32, T = u16> + '_18446744073709551615>"},
+		// Failures: a bad backreference, a version number, trailing bytes.
+		{"_RINvC5crate4funcKj1f_KaB_Kb1_Kc61_KcNa_EB2_", ""},
+		{"_R0NvC5crate4func", ""},
+		{"_RNvC5crate4funcX", ""},
+		{"_RNvB_4func", ""},
+	}
+	for _, tc := range tests {
+		got, ok := rustV0Demangle(tc.in)
+		if !ok {
+			got = ""
+		}
+		if got != tc.want {
+			t.Errorf("rustV0Demangle(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzRustV0Demangle checks that any input ends, without a panic, in a
+// name no longer than rustMaxOutput or a failure.
+func FuzzRustV0Demangle(f *testing.F) {
+	for _, s := range []string{
+		"_RNCNCNCNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_internal00s_0B9_",
+		"_RINvC5crate4funcDG_INtB2_5TraitmEp1TtEL0_EB2_",
+		"_RNvCs4fqI2P2rA04_11utf8_identsu30____7hkackfecea1cbdathfdh9qtgaf",
+		"_RINvC5crate4funcFG0_RL0_hEuEB2_",
+		"_RINvC5crate4funcB2_B2_B2_EB2_",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		s, ok := rustV0Demangle(name)
+		if !ok && s != "" || len(s) > rustMaxOutput {
+			t.Fatalf("rustV0Demangle(%q) = %d bytes, %v", name, len(s), ok)
+		}
+	})
+}
+
 // TestDemangleDivergent lists the names of that machine Demangle still
 // prints otherwise than libiberty (testdata/libiberty-2.40-divergent.tsv):
 // reference temporaries (data, never a sample's symbol), the constructor
@@ -89,7 +179,7 @@ func TestDemangleDivergent(t *testing.T) {
 // TestDemangleAgainstCxxfilt compares Demangle with this machine's c++filt
 // when it is GNU Binutils 2.40's (the libiberty perf 6.1 is built with on
 // Debian 12), on the C++ function names of the ELF files in /usr/bin and
-// /usr/lib/x86_64-linux-gnu (at most maxNames).
+// /usr/lib/x86_64-linux-gnu (at most maxNames), C++ and Rust v0.
 func TestDemangleAgainstCxxfilt(t *testing.T) {
 	cxxfilt, err := exec.LookPath("c++filt")
 	if err != nil {
@@ -144,7 +234,7 @@ func TestDemangleAgainstCxxfilt(t *testing.T) {
 	t.Logf("%d names, %d demangled otherwise than c++filt", len(names), bad)
 }
 
-// cxxFunctionNames returns the "_Z" names of the function symbols of the
+// cxxFunctionNames returns the "_Z" and "_R" names of the function symbols of the
 // ELF file at path (none if it is not one), without symbol versions.
 func cxxFunctionNames(path string) []string {
 	fi, err := os.Stat(path)
@@ -160,7 +250,7 @@ func cxxFunctionNames(path string) []string {
 	dyn, _ := f.DynamicSymbols()
 	var names []string
 	for _, s := range append(syms, dyn...) {
-		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || !strings.HasPrefix(s.Name, "_Z") {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || !strings.HasPrefix(s.Name, "_Z") && !strings.HasPrefix(s.Name, "_R") {
 			continue
 		}
 		name, _, _ := strings.Cut(s.Name, "@")
