@@ -43,12 +43,14 @@ type Symbol struct {
 }
 
 // A File is an ELF64 file: its type and machine, sections, and symbols
-// (written in order after the null symbol; none: no .symtab).
+// (written in order after the null symbol; none: no .symtab), and dynamic
+// symbols (likewise in .dynsym, with .dynstr; none: no .dynsym).
 type File struct {
-	Type     elf.Type
-	Machine  elf.Machine
-	Sections []Section
-	Symbols  []Symbol
+	Type       elf.Type
+	Machine    elf.Machine
+	Sections   []Section
+	Symbols    []Symbol
+	DynSymbols []Symbol
 }
 
 // Bytes returns the file's bytes: the ELF header, the sections' data (each
@@ -63,33 +65,28 @@ func (f *File) Bytes() ([]byte, error) {
 			index[s.Name] = i + 1
 		}
 	}
-	var symtabIdx int
-	if len(f.Symbols) > 0 {
-		strtab := []byte{0}
-		symtab := make([]byte, elf.Sym64Size) // the null symbol
-		for _, s := range f.Symbols {
-			shndx := uint16(s.Index)
-			if s.Index == 0 && s.Section != "" {
-				i, ok := index[s.Section]
-				if !ok {
-					return nil, fmt.Errorf("symbol %s: no section %s", s.Name, s.Section)
-				}
-				shndx = uint16(i)
-			}
-			var e [elf.Sym64Size]byte
-			binary.LittleEndian.PutUint32(e[0:], uint32(len(strtab)))
-			e[4] = elf.ST_INFO(s.Bind, s.Type)
-			e[5] = s.Other
-			binary.LittleEndian.PutUint16(e[6:], shndx)
-			binary.LittleEndian.PutUint64(e[8:], s.Value)
-			binary.LittleEndian.PutUint64(e[16:], s.Size)
-			symtab = append(symtab, e[:]...)
-			strtab = append(append(strtab, s.Name...), 0)
+	// links are the sh_link of the symbol tables: their string tables.
+	links := map[int]int{}
+	for _, t := range []struct {
+		syms       []Symbol
+		name, strs string
+		typ        elf.SectionType
+		flags      elf.SectionFlag
+	}{
+		{f.Symbols, ".symtab", ".strtab", elf.SHT_SYMTAB, 0},
+		{f.DynSymbols, ".dynsym", ".dynstr", elf.SHT_DYNSYM, elf.SHF_ALLOC},
+	} {
+		if len(t.syms) == 0 {
+			continue
 		}
-		symtabIdx = len(secs) + 1
+		tab, strtab, err := symbolTable(t.syms, index)
+		if err != nil {
+			return nil, err
+		}
+		links[len(secs)] = len(secs) + 2 // section indexes count the null one
 		secs = append(secs,
-			Section{Name: ".symtab", Type: elf.SHT_SYMTAB, Data: symtab},
-			Section{Name: ".strtab", Type: elf.SHT_STRTAB, Data: strtab})
+			Section{Name: t.name, Type: t.typ, Flags: t.flags, Data: tab},
+			Section{Name: t.strs, Type: elf.SHT_STRTAB, Flags: t.flags, Data: strtab})
 	}
 	shstrtab := []byte{0}
 	names := make([]uint32, len(secs)+1)
@@ -132,10 +129,9 @@ func (f *File) Bytes() ([]byte, error) {
 		}
 		binary.LittleEndian.PutUint64(h[24:], off)
 		binary.LittleEndian.PutUint64(h[32:], size)
-		switch {
-		case s.Type == elf.SHT_SYMTAB:
-			binary.LittleEndian.PutUint32(h[40:], uint32(symtabIdx+1)) // sh_link: .strtab
-			binary.LittleEndian.PutUint32(h[44:], 1)                   // sh_info: the first non-local
+		if link, ok := links[i]; ok {
+			binary.LittleEndian.PutUint32(h[40:], uint32(link)) // sh_link: its string table
+			binary.LittleEndian.PutUint32(h[44:], 1)            // sh_info: the first non-local
 			binary.LittleEndian.PutUint64(h[56:], elf.Sym64Size)
 		}
 		binary.LittleEndian.PutUint64(h[48:], 1) // sh_addralign
@@ -161,6 +157,33 @@ func (f *File) Bytes() ([]byte, error) {
 	}
 	copy(out, hb[:])
 	return out, nil
+}
+
+// symbolTable returns the entries of syms, after the null symbol, and
+// their string table; index maps section names to their indexes.
+func symbolTable(syms []Symbol, index map[string]int) (tab, strtab []byte, err error) {
+	strtab = []byte{0}
+	tab = make([]byte, elf.Sym64Size) // the null symbol
+	for _, s := range syms {
+		shndx := uint16(s.Index)
+		if s.Index == 0 && s.Section != "" {
+			i, ok := index[s.Section]
+			if !ok {
+				return nil, nil, fmt.Errorf("symbol %s: no section %s", s.Name, s.Section)
+			}
+			shndx = uint16(i)
+		}
+		var e [elf.Sym64Size]byte
+		binary.LittleEndian.PutUint32(e[0:], uint32(len(strtab)))
+		e[4] = elf.ST_INFO(s.Bind, s.Type)
+		e[5] = s.Other
+		binary.LittleEndian.PutUint16(e[6:], shndx)
+		binary.LittleEndian.PutUint64(e[8:], s.Value)
+		binary.LittleEndian.PutUint64(e[16:], s.Size)
+		tab = append(tab, e[:]...)
+		strtab = append(append(strtab, s.Name...), 0)
+	}
+	return tab, strtab, nil
 }
 
 // WriteFile writes the file's bytes to path, making its directory if

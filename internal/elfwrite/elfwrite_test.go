@@ -61,3 +61,44 @@ func TestBytesReadBack(t *testing.T) {
 		t.Error("a symbol in a missing section: no error")
 	}
 }
+
+// Dynamic symbols read back as debug/elf's DynamicSymbols, beside the
+// .symtab's.
+func TestDynSymbolsReadBack(t *testing.T) {
+	f := File{Type: elf.ET_DYN, Machine: elf.EM_X86_64, Sections: []Section{
+		{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addr: 0x1000, Size: 0x100},
+	}, Symbols: []Symbol{
+		{Name: "local", Type: elf.STT_FUNC, Bind: elf.STB_LOCAL, Section: ".text", Value: 0x1000, Size: 0x10},
+	}, DynSymbols: []Symbol{
+		{Name: "exported", Type: elf.STT_FUNC, Bind: elf.STB_GLOBAL, Section: ".text", Value: 0x1010, Size: 0x20},
+		{Name: "bad", Type: elf.STT_OBJECT, Bind: elf.STB_GLOBAL, Index: 48, Value: 0, Size: 8},
+	}}
+	b, err := f.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := ef.Symbols()
+	if err != nil || len(syms) != 1 || syms[0].Name != "local" {
+		t.Errorf(".symtab %+v, %v", syms, err)
+	}
+	dyn, err := ef.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []elf.Symbol{
+		{Name: "exported", Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), Section: 1, Value: 0x1010, Size: 0x20},
+		{Name: "bad", Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_OBJECT), Section: 48, Size: 8},
+	}
+	if len(dyn) != len(want) {
+		t.Fatalf("%d dynamic symbols, want %d", len(dyn), len(want))
+	}
+	for i := range want {
+		if dyn[i].Name != want[i].Name || dyn[i].Info != want[i].Info || dyn[i].Section != want[i].Section || dyn[i].Value != want[i].Value || dyn[i].Size != want[i].Size {
+			t.Errorf("dynamic symbol %d: %+v, want %+v", i, dyn[i], want[i])
+		}
+	}
+}
