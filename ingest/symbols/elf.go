@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -105,13 +106,13 @@ func elfTable(rt, symFile *elf.File, path, symPath string) (t *Table, err error)
 		return nil, err
 	}
 	if complete && nr > 0 {
-		b.fixupEnd(false)
-		b.fixupDuplicate()
 		if err := synthesizePLT(&b, rt); err != nil {
 			return nil, &FileError{File: path, Err: err}
 		}
 	}
-	return b.table(nil), nil
+	t = b.table(nil)
+	t.loadFailed = !complete && nr > 0
+	return t, nil
 }
 
 // A FileError reports an ELF file whose symbols cannot be read: the file's
@@ -144,24 +145,50 @@ func openELF(path string) (*elf.File, error) {
 	return f, nil
 }
 
-// loadSym is dso__load_sym for a user-space DSO. complete is false when
-// perf would stop early (goto out_elf_end) after inserting nr symbols.
+// loadSym is dso__load_sym for a user-space DSO (perf 6.1): the symbols
+// of the symbol file's .symtab, then those of its .dynsym (a debug file's
+// is NOBITS, so none), each pass followed by symbols__fixup_end and
+// symbols__fixup_duplicate over the whole tree when it inserted any
+// (dso__load_sym_internal). Both passes usually give the table the
+// .symtab alone would: a .dynsym symbol is a .symtab one again, and loses
+// to it. complete is false when perf would stop early (goto out_elf_end)
+// after inserting nr symbols: the pass's symbols stay, unfixed, and perf
+// loads no more (no PLT symbols either).
 func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complete bool, err error) {
 	n, syms, err := elfSymbols(symFile, elf.SHT_SYMTAB)
-	if errors.Is(err, elf.ErrNoSymbols) {
-		n, syms, err = elfSymbols(symFile, elf.SHT_DYNSYM)
-		if errors.Is(err, elf.ErrNoSymbols) {
-			return 0, false, nil // perf: no symbol table at all
-		}
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
 		return 0, false, &FileError{File: symPath, Err: err}
 	}
+	if err == nil {
+		inserted, ok := loadPass(b, symFile, rt, n, syms)
+		if nr += inserted; !ok {
+			return nr, false, nil
+		}
+	}
+	n, syms, err = elfSymbols(symFile, elf.SHT_DYNSYM)
+	switch {
+	case errors.Is(err, elf.ErrNoSymbols):
+		return nr, nr > 0, nil
+	case err != nil && nr == 0:
+		return 0, false, &FileError{File: symPath, Err: err}
+	case err != nil:
+		// elf_getdata fails on the .dynsym: perf stops with the
+		// .symtab's symbols.
+		return nr, false, nil
+	}
+	inserted, ok := loadPass(b, symFile, rt, n, syms)
+	return nr + inserted, ok, nil
+}
+
+// loadPass is one dso__load_sym_internal over the n symbols syms: it
+// inserts those perf keeps, and fixes the tree up after them unless perf
+// stops first (ok false) or none was kept.
+func loadPass(b *builder, symFile, rt *elf.File, n int, syms iter.Seq[elf.Symbol]) (inserted int, ok bool) {
 	b.grow(n)
 	for s := range syms {
 		sec, value, keep, stop := keptSymbol(symFile, rt, s)
 		if stop {
-			return nr, false, nil // elf_getscn fails: perf stops here
+			return inserted, false // elf_getscn fails: perf stops here
 		}
 		if !keep {
 			continue
@@ -177,9 +204,13 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 			end = value + s.Size
 		}
 		b.insert(entry{start: value, end: end, name: s.Name, mangled: mayDemangle(s.Name), binding: uint8(elf.ST_BIND(s.Info)), object: typ == elf.STT_OBJECT})
-		nr++
+		inserted++
 	}
-	return nr, true, nil
+	if inserted > 0 {
+		b.fixupEnd(false)
+		b.fixupDuplicate()
+	}
+	return inserted, true
 }
 
 // keptSymbol is dso__load_sym's test of the symbol s of symFile (runtime

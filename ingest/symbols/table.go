@@ -117,7 +117,18 @@ type Table struct {
 	// demangled holds the printed names of the symbols whose sym.n has
 	// mangledBit, by index, once made; nil when there are none.
 	demangled []atomic.Pointer[string]
+	// loadFailed says perf stopped loading the DSO's symbols (LoadFailed).
+	loadFailed bool
 }
+
+// LoadFailed reports whether perf's dso__load failed after it had loaded
+// the table's symbols: it stopped at an ELF symbol whose section it could
+// not get (a .dynsym entry with a bad section index, as a BOLT-rewritten
+// library has), keeping the symbols before it unfixed. perf then prints
+// "Failed to open FILE, continuing without symbols", and the lookup that
+// loaded the table (map__load's caller) finds no symbol; every later one
+// finds the table's.
+func (t *Table) LoadFailed() bool { return t != nil && t.loadFailed }
 
 // setBounds sets the lookup segments and builds the bucket index.
 func (t *Table) setBounds(bounds []uint64, which []int32) {
@@ -179,7 +190,8 @@ func (t *Table) demangledName(i int, raw string, plt bool) string {
 }
 
 // Symbols returns the symbols perf keeps for the DSO, in address order
-// (equal starts never occur: duplicates are resolved).
+// (equal starts occur only when perf stopped loading before it resolved
+// duplicates: LoadFailed).
 func (t *Table) Symbols() []Symbol {
 	if t == nil {
 		return nil
