@@ -39,7 +39,10 @@ type symbolizer struct {
 	buildIDs map[string][]byte // DSO name → build id, from the recording
 	debugDir string            // perf's build-id cache (~/.debug); "" for none
 	files    map[string]*symbols.Table
-	lastFile struct { // the last file looked up
+	// failedSeen holds the DSOs whose table perf failed to load
+	// (symbols.Table.LoadFailed) once a lookup found nothing in it.
+	failedSeen map[string]bool
+	lastFile   struct { // the last file looked up
 		dso string
 		t   *symbols.Table
 	}
@@ -252,7 +255,16 @@ func (s *symbolizer) table(m index.Map) (t *symbols.Table, final bool) {
 		case strings.HasPrefix(m.DSO, machine.PerfMapPrefix):
 			t = s.perfMap(m.DSO)
 		case m.Kind == index.KindUser:
-			t = s.file(m.DSO)
+			if t = s.file(m.DSO); t.LoadFailed() && !s.failedSeen[m.DSO] {
+				// map__load fails the lookup that loads such a
+				// table: none for this one, and not final, so
+				// that no cache keeps the answer.
+				if s.failedSeen == nil {
+					s.failedSeen = make(map[string]bool)
+				}
+				s.failedSeen[m.DSO] = true
+				return nil, false
+			}
 		}
 	case index.KindModuleSection:
 		if !s.noFiles {
