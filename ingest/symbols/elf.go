@@ -31,8 +31,9 @@ func ELF(path string) (*Table, error) {
 // The rules are those of perf 6.1's dso__load and dso__load_sym
 // (tools/perf/util/symbol.c, symbol-elf.c):
 //
-//   - Symbols come from .symtab (type SHT_SYMTAB) of the symbol file; when
-//     it has none, from .dynsym (SHT_DYNSYM) of the symbol file. Entries
+//   - Symbols come from .symtab (type SHT_SYMTAB) of the symbol file,
+//     then from its .dynsym (SHT_DYNSYM; a debug file's is NOBITS: none),
+//     two passes each followed by the fix-ups below (loadSym). Entries
 //     are read in index order.
 //   - Kept: STT_FUNC, STT_GNU_IFUNC and STT_OBJECT with a name and a
 //     defined section (elf_sym__filter); and STT_NOTYPE labels with a name,
@@ -41,8 +42,10 @@ func ELF(path string) (*Table, error) {
 //   - A function or object in SHN_ABS is skipped (glibc's debug .symtab
 //     has GLIBC_2.x version OBJECTs there; perf 6.1 keeps loading past
 //     them, as the comparison with perf script shows). Any other section
-//     index must exist, else perf stops loading at that symbol: the symbols read so far stay, without end or duplicate
-//     fix-up and without PLT symbols (so does this function). A section
+//     index must exist, else perf stops loading at that symbol: the
+//     symbols read so far stay, those of the pass without end or
+//     duplicate fix-up, and without PLT symbols (so does this function;
+//     Table.LoadFailed reports it). A section
 //     without SHF_ALLOC drops the symbol. A SHT_NOBITS section in the
 //     symbol file (a debug file) is replaced by the runtime file's section
 //     of the same index.
@@ -54,9 +57,9 @@ func ELF(path string) (*Table, error) {
 //   - Size st_size (0 stays 0); binding from st_info; the name demangled
 //     as perf's demangle_sym does when it creates the symbol (see
 //     [Demangle]), so duplicate resolution compares demangled names.
-//   - symbols__fixup_end (is_kallsyms false: a zero-size symbol ends where
-//     the next starts; the last ends at roundup(start, 4096) + 4096), then
-//     symbols__fixup_duplicate.
+//   - After each pass: symbols__fixup_end (is_kallsyms false: a zero-size
+//     symbol ends where the next starts; the last ends at roundup(start,
+//     4096) + 4096), then symbols__fixup_duplicate.
 //   - dso__synthesize_plt_symbols (the pre-6.3 version) on the runtime
 //     file, when it has .dynsym, a .rela.plt or .rel.plt linked to it, and
 //     a .plt: for each relocation in order, a global function
