@@ -81,7 +81,7 @@ func cplusDemangle(name string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return libibertyString(a), true
+	return libibertyString(a)
 }
 
 // rustLegacyDemangle is the legacy-mangling half of libiberty's

@@ -27,10 +27,23 @@ import (
 //
 // Both are rewritten into what the package prints as libiberty does, with
 // two marker characters no name holds, removed from the result.
-func libibertyString(a demangle.AST) string {
-	marked := false
+//
+// libiberty 2.40 also fails on what the ABI gained after it (GCC 14's
+// demangler): template parameter declarations ("Tn", "Ty", "Tt", "Tk",
+// "Tp", which clang 17 and later emit in names of templates with a
+// constrained or non-type parameter), constraints and requires-clauses
+// ("Q", "rq"), explicit object parameters ("H") and _BitInt ("DB", "DU").
+// perf prints such names mangled; so does Demangle (ok false). Of
+// libLLVM 22's 172,588 names, 270 are such.
+func libibertyString(a demangle.AST) (s string, ok bool) {
+	marked, newer := false, false
 	a.Traverse(func(n demangle.AST) bool {
 		switch n := n.(type) {
+		case *demangle.TypeTemplateParam, *demangle.NonTypeTemplateParam, *demangle.TemplateTemplateParam,
+			*demangle.ConstrainedTypeTemplateParam, *demangle.TemplateParamPack,
+			*demangle.Constraint, *demangle.RequiresExpr, *demangle.ExplicitObjectParameter, *demangle.BitIntType:
+			newer = true
+			return false
 		case *demangle.Template:
 			if args, ok := libibertyArgs(n.Args); ok {
 				n.Args, marked = args, true
@@ -46,14 +59,17 @@ func libibertyString(a demangle.AST) string {
 				}
 			}
 		}
-		return true
+		return !newer
 	})
-	s := demangle.ASTToString(a)
+	if newer {
+		return "", false
+	}
+	s = demangle.ASTToString(a)
 	if marked {
 		s = strings.ReplaceAll(s, ", "+markTrailing, "")
 		s = strings.ReplaceAll(s, markEmpty, "")
 	}
-	return s
+	return s, true
 }
 
 const (
