@@ -236,9 +236,14 @@ func buildRust(t *testing.T, dir string) []string {
 // identical-code-folded aliases, and a BOLT rewrite whose .dynsym has an
 // entry with a bad section index, at which perf stops loading: see
 // symbols.Table.LoadFailed).
+//
+// KBENCH_SYMBOL_DSOS, a list of paths separated by colons, adds others.
 func bigDSOs(t *testing.T) []string {
 	t.Helper()
 	var dsos []string
+	if more := os.Getenv("KBENCH_SYMBOL_DSOS"); more != "" {
+		dsos = append(dsos, filepath.SplitList(more)...)
+	}
 	if p, err := filepath.EvalSymlinks("/usr/bin/node"); err == nil {
 		dsos = append(dsos, p)
 	}
