@@ -43,6 +43,16 @@ func TestDemangle(t *testing.T) {
 		{"_Z1fIXadL_Z1gIiEvvEEEvv", "f<&(void g<int>())>"},
 		{"_Z1fIXadL_ZNK1A1gEvEEEvv", "f<&(A::g() const)>"},
 		{"_ZN4node10StreamBase8JSMethodIXadL_ZNS0_11WriteStringILNS_8encodingE0EEEiRKN2v820FunctionCallbackInfoINS4_5ValueEEEEEEEvS9_", "node::StreamBase::JSMethod<&(int node::StreamBase::WriteString<(node::encoding)0>(v8::FunctionCallbackInfo<v8::Value> const&))>"},
+		// A constructor or destructor of an unnamed type or a lambda is
+		// named after the last source name (ICU has such).
+		{"_ZN6icu_726number4impl10MicroPropsUt_D1Ev", "icu_72::number::impl::MicroProps::{unnamed type#1}::~MicroProps"},
+		{"_ZN1AIiEUt_C2Ev", "A<int>::{unnamed type#1}::A"},
+		{"_ZNSaIcEUt_C1Ev", "std::allocator<char>::{unnamed type#1}::allocator"},
+		{"_ZN1AUt_Ut0_C1Ev", "A::{unnamed type#1}::{unnamed type#2}::A"},
+		{"_ZZ1fvEN1AUlvE_D2Ev", "f()::A::{lambda()#1}::~A"},
+		// Template parameter declarations (clang 17+): libiberty 2.40
+		// does not know them, perf prints the name mangled.
+		{"_ZNSt4pairIN4llvm18BinaryStreamReaderES1_EC2IRS1_S4_TnNSt9enable_ifIXaaclsr5_PCCPE22_MoveConstructiblePairIT_T0_EEclsr5_PCCPE30_ImplicitlyMoveConvertiblePairIS6_S7_EEEbE4typeELb1EEEOS6_OS7_", "_ZNSt4pairIN4llvm18BinaryStreamReaderES1_EC2IRS1_S4_TnNSt9enable_ifIXaaclsr5_PCCPE22_MoveConstructiblePairIT_T0_EEclsr5_PCCPE30_ImplicitlyMoveConvertiblePairIS6_S7_EEEbE4typeELb1EEEOS6_OS7_"},
 		// Not mangled: unchanged.
 		{"main", "main"},
 		{"_GLOBAL__sub_I_main", "_GLOBAL__sub_I_main"},

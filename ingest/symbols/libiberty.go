@@ -24,8 +24,12 @@ import (
 //  2. The address of a function ("ad") drops the function's type only when
 //     its name is qualified (a QUAL_NAME): "&A::g", but "&(g())" and
 //     "&(void A::g<int>())". The package drops it whatever the name.
+//  3. A constructor or destructor is named after the last source name
+//     parsed (d_ctor_dtor_name's di->last_name), which an unnamed type or
+//     a lambda is not: "A::{unnamed type#1}::~A" (ICU has such), where the
+//     package names it after the unnamed type (libibertyCtorName).
 //
-// Both are rewritten into what the package prints as libiberty does, with
+// All are rewritten into what the package prints as libiberty does, with
 // two marker characters no name holds, removed from the result.
 //
 // libiberty 2.40 also fails on what the ABI gained after it (GCC 14's
@@ -48,6 +52,8 @@ func libibertyString(a demangle.AST) (s string, ok bool) {
 			if args, ok := libibertyArgs(n.Args); ok {
 				n.Args, marked = args, true
 			}
+		case *demangle.Qualified:
+			libibertyCtorName(n)
 		case *demangle.Unary:
 			if op, ok := n.Op.(*demangle.Operator); ok && op.Name == "&" {
 				if t, ok := n.Expr.(*demangle.Typed); ok {
@@ -79,6 +85,55 @@ const (
 	// the ", " before it are removed.
 	markTrailing = "\x01"
 )
+
+// libibertyCtorName renames the constructor or destructor q names, of an
+// unnamed type or a lambda, after the source name before them in q's
+// scope, as libiberty does: the scope's last named component, past other
+// unnamed types and lambdas and a template's arguments (d_template_args
+// keeps di->last_name). A scope that is a local name's function is left
+// alone: its parameters' names would count too.
+func libibertyCtorName(q *demangle.Qualified) {
+	var name *demangle.AST
+	switch n := q.Name.(type) {
+	case *demangle.Constructor:
+		name = &n.Name
+	case *demangle.Destructor:
+		name = &n.Name
+	default:
+		return
+	}
+	if !isUnnamed(*name) {
+		return
+	}
+	for s := q.Scope; ; {
+		switch sc := s.(type) {
+		case *demangle.Qualified:
+			if sc.LocalName {
+				return
+			}
+			if !isUnnamed(sc.Name) {
+				s = sc.Name
+				continue
+			}
+			s = sc.Scope
+		case *demangle.Template:
+			s = sc.Name
+		case *demangle.Name:
+			*name = sc
+			return
+		default:
+			return
+		}
+	}
+}
+
+func isUnnamed(n demangle.AST) bool {
+	switch n.(type) {
+	case *demangle.UnnamedType, *demangle.Closure:
+		return true
+	}
+	return false
+}
 
 // libibertyArgs returns a template's arguments rewritten as libibertyString
 // says, and whether any was. It makes new lists and packs: the old ones may be
