@@ -392,18 +392,26 @@ func (d *rustDemangler) path(inValue bool) {
 			d.print("::")
 		}
 		d.print("<")
-		for i := 0; !d.failed && !d.eat('E'); i++ {
-			if i > 0 {
-				d.print(", ")
-			}
-			d.genericArg()
-		}
+		d.list(", ", d.genericArg)
 		d.print(">")
 	case 'B':
 		d.backref(func() { d.path(inValue) })
 	default:
 		d.failed = true
 	}
+}
+
+// list reads items up to an 'E', printing sep between them, and returns
+// how many there were.
+func (d *rustDemangler) list(sep string, item func()) int {
+	i := 0
+	for ; !d.failed && !d.eat('E'); i++ {
+		if i > 0 {
+			d.print(sep)
+		}
+		item()
+	}
+	return i
 }
 
 func (d *rustDemangler) genericArg() {
@@ -477,14 +485,7 @@ func (d *rustDemangler) typ() {
 		d.print("]")
 	case 'T':
 		d.print("(")
-		i := 0
-		for ; !d.failed && !d.eat('E'); i++ {
-			if i > 0 {
-				d.print(", ")
-			}
-			d.typ()
-		}
-		if i == 1 {
+		if d.list(", ", d.typ) == 1 {
 			d.print(",")
 		}
 		d.print(")")
@@ -494,12 +495,7 @@ func (d *rustDemangler) typ() {
 		d.print("dyn ")
 		old := d.bound
 		d.binder()
-		for i := 0; !d.failed && !d.eat('E'); i++ {
-			if i > 0 {
-				d.print(" + ")
-			}
-			d.dynTrait()
-		}
+		d.list(" + ", d.dynTrait)
 		d.bound = old
 		if !d.eat('L') {
 			d.failed = true
@@ -538,12 +534,7 @@ func (d *rustDemangler) fnType() {
 		d.print(`extern "` + abi + `" `)
 	}
 	d.print("fn(")
-	for i := 0; !d.failed && !d.eat('E'); i++ {
-		if i > 0 {
-			d.print(", ")
-		}
-		d.typ()
-	}
+	d.list(", ", d.typ)
 	d.print(")")
 	if !d.eat('u') {
 		d.print(" -> ")
@@ -566,12 +557,7 @@ func (d *rustDemangler) openGenerics() (open bool) {
 		d.path(false)
 		d.print("<")
 		open = true
-		for i := 0; !d.failed && !d.eat('E'); i++ {
-			if i > 0 {
-				d.print(", ")
-			}
-			d.genericArg()
-		}
+		d.list(", ", d.genericArg)
 	default:
 		d.path(false)
 	}
