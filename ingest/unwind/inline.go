@@ -76,8 +76,27 @@ type unitFuncs struct {
 type funcInfo struct {
 	ranges  [][2]uint64
 	name    string
-	linkage bool // named by a linkage name (or a C-family DW_AT_name)
+	linkage bool // named by a linkage name (or a C-family DW_AT_name); answer sets it
 	caller  int  // the enclosing function's index, -1 for none
+}
+
+// low is the low address of bfd's first arange of the function: its first
+// range, extended down by a later one that ends where it starts
+// (arange_add).
+func (f *funcInfo) low() uint64 {
+	if len(f.ranges) == 0 {
+		return 0
+	}
+	first := f.ranges[0]
+	for _, r := range f.ranges[1:] {
+		switch {
+		case r[0] == first[1]:
+			first[1] = r[1]
+		case r[1] == first[0]:
+			first[0] = r[0]
+		}
+	}
+	return first[0]
 }
 
 // OpenInlines reads the DWARF and symbol table of the ELF file at path
@@ -219,23 +238,37 @@ func (in *Inlines) lookup(addr uint64) inlineAnswer {
 	return inlineAnswer{}
 }
 
-// answer names the innermost function best (-1: none) and its inliners.
-// A function not named by a linkage name takes the symbol table's name
-// (bfd's _bfd_dwarf2_find_nearest_line "done:" fix-up).
+// answer names the innermost function best (-1: none) and its inliners,
+// as bfd's _bfd_dwarf2_find_nearest_line ("done:") and
+// _bfd_dwarf2_find_inliner_info name them. A function not named by a
+// linkage name is named, the first time it is the innermost, by the
+// symbol table's function at addr; it takes that name for good when the
+// symbol starts where the function does (function->name =
+// *functionname_ptr), and from then on counts as named by a linkage name
+// (function->is_linkage = true), so its own name serves. The state lives
+// as long as the Inlines, as bfd's does in perf's addr2line process (one
+// a DSO, asked each address once): an inlined function's first query
+// prints the symbol's name, later ones its own, and an out-of-line
+// function's caller frames print the symbol's name once it was
+// innermost.
 func (in *Inlines) answer(u *unitFuncs, best int, addr uint64) inlineAnswer {
-	sym, symOK := "", false
-	if best < 0 || !u.fns[best].linkage {
-		sym, symOK = in.symbolName(addr)
-	}
 	if best < 0 {
-		if !symOK {
+		sym, ok := in.symbolName(addr)
+		if !ok {
 			sym = "??"
 		}
 		return inlineAnswer{names: []string{sym}, ok: true}
 	}
-	first := u.fns[best].name
-	if symOK {
-		first = sym
+	f := &u.fns[best]
+	first := f.name
+	if !f.linkage {
+		if sym, start, ok := in.symbolAt(addr); ok {
+			first = sym
+			if start == f.low() {
+				f.name = sym
+			}
+		}
+		f.linkage = true
 	}
 	names := []string{first}
 	for i := u.fns[best].caller; i >= 0 && len(names) <= 1024; i = u.fns[i].caller {
@@ -484,6 +517,12 @@ func (u *unitFuncs) readSeqs(lr *dwarf.LineReader) {
 // holding addr, the function symbol with the highest value at or below
 // it, the larger on a tie, the first in the table then.
 func (in *Inlines) symbolName(addr uint64) (string, bool) {
+	name, _, ok := in.symbolAt(addr)
+	return name, ok
+}
+
+// symbolAt is symbolName with the symbol's value.
+func (in *Inlines) symbolAt(addr uint64) (name string, value uint64, ok bool) {
 	sec := -1
 	for i, s := range in.secs {
 		if s.Flags&elf.SHF_ALLOC != 0 && addr >= s.Addr && addr-s.Addr < s.Size {
@@ -492,7 +531,7 @@ func (in *Inlines) symbolName(addr uint64) (string, bool) {
 		}
 	}
 	if sec < 0 {
-		return "", false
+		return "", 0, false
 	}
 	// bfd keeps the symbol of the highest value at or below addr, of
 	// those the larger, of those the first in the table: the last in
@@ -502,9 +541,9 @@ func (in *Inlines) symbolName(addr uint64) (string, bool) {
 		return s.sec > sec || s.sec == sec && s.value > addr
 	}) - 1
 	if i < 0 || in.syms[i].sec != sec {
-		return "", false
+		return "", 0, false
 	}
-	return in.syms[i].name, true
+	return in.syms[i].name, in.syms[i].value, true
 }
 
 // dwarfSections are the sections Inlines reads: debug/elf's DWARF
