@@ -2137,7 +2137,7 @@ func scriptAddr(mp *index.Map, ip uint64) uint64 {
 // sample's user frames, unwound from its stack, follow (dwarf.go).
 func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp *index.Map)) bool {
 	if hasUserStack(e) && chainReset(e.addrs) {
-		a.unwindUser(e, frame) // perf appends the unwound frames to the emptied chain (dwarf.go)
+		a.unwindUser(e, frame, false) // perf appends the unwound frames to the emptied chain (dwarf.go)
 		return true
 	}
 	cpumode := uint8(machine.CPUModeUser)
@@ -2164,7 +2164,7 @@ func (a *attributor) walkCallchain(e *event, frame func(ip uint64, mp *index.Map
 		}
 	}
 	a.curFrame = nil
-	a.unwindUser(e, frame) // then the user stack perf unwinds (dwarf.go)
+	a.unwindUser(e, frame, false) // then the user stack perf unwinds (dwarf.go)
 	return true
 }
 

@@ -452,8 +452,12 @@ func (a *attributor) dsoBase(e *event, dso string) uint64 {
 
 // unwindUser reports the user frames perf unwinds for e after its
 // kernel chain (unwind__get_entries, callee order), resolved in the
-// thread's maps; nothing when the sample carries no user stack.
-func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp *index.Map)) {
+// thread's maps; nothing when the sample carries no user stack. With
+// callerOrder the frames' symbols and inlined functions are looked up
+// root first, as perf's get_entries looks them up for a caller-order
+// chain (a children table's): addr2line's answers depend on the order
+// it is asked in (unwind.Inlines.answer).
+func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp *index.Map), callerOrder bool) {
 	if !hasUserStack(e) {
 		return
 	}
@@ -468,6 +472,14 @@ func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp *index.Map)) 
 	a.checkHits()
 	d.u.Cache = d.regCache(a.m.SampleThread(e.pid, e.tid).AddressSpace())
 	d.ips = d.u.Unwind(&d.sample, d.find, d.ips[:0])
+	if callerOrder {
+		for i := len(d.ips) - 1; i >= 0; i-- {
+			if h, ok := a.userMap(d.ips[i]); ok {
+				a.sym.symbol(h.mp, d.ips[i])
+				a.inlineNames(d.ips[i], h)
+			}
+		}
+	}
 	for _, ip := range d.ips {
 		h, ok := a.userMap(ip)
 		if !ok {
@@ -764,7 +776,7 @@ func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpum
 				f.mp = *mp
 			}
 			fs = append(fs, f)
-		})
+		}, true)
 		a.unwound = fs
 		for i := len(fs) - 1; i >= 0; i-- {
 			if f := fs[i]; f.inlined != "" {
