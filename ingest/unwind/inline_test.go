@@ -30,6 +30,31 @@ int __attribute__((noinline)) work(int n) {
 int main(int argc, char **argv) { printf("%d\n", work(argc > 1 ? atoi(argv[1]) : 1000)); return 0; }
 `
 
+// cxxInlineSrc is C++, whose inlined functions bfd names by DW_AT_name,
+// not a linkage name: their first query names the symbol instead, and a
+// query in an out-of-line function renames it (Inlines.answer). std::sort
+// with a lambda inlines partitions into a recursive __introsort_loop.
+const cxxInlineSrc = `
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+template <typename T> struct Acc { std::vector<T> v; void add(T x) { v.push_back(x); } T sum() const { T s{}; for (auto &x : v) s += x; return s; } };
+static long work(int n) {
+	std::map<std::string, long> m;
+	Acc<long> a;
+	for (int i = 0; i < n; i++) { m[std::to_string(i % 997)] += i; a.add(i); }
+	std::vector<int> v(n);
+	for (int i = 0; i < n; i++) v[i] = (i * 7919) % n;
+	std::sort(v.begin(), v.end(), [](int x, int y) { return x > y; });
+	std::function<long(long)> f = [&](long x) { return x + a.sum() % 7; };
+	return f(m.size()) + v[0];
+}
+int main() { long s = 0; for (int r = 0; r < 3; r++) s += work(2000); printf("%ld\n", s); }
+`
+
 // TestInlinesAddr2line compares Funcs with binutils' addr2line -i -f, as
 // perf 6.1 runs it, at addresses all over a program built at test time
 // with -g -O2, and over the C library's debug file when there is one.
@@ -43,20 +68,31 @@ func TestInlinesAddr2line(t *testing.T) {
 	if err := testbuild.Compile(t, "gcc", "-g", "-O2", "-fomit-frame-pointer", "-o", bin, src); err != nil {
 		t.Fatal(err)
 	}
-	compareAddr2line(t, bin, 1)
+	compareAddr2line(t, bin, 1, nil)
+	cxxSrc := testbuild.Source(t, dir, "inl.cc", cxxInlineSrc)
+	cxx := filepath.Join(dir, "inl-cxx")
+	if err := testbuild.Compile(t, "g++", "-g", "-O2", "-o", cxx, cxxSrc); err != nil {
+		t.Fatal(err)
+	}
+	// In address order and in two random orders, each in a fresh
+	// process and a fresh Inlines: the answers depend on the order.
+	compareAddr2line(t, cxx, 1, nil)
+	compareAddr2line(t, cxx, 1, rand.New(rand.NewPCG(1, 2)))
+	compareAddr2line(t, cxx, 1, rand.New(rand.NewPCG(3, 4)))
 	stripped := filepath.Join(dir, "inl-stripped")
 	if err := testbuild.Compile(t, "gcc", "-O2", "-s", "-shared", "-fPIC", "-o", stripped, src); err != nil {
 		t.Fatal(err)
 	}
-	compareAddr2line(t, stripped, 1) // dynamic symbols only
+	compareAddr2line(t, stripped, 1, nil) // dynamic symbols only
 	if libc := testbuild.LibcDebugFile(); libc != "" && !testing.Short() {
-		compareAddr2line(t, libc, 997)
+		compareAddr2line(t, libc, 997, nil)
 	}
 }
 
-// compareAddr2line asks addr2line about every stride-th address of path's
-// .text and compares its answers with Funcs.
-func compareAddr2line(t *testing.T, path string, stride uint64) {
+// compareAddr2line asks one addr2line process about every stride-th
+// address of path's .text, in address order or shuffled by rng, and
+// compares its answers with those of Funcs asked in the same order.
+func compareAddr2line(t *testing.T, path string, stride uint64, rng *rand.Rand) {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
@@ -72,9 +108,14 @@ func compareAddr2line(t *testing.T, path string, stride uint64) {
 		t.Fatal(err)
 	}
 	var addrs []uint64
-	var req strings.Builder
 	for a := text.Addr; a < text.Addr+text.Size; a += stride {
 		addrs = append(addrs, a)
+	}
+	if rng != nil {
+		rng.Shuffle(len(addrs), func(i, j int) { addrs[i], addrs[j] = addrs[j], addrs[i] })
+	}
+	var req strings.Builder
+	for _, a := range addrs {
 		fmt.Fprintf(&req, "%016x\n,\n", a) // perf's request and sentinel
 	}
 	cmd := exec.Command("addr2line", "-e", path, "-i", "-f")
