@@ -793,6 +793,15 @@ func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpum
 	return walkCallerOrder(e.addrs, frame)
 }
 
+// inlinedSuffix ends the symbol of an inlined function's row, as perf
+// prints it (hist_entry__sym_snprintf); the inline symbol's own name, which
+// perf compares and sorts by, is without it (bareSym).
+const inlinedSuffix = " (inlined)"
+
+// bareSym is a row's symbol as perf's symbol keys see it: an inlined
+// function's without inlinedSuffix.
+func bareSym(sym string) string { return strings.TrimSuffix(sym, inlinedSuffix) }
+
 // inlinedKey is the table entry perf makes of an inlined frame f: the
 // inline symbol append_inlines creates, printed "name (inlined)"
 // (hist_entry__sym_snprintf), in the frame's DSO, spanning the symbol
@@ -801,7 +810,7 @@ func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpum
 // into two others makes two entries: Addr keeps the span's start; end is
 // the span's end; base is that symbol's name.
 func (a *attributor) inlinedKey(f unwoundFrame, event int) (k Key, end uint64, base string) {
-	k = Key{DSO: f.mp.DSO, Sym: f.inlined + " (inlined)", Event: event}
+	k = Key{DSO: f.mp.DSO, Sym: f.inlined + inlinedSuffix, Event: event}
 	if sym, ok := a.sym.symbol(f.mp, f.ip); ok {
 		k.Addr, end, base = sym.Start, sym.End, sym.Name
 	}

@@ -302,7 +302,7 @@ func symbolWidth(sym string) int {
 	if sym == symbols.Unknown {
 		return unresolvedSymWidth
 	}
-	return 4 + len(strings.TrimSuffix(sym, " (inlined)"))
+	return 4 + len(bareSym(sym))
 }
 
 // unresolvedSymWidth is the width perf's Symbol column takes for a row

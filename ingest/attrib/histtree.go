@@ -105,7 +105,7 @@ func keyEntry(k Key, short string, end uint64, inlined bool) histEntry {
 	}
 	e.sym, e.dsoPath, e.start, e.end, e.name = true, k.DSO, k.Addr, end, k.Sym
 	if inlined {
-		e.inlined, e.name = true, strings.TrimSuffix(k.Sym, " (inlined)")
+		e.inlined, e.name = true, bareSym(k.Sym)
 	}
 	return e
 }

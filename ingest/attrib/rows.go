@@ -834,7 +834,7 @@ func (r *Rows) compareKeys(x, y *row, ca, cb Counts) int {
 			}
 		case SortSym:
 			if c = unknownLast(a.Sym, b.Sym); c == 0 {
-				c = strings.Compare(a.Sym, b.Sym)
+				c = strings.Compare(bareSym(a.Sym), bareSym(b.Sym)) // sort__sym_sort
 			}
 		}
 		if c != 0 {

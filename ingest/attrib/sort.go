@@ -514,7 +514,7 @@ func comparePerfRows(x, y *tableRow) int {
 	if c := unknownLast(a.Sym, b.Sym); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.Sym, b.Sym); c != 0 {
+	if c := cmp.Compare(bareSym(a.Sym), bareSym(b.Sym)); c != 0 { // sort__sym_sort
 		return c
 	}
 	// The output fields follow the sort keys (perf_hpp__append_sort_keys):
@@ -537,7 +537,7 @@ func comparePerfRows(x, y *tableRow) int {
 // group leader's first, then each member's (__hpp__sort);
 // then by the DSO's short name, ascending (sort__dso_cmp), rows without a
 // map last; then by symbol name, ascending, rows without a symbol last
-// (sort__sym_sort); then by sample count, descending, as the period; rows
+// (sort__sym_sort: an inlined function's name without " (inlined)"); then by sample count, descending, as the period; rows
 // still equal (unresolved addresses of one DSO, or of none) by address as
 // a signed number, the order of perf's collapsed tree (_sort__addr_cmp),
 // so kernel addresses come first; rows equal even then as groupRows
@@ -580,7 +580,7 @@ func tableOrder(shards [][]tableRow) []*tableRow {
 					}
 				}
 				rowDSOs[i] = last
-				keyed[i] = orderedRow{self: r.c[0].Period, symUnknown: r.key.Sym == symbols.Unknown, sym: prefix8(r.key.Sym), r: r,
+				keyed[i] = orderedRow{self: r.c[0].Period, symUnknown: r.key.Sym == symbols.Unknown, sym: prefix8(bareSym(r.key.Sym)), r: r,
 					samples: r.c[0].Samples, addr: int64(r.key.Addr), rank: r.rank, members: len(r.c) > 1}
 				if len(r.acc) > 0 {
 					keyed[i].acc = r.acc[0].Period
@@ -770,8 +770,8 @@ func compareOrderedRows(x, y orderedRow) int {
 	}
 	// comparePerfRows from the symbol's name on, reading the rows only
 	// for the rest of two names and for a group's members.
-	if !x.symUnknown {
-		if c := cmp.Compare(x.r.key.Sym, y.r.key.Sym); c != 0 {
+	if !x.symUnknown { // an inlined function by its own name (sort__sym_sort)
+		if c := cmp.Compare(bareSym(x.r.key.Sym), bareSym(y.r.key.Sym)); c != 0 {
 			return c
 		}
 	}
