@@ -514,3 +514,31 @@ func TestKeyChunks(t *testing.T) {
 		}
 	}
 }
+
+// perf sorts an inlined function's row by the inline symbol's name
+// (sort__sym_sort), without the " (inlined)" it prints, and rows of one
+// name by their collapsed tree's order (by start): a real symbol and a
+// function of its name inlined elsewhere interleave by address. Found on a
+// --call-graph dwarf recording of a g++ program (std::_Rb_tree::_M_erase,
+// inlined into ~_Rb_tree and out of line).
+func TestInlinedRowsSortByTheirOwnName(t *testing.T) {
+	acc := map[Key]Counts{}
+	keys := []Key{
+		{DSO: "/bin/app", Sym: "f" + inlinedSuffix, Addr: 0x1000},
+		{DSO: "/bin/app", Sym: "f", Addr: 0x3000},
+		{DSO: "/bin/app", Sym: "f" + inlinedSuffix, Addr: 0x4000},
+		{DSO: "/bin/app", Sym: "g", Addr: 0x2000},
+	}
+	for _, k := range keys {
+		acc[k] = Counts{1, 1}
+	}
+	got := tableOrder(groupRows(map[Key]Counts{}, keyCountsOf(acc), nil, nil, 0, 1))
+	if len(got) != len(keys) {
+		t.Fatalf("%d rows, want %d", len(got), len(keys))
+	}
+	for i, r := range got {
+		if r.key != keys[i] {
+			t.Errorf("row %d is %s %#x, want %s %#x", i, r.key.Sym, r.key.Addr, keys[i].Sym, keys[i].Addr)
+		}
+	}
+}
