@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # recordsweep.sh KBENCH [DIR [SETS]] records a shell loop of short
 # processes with each perf record option set below (or each line of the
-# file SETS) and compares KBENCH's output with
-# perf's five ways: script, script -G, the flat table, the children table
-# and --sort sym. It prints one line per option set, "ok(N)" for N equal
-# lines or rows and "DIFF(n/N)" for n differing, and keeps both outputs
-# of a difference in DIR (default: a new temporary directory). Needs perf
+# file SETS) and compares KBENCH's output with perf's six ways
+# (scripts/perfviews.sh: script, script -G, the flat table, the children
+# table, --sort sym and --sort pid,sym). It prints one line per option
+# set, "ok(N)" for N equal lines or rows and "DIFF(n/N)" for n differing,
+# and keeps both outputs of a difference in DIR (default: a new temporary
+# directory). Needs perf
 # and permission to record (root, or perf_event_paranoid <= 1 for what
 # does not use -a or tracepoints).
 set -uo pipefail
@@ -14,6 +15,7 @@ if [ $# -lt 1 ]; then
 	exit 2
 fi
 kb=$(realpath "$1")
+views=$(realpath "$(dirname "$0")/perfviews.sh")
 dir=${2:-$(mktemp -d)}
 setsfile=${3:+$(realpath "$3")}
 mkdir -p "$dir" && cd "$dir" || exit 1
@@ -40,9 +42,6 @@ EOF
 	fi
 )
 work='for i in $(seq 150); do ls / >/dev/null; cat /proc/self/maps >/dev/null; done'
-# rows normalizes a table's rows (no comments, single spaces).
-rows() { grep -v '^#' | grep -v '^$' | awk '{$1 = $1; print}'; }
-lines() { grep -v '^$' | sed 's/[ \t]*$//'; }
 i=0
 while IFS= read -r opts; do
 	[ -z "$opts" ] && continue
@@ -54,26 +53,8 @@ while IFS= read -r opts; do
 		echo "[$i] $opts: perf record failed: $(tail -1 "r$i.err")"
 		continue
 	fi
-	res=""
-	for view in script scriptG table children sym; do
-		norm=rows
-		case $view in
-		script) p=(script -F ip,sym,dso) k=(-format script) norm=lines ;;
-		scriptG) p=(script -F ip,sym,dso -G) k=(-format script -G) norm=lines ;;
-		table) p=(report --stdio --sort dso,sym --no-children -g none -n) k=(-no-children) ;;
-		children) p=(report --stdio --sort dso,sym --children -g none -n) k=(-children) ;;
-		sym) p=(report --stdio --sort sym --no-children -g none -n) k=(-no-children -sort sym) ;;
-		esac
-		perf "${p[@]}" -i "$f" --kallsyms /proc/kallsyms 2>/dev/null | $norm >"$f.$view.perf"
-		"$kb" report -progress never -kallsyms /proc/kallsyms "${k[@]}" "$f" 2>/dev/null | $norm >"$f.$view.kbench"
-		n=$(wc -l <"$f.$view.perf")
-		if cmp -s "$f.$view.perf" "$f.$view.kbench"; then
-			res="$res $view=ok($n)"
-			rm "$f.$view.perf" "$f.$view.kbench"
-		else
-			res="$res $view=DIFF($(diff "$f.$view.perf" "$f.$view.kbench" | grep -c '^<')/$n)"
-		fi
-	done
+	res=$("$views" "$kb" "$f")
+	res=${res#"$f:"}
 	echo "[$i] $opts:$res"
 done <<<"$sets"
 echo "outputs that differ are in $dir"
