@@ -9,8 +9,8 @@ import (
 // libibertyString prints a, a C++ name as github.com/ianlancetaylor/demangle
 // parsed it, as libiberty's cplus_demangle prints it (cp-demangle.c as in
 // binutils 2.40, which perf 6.1 and c++filt here use). The package's printer
-// prints it differently in two places, so a is changed first (it must not be
-// printed again).
+// prints it differently in three places, so a is changed first (it must not
+// be printed again).
 //
 //  1. An argument list (d_print_comp's DEMANGLE_COMPONENT_TEMPLATE_ARGLIST)
 //     writes ", " before each argument but the first, and takes it back when
@@ -38,7 +38,7 @@ import (
 // constrained or non-type parameter), constraints and requires-clauses
 // ("Q", "rq"), explicit object parameters ("H") and _BitInt ("DB", "DU").
 // perf prints such names mangled; so does Demangle (ok false). Of
-// libLLVM 22's 172,588 names, 270 are such.
+// libLLVM 22's 172,588 names, 269 are such.
 func libibertyString(a demangle.AST) (s string, ok bool) {
 	marked, newer := false, false
 	a.Traverse(func(n demangle.AST) bool {
