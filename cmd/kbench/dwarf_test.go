@@ -74,31 +74,6 @@ int main(void) {
 // perf (without libunwind's debug-frame support) reports only the
 // sampled IP of their samples, and addr2line cannot read their line
 // tables, so it names no inlined functions there.
-// dwarfCxx is C++ whose inlined functions addr2line names by their
-// DW_AT_name, and by the symbol's name the first time it is asked about
-// each (unwind.Inlines.answer): std::sort with a lambda, std::map,
-// std::function.
-const dwarfCxx = `
-#include <algorithm>
-#include <cstdio>
-#include <functional>
-#include <map>
-#include <string>
-#include <vector>
-template <typename T> struct Acc { std::vector<T> v; void add(T x) { v.push_back(x); } T sum() const { T s{}; for (auto &x : v) s += x; return s; } };
-static long work(int n) {
-	std::map<std::string, long> m;
-	Acc<long> a;
-	for (int i = 0; i < n; i++) { m[std::to_string(i % 997)] += i; a.add(i); }
-	std::vector<int> v(n);
-	for (int i = 0; i < n; i++) v[i] = (i * 7919) % n;
-	std::sort(v.begin(), v.end(), [](int x, int y) { return x > y; });
-	std::function<long(long)> f = [&](long x) { return x + a.sum() % 7; };
-	return f(m.size()) + v[0];
-}
-int main() { long s = 0; for (int r = 0; r < 12; r++) s += work(200000); printf("%ld\n", s); }
-`
-
 const dwarfGoSrc = `package main
 
 import (
@@ -172,7 +147,7 @@ func TestReportDwarfLive(t *testing.T) {
 	math := testbuild.Source(t, dir, "math.c", dwarfMathC)
 	lib := testbuild.Source(t, dir, "foo.c", dwarfLibC)
 	plt := testbuild.Source(t, dir, "plt.c", dwarfPLTC)
-	cxx := testbuild.Source(t, dir, "sort.cc", dwarfCxx)
+	cxx := testbuild.Source(t, dir, "sort.cc", testbuild.CxxSort)
 	for _, tc := range []struct {
 		name  string
 		build func(t *testing.T, bin string, flags []string) error

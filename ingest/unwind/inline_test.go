@@ -30,31 +30,6 @@ int __attribute__((noinline)) work(int n) {
 int main(int argc, char **argv) { printf("%d\n", work(argc > 1 ? atoi(argv[1]) : 1000)); return 0; }
 `
 
-// cxxInlineSrc is C++, whose inlined functions bfd names by DW_AT_name,
-// not a linkage name: their first query names the symbol instead, and a
-// query in an out-of-line function renames it (Inlines.answer). std::sort
-// with a lambda inlines partitions into a recursive __introsort_loop.
-const cxxInlineSrc = `
-#include <algorithm>
-#include <cstdio>
-#include <functional>
-#include <map>
-#include <string>
-#include <vector>
-template <typename T> struct Acc { std::vector<T> v; void add(T x) { v.push_back(x); } T sum() const { T s{}; for (auto &x : v) s += x; return s; } };
-static long work(int n) {
-	std::map<std::string, long> m;
-	Acc<long> a;
-	for (int i = 0; i < n; i++) { m[std::to_string(i % 997)] += i; a.add(i); }
-	std::vector<int> v(n);
-	for (int i = 0; i < n; i++) v[i] = (i * 7919) % n;
-	std::sort(v.begin(), v.end(), [](int x, int y) { return x > y; });
-	std::function<long(long)> f = [&](long x) { return x + a.sum() % 7; };
-	return f(m.size()) + v[0];
-}
-int main() { long s = 0; for (int r = 0; r < 3; r++) s += work(2000); printf("%ld\n", s); }
-`
-
 // TestInlinesAddr2line compares Funcs with binutils' addr2line -i -f, as
 // perf 6.1 runs it, at addresses all over a program built at test time
 // with -g -O2, and over the C library's debug file when there is one.
@@ -69,7 +44,7 @@ func TestInlinesAddr2line(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareAddr2line(t, bin, 1, nil)
-	cxxSrc := testbuild.Source(t, dir, "inl.cc", cxxInlineSrc)
+	cxxSrc := testbuild.Source(t, dir, "inl.cc", testbuild.CxxSort)
 	cxx := filepath.Join(dir, "inl-cxx")
 	if err := testbuild.Compile(t, "g++", "-g", "-O2", "-o", cxx, cxxSrc); err != nil {
 		t.Fatal(err)

@@ -90,3 +90,30 @@ func LibcDebugFile() string {
 	}
 	return p
 }
+
+// CxxSort is a C++ program whose inlined functions addr2line names by their
+// DW_AT_name (a C++ inlined function has no linkage name), and by the
+// symbol's name the first time it is asked about each: std::sort with a
+// lambda (partitions inlined into a recursive __introsort_loop), std::map,
+// std::function. It runs for about a second; tests that only read its
+// binary build it with g++ -g -O2 too.
+const CxxSort = `
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+template <typename T> struct Acc { std::vector<T> v; void add(T x) { v.push_back(x); } T sum() const { T s{}; for (auto &x : v) s += x; return s; } };
+static long work(int n) {
+	std::map<std::string, long> m;
+	Acc<long> a;
+	for (int i = 0; i < n; i++) { m[std::to_string(i % 997)] += i; a.add(i); }
+	std::vector<int> v(n);
+	for (int i = 0; i < n; i++) v[i] = (i * 7919) % n;
+	std::sort(v.begin(), v.end(), [](int x, int y) { return x > y; });
+	std::function<long(long)> f = [&](long x) { return x + a.sum() % 7; };
+	return f(m.size()) + v[0];
+}
+int main() { long s = 0; for (int r = 0; r < 12; r++) s += work(200000); printf("%ld\n", s); }
+`
