@@ -451,12 +451,12 @@ func (a *attributor) dsoBase(e *event, dso string) uint64 {
 }
 
 // unwindUser reports the user frames perf unwinds for e after its
-// kernel chain (unwind__get_entries, callee order), resolved in the
-// thread's maps; nothing when the sample carries no user stack. With
-// callerOrder the frames' symbols and inlined functions are looked up
-// root first, as perf's get_entries looks them up for a caller-order
-// chain (a children table's): addr2line's answers depend on the order
-// it is asked in (unwind.Inlines.answer).
+// kernel chain (unwind__get_entries), resolved in the thread's maps:
+// callee order, or with callerOrder root first, each frame's inlined
+// functions outermost first, as perf's get_entries reports (and looks up)
+// a caller-order chain (a children table's): addr2line's answers depend
+// on the order it is asked in (unwind.Inlines.answer). Nothing when the
+// sample carries no user stack.
 func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp *index.Map), callerOrder bool) {
 	if !hasUserStack(e) {
 		return
@@ -472,19 +472,15 @@ func (a *attributor) unwindUser(e *event, frame func(ip uint64, mp *index.Map), 
 	a.checkHits()
 	d.u.Cache = d.regCache(a.m.SampleThread(e.pid, e.tid).AddressSpace())
 	d.ips = d.u.Unwind(&d.sample, d.find, d.ips[:0])
-	if callerOrder {
-		for i := len(d.ips) - 1; i >= 0; i-- {
-			if h, ok := a.userMap(d.ips[i]); ok {
-				a.sym.symbol(h.mp, d.ips[i])
-				a.inlineNames(d.ips[i], h)
-			}
+	for i := range d.ips {
+		ip := d.ips[i]
+		if callerOrder {
+			ip = d.ips[len(d.ips)-1-i]
 		}
-	}
-	for _, ip := range d.ips {
 		h, ok := a.userMap(ip)
 		if !ok {
 			frame(ip, nil)
-		} else if !a.inlineFrames(ip, h, frame) {
+		} else if !a.inlineFrames(ip, h, frame, callerOrder) {
 			frame(ip, &h.mp)
 		}
 	}
@@ -578,19 +574,23 @@ func (a *attributor) userMap(addr uint64) (*mapHit, bool) {
 
 // inlineFrames reports the frames perf's append_inlines makes of an
 // unwound address with a symbol: one per function addr2line -i -f names
-// there, innermost first; each is the frame's own symbol when the
-// (demangled) name is the symbol's, else an inlined frame, which
-// d.inlined names while frame runs. false when there are none (no
-// symbol, no addr2line answer): the frame is then reported as it is.
-func (a *attributor) inlineFrames(ip uint64, h *mapHit, frame func(ip uint64, mp *index.Map)) bool {
+// there, innermost first (outermost first with outerFirst); each is the
+// frame's own symbol when the (demangled) name is the symbol's, else an
+// inlined frame, which d.inlined names while frame runs. false when there
+// are none (no symbol, no addr2line answer): the frame is then reported
+// as it is.
+func (a *attributor) inlineFrames(ip uint64, h *mapHit, frame func(ip uint64, mp *index.Map), outerFirst bool) bool {
 	names, own := a.inlineNames(ip, h)
 	if names == nil {
 		return false
 	}
 	d := a.dw
 	d.own, d.ownSet = own, true // the frame's own symbol, for frameName
-	for _, n := range names {
-		d.inlined = n
+	for i := range names {
+		d.inlined = names[i]
+		if outerFirst {
+			d.inlined = names[len(names)-1-i]
+		}
 		frame(ip, &h.mp)
 	}
 	d.inlined, d.own, d.ownSet = "", "", false
@@ -778,8 +778,8 @@ func (a *attributor) walkCallerOrderUnwound(e *event, frame func(ip uint64, cpum
 			fs = append(fs, f)
 		}, true)
 		a.unwound = fs
-		for i := len(fs) - 1; i >= 0; i-- {
-			if f := fs[i]; f.inlined != "" {
+		for _, f := range fs {
+			if f.inlined != "" {
 				inlined(a.inlinedKey(f, int(e.attr)))
 			} else {
 				frame(f.ip, machine.CPUModeUser)

@@ -140,46 +140,36 @@ func isUnnamed(n demangle.AST) bool {
 // printed elsewhere too (a pack expanded in a parameter list).
 func libibertyArgs(args []demangle.AST) ([]demangle.AST, bool) {
 	last := lastPrinted(args)
-	if last < 0 || !libibertyDiffers(args, last) {
+	if last < 0 {
 		return args, false // all empty: "<>" either way
 	}
-	out := make([]demangle.AST, 0, last+2)
+	var out []demangle.AST // made at the first change, args up to it copied
 	for i, a := range args[:last+1] {
+		b := a
 		if i < last && isEmptyArg(a) {
-			a = &demangle.Name{Name: markEmpty}
+			b = &demangle.Name{Name: markEmpty}
 		} else if p, ok := a.(*demangle.ArgumentPack); ok {
 			// A pack's elements are printed by the package's
 			// ArgumentPack with a ", " before each, empty ones
 			// too, as libiberty does but at its end.
 			if l := lastPrinted(p.Args); l < len(p.Args)-1 {
-				trimmed := append(p.Args[:l+1:l+1], &demangle.Name{Name: markTrailing})
-				a = &demangle.ArgumentPack{Args: trimmed}
+				b = &demangle.ArgumentPack{Args: append(p.Args[:l+1:l+1], &demangle.Name{Name: markTrailing})}
 			}
 		}
-		out = append(out, a)
+		if b != a && out == nil {
+			out = append(make([]demangle.AST, 0, last+2), args[:i]...)
+		}
+		if out != nil {
+			out = append(out, b)
+		}
 	}
 	if last < len(args)-1 {
+		if out == nil {
+			out = append(make([]demangle.AST, 0, last+2), args[:last+1]...)
+		}
 		out = append(out, &demangle.Name{Name: markTrailing})
 	}
-	return out, true
-}
-
-// libibertyDiffers reports whether libibertyArgs changes args, whose last
-// printed argument is args[last]: an empty argument anywhere but the end of
-// a pack's or the list's printed ones.
-func libibertyDiffers(args []demangle.AST, last int) bool {
-	if last < len(args)-1 {
-		return true
-	}
-	for i, a := range args[:last+1] {
-		if i < last && isEmptyArg(a) {
-			return true
-		}
-		if p, ok := a.(*demangle.ArgumentPack); ok && lastPrinted(p.Args) < len(p.Args)-1 {
-			return true
-		}
-	}
-	return false
+	return out, out != nil
 }
 
 // lastPrinted returns the index of the last argument that prints something,
