@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"unsafe"
+
+	"github.com/kmapindex/kmapindex/internal/filemap"
 )
 
 // Magic is the first 8 bytes of a perf.data file written in its reader's
@@ -276,7 +278,7 @@ func (r *Reader) Close() error {
 		err = r.closeDir()
 	}
 	if r.m != nil {
-		err = unmapFile(r.m)
+		err = filemap.Unmap(r.m)
 		r.m = nil
 		r.closed = true
 	}
@@ -634,7 +636,7 @@ func (r *Reader) mapData() bool {
 	if r.size < 0 || end > r.size || end <= r.pos || end-base > int64(^uint(0)>>1) {
 		return false
 	}
-	m, err := mapFile(r.file, base, int(end-base))
+	m, err := filemap.Map(r.file, base, int(end-base))
 	if err != nil {
 		return false
 	}
@@ -647,7 +649,7 @@ func (r *Reader) mapData() bool {
 // the reading position (see dropLag).
 func (r *Reader) dropBehind() {
 	if to := (r.pos - dropLag) &^ int64(os.Getpagesize()-1); to > r.mbase {
-		dropPages(r.m[:to-r.mbase])
+		filemap.DropPages(r.m[:to-r.mbase])
 	}
 	r.dropAt = r.pos + dropChunk
 }
@@ -1075,7 +1077,7 @@ func (r *Reader) atEnd() bool {
 	r.eof = true
 	r.rec = nil
 	if r.m != nil {
-		dropPages(r.m) // what consumers still read faults in again
+		filemap.DropPages(r.m) // what consumers still read faults in again
 	}
 	if r.fwd != nil && !r.hdr.Pipe {
 		r.readFeatures()

@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"bufio"
 	"cmp"
 	"crypto/sha256"
 	"debug/elf"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kmapindex/kmapindex/internal/filemap"
 )
 
 // SectionCache is a directory where OpenInlines keeps the compressed
@@ -71,40 +74,59 @@ func (c *SectionCache) name(path string, fi os.FileInfo, ra io.ReaderAt, s *elf.
 }
 
 // get returns the cached bytes of a section of size bytes, marking them
-// used (trim removes the least recently used first).
-func (c *SectionCache) get(name string, size uint64) ([]byte, bool) {
-	b, err := os.ReadFile(name)
-	if err != nil || uint64(len(b)) != size {
-		return nil, false
+// used (trim removes the least recently used first). They are the
+// file mapped read-only (mapped true) where the system maps files:
+// pages a reader never touches take no memory, and read ones can be
+// dropped (filemap.DropPages). Cached files are written whole and
+// renamed into place, never rewritten, so a mapping stays valid while
+// others replace or remove the file.
+func (c *SectionCache) get(name string, size uint64) (b []byte, mapped, ok bool) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, false, false
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil || !fi.Mode().IsRegular() || uint64(fi.Size()) != size || size == 0 || size > maxSectionSize {
+		return nil, false, false
 	}
 	now := time.Now()
 	_ = os.Chtimes(name, now, now) // best effort
-	return b, true
+	if b, err := filemap.Map(fh, 0, int(size)); err == nil {
+		return b, true, true
+	}
+	b = make([]byte, size)
+	if _, err := io.ReadFull(fh, b); err != nil {
+		return nil, false, false
+	}
+	return b, false, true
 }
 
-// put caches b under name, making room for it first.
-func (c *SectionCache) put(name string, b []byte) {
-	if int64(len(b)) > cmp.Or(c.MaxBytes, DefaultSectionCacheBytes) {
-		return
+// put caches a section of size bytes under name, making room for it
+// first: fill writes the bytes. It reports false when it could not (or
+// fill did).
+func (c *SectionCache) put(name string, size uint64, fill func(io.Writer) bool) bool {
+	if int64(size) > cmp.Or(c.MaxBytes, DefaultSectionCacheBytes) {
+		return false
 	}
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
-		return
+		return false
 	}
-	c.trim(int64(len(b)))
+	c.trim(int64(size))
 	tmp, err := os.CreateTemp(c.Dir, ".tmp-*")
 	if err != nil {
-		return
+		return false
 	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	w := bufio.NewWriterSize(tmp, 64<<10)
+	ok := fill(w) && w.Flush() == nil
+	if err := tmp.Close(); err != nil {
+		ok = false
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
+	if ok && os.Rename(tmp.Name(), name) == nil {
+		return true
 	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
+	os.Remove(tmp.Name())
+	return false
 }
 
 // trim removes the oldest cached sections until adding more bytes keeps

@@ -8,7 +8,99 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kmapindex/kmapindex/internal/dwarf"
+	"github.com/kmapindex/kmapindex/internal/filemap"
 )
+
+// canMap reports whether filemap maps files here.
+func canMap(t *testing.T) bool {
+	f, err := os.CreateTemp(t.TempDir(), "map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := filemap.Map(f, 0, 1)
+	if err != nil {
+		return false
+	}
+	filemap.Unmap(b)
+	return true
+}
+
+// TestSectionCacheTruncated truncates the cached sections an Inlines
+// has mapped, as someone else rewriting the cache in place would: its
+// reads of them fault, and it answers from the symbol table instead of
+// crashing, as it would without DWARF; so does one whose files were
+// truncated while it opened.
+func TestSectionCacheTruncated(t *testing.T) {
+	if !canMap(t) {
+		t.Skip("no file mappings here")
+	}
+	defer func(n uint64) { minCachedSection = n }(minCachedSection)
+	minCachedSection = 1
+	file := compressedPrograms(t, "zlib")[0]
+	cache := &SectionCache{Dir: filepath.Join(t.TempDir(), "cache")}
+	plain, err := OpenInlines(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.cus) == 0 {
+		t.Fatal("no units with ranges")
+	}
+	if _, err := OpenInlines(file, cache); err != nil { // caches
+		t.Fatal(err)
+	}
+	truncate := func() {
+		entries, err := os.ReadDir(cache.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if err := os.Truncate(filepath.Join(cache.Dir, e.Name()), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	in, err := OpenInlines(file, cache) // maps
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.mapped) == 0 {
+		t.Fatal("no section mapped from the cache")
+	}
+	truncate()
+	// And truncated before the units are listed: opening faults.
+	if _, err := OpenInlines(file, cache); err != nil { // caches again
+		t.Fatal(err)
+	}
+	defer func() { afterLoadDWARF = nil }()
+	afterLoadDWARF = truncate
+	early, err := OpenInlines(file, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(early.mapped) == 0 || early.d != nil {
+		t.Fatalf("%d sections mapped; the DWARF still read (%v) after truncated files were", len(early.mapped), early.d != nil)
+	}
+	symbolsOnly := &Inlines{syms: plain.syms, secs: plain.secs, units: map[dwarf.Offset]*unitFuncs{}, memo: map[uint64]inlineAnswer{}}
+	for _, u := range plain.cus {
+		for _, addr := range []uint64{u.lo, (u.lo + u.hi) / 2, u.hi - 1} {
+			n2, ok2 := symbolsOnly.Funcs(addr)
+			for _, in := range []*Inlines{in, early} {
+				if n1, ok1 := in.Funcs(addr); ok1 != ok2 || !slices.Equal(n1, n2) {
+					t.Fatalf("%#x: %q %v with the cache truncated, %q %v from the symbol table", addr, n1, ok1, n2, ok2)
+				}
+			}
+		}
+	}
+	if in.d != nil {
+		t.Fatal("the DWARF is still read after a fault")
+	}
+}
 
 // TestSectionCache reads the compressed sections of a program built at
 // test time through a SectionCache: the first read inflates and caches
@@ -21,6 +113,7 @@ func TestSectionCache(t *testing.T) {
 	minCachedSection = 1
 	file := compressedPrograms(t, "zlib")[0]
 	cache := &SectionCache{Dir: filepath.Join(t.TempDir(), "cache")}
+	filemapWorks := canMap(t)
 	type read struct {
 		name string
 		data []byte
@@ -45,9 +138,18 @@ func TestSectionCache(t *testing.T) {
 			if s.Flags&elf.SHF_COMPRESSED == 0 {
 				continue
 			}
-			got, err := sectionData(f, fh, s, cache, file, fi)
+			got, mapping, err := sectionData(f, fh, s, cache, file, fi)
 			if err != nil {
 				t.Fatalf("%s: %v", s.Name, err)
+			}
+			if mapping != nil {
+				// The cache file's mapping: copied, for the file is
+				// rewritten in place below (which SectionCache never
+				// does), and unmapped.
+				got = bytes.Clone(got)
+				filemap.Unmap(mapping)
+			} else if filemapWorks {
+				t.Fatalf("%s: not mapped from the cache", s.Name)
 			}
 			name, ok := cache.name(file, fi, fh, s)
 			if !ok {

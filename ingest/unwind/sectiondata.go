@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"bufio"
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
@@ -27,84 +28,115 @@ const maxSectionSize = 1 << 30
 //
 // With a cache, a compressed section comes from it when it holds it, and
 // goes to it once inflated (see SectionCache); path and fi are f's file.
-func sectionData(f *elf.File, ra io.ReaderAt, s *elf.Section, cache *SectionCache, path string, fi os.FileInfo) ([]byte, error) {
+// A section not cached yet is then inflated straight into the cache's
+// file, never whole on the heap, and mapped from there: mapping is then
+// the whole mapping b lies in (SectionCache.get's), for the caller to
+// drop pages of (filemap.DropPages) and unmap once done; nil when b is on
+// the heap. (Uncompressed sections, a program's built here, stay read
+// onto the heap: mapped from the program's file, a Rust program's 4 MB
+// of DWARF took as much memory at the peak, and its DWARF children table
+// a fifth more time in page faults.)
+func sectionData(f *elf.File, ra io.ReaderAt, s *elf.Section, cache *SectionCache, path string, fi os.FileInfo) (b, mapping []byte, err error) {
 	if ra == nil || s.Flags&elf.SHF_COMPRESSED == 0 || s.Type == elf.SHT_NOBITS {
-		return s.Data()
+		b, err = s.Data()
+		return b, nil, err
 	}
 	name, cached := cache.name(path, fi, ra, s)
 	if cached {
-		if b, ok := cache.get(name, s.Size); ok {
-			return b, nil
+		if b, mapped, ok := cache.get(name, s.Size); ok {
+			return b, mappingOf(b, mapped), nil
+		}
+		if cache.put(name, s.Size, func(w io.Writer) bool { return inflateTo(f, ra, s, w) }) {
+			if b, mapped, ok := cache.get(name, s.Size); ok {
+				return b, mappingOf(b, mapped), nil
+			}
 		}
 	}
 	if b, ok := inflate(f, ra, s); ok {
-		if cached {
-			cache.put(name, b)
-		}
-		return b, nil
+		return b, nil, nil
 	}
-	return s.Data()
+	b, err = s.Data()
+	return b, nil, err
 }
 
-// inflate decompresses s after its compression header (Elf32_Chdr or
-// Elf64_Chdr); false when it cannot.
+// mappingOf returns b as the mapping it is when mapped, else nil.
+func mappingOf(b []byte, mapped bool) []byte {
+	if mapped {
+		return b
+	}
+	return nil
+}
+
+// inflate decompresses s (see inflateTo) into memory; false when it
+// cannot.
 func inflate(f *elf.File, ra io.ReaderAt, s *elf.Section) ([]byte, bool) {
+	if s.Size > maxSectionSize {
+		return nil, false
+	}
+	out := bytes.NewBuffer(make([]byte, 0, s.Size))
+	if !inflateTo(f, ra, s, out) {
+		return nil, false
+	}
+	return out.Bytes(), true
+}
+
+// inflateTo decompresses s after its compression header (Elf32_Chdr or
+// Elf64_Chdr) into w: exactly the section's size in bytes, as debug/elf
+// requires of the stream. It reports false when it cannot; w may then
+// have taken part of it.
+func inflateTo(f *elf.File, ra io.ReaderAt, s *elf.Section, w io.Writer) bool {
 	if s.FileSize > maxSectionSize {
-		return nil, false
+		return false
 	}
-	raw := make([]byte, s.FileSize)
-	if _, err := ra.ReadAt(raw, int64(s.Offset)); err != nil {
-		return nil, false
+	var chdr [24]byte
+	hdr := 24
+	if f.Class == elf.ELFCLASS32 {
+		hdr = 12
+	} else if f.Class != elf.ELFCLASS64 {
+		return false
 	}
-	var typ uint32
-	var size uint64
-	var hdr int
-	switch f.Class {
-	case elf.ELFCLASS64:
-		if hdr = 24; len(raw) < hdr {
-			return nil, false
-		}
-		typ, size = f.ByteOrder.Uint32(raw), f.ByteOrder.Uint64(raw[8:])
-	case elf.ELFCLASS32:
-		if hdr = 12; len(raw) < hdr {
-			return nil, false
-		}
-		typ, size = f.ByteOrder.Uint32(raw), uint64(f.ByteOrder.Uint32(raw[4:]))
-	default:
-		return nil, false
+	if s.FileSize < uint64(hdr) {
+		return false
+	}
+	if _, err := ra.ReadAt(chdr[:hdr], int64(s.Offset)); err != nil {
+		return false
+	}
+	typ, size := f.ByteOrder.Uint32(chdr[:]), f.ByteOrder.Uint64(chdr[8:])
+	if f.Class == elf.ELFCLASS32 {
+		size = uint64(f.ByteOrder.Uint32(chdr[4:]))
 	}
 	if size > maxSectionSize || size != s.Size {
-		return nil, false
+		return false
 	}
+	src := bufio.NewReaderSize(io.NewSectionReader(ra, int64(s.Offset)+int64(hdr), int64(s.FileSize)-int64(hdr)), 64<<10)
 	var r io.Reader
 	switch elf.CompressionType(typ) {
 	case elf.COMPRESS_ZLIB:
-		zr, err := zlib.NewReader(bytes.NewReader(raw[hdr:]))
+		zr, err := zlib.NewReader(src)
 		if err != nil {
-			return nil, false
+			return false
 		}
 		defer zr.Close()
 		r = zr
 	case elf.COMPRESS_ZSTD:
-		zr, err := zstd.NewReader(bytes.NewReader(raw[hdr:]), zstd.WithDecoderConcurrency(1))
+		zr, err := zstd.NewReader(src, zstd.WithDecoderConcurrency(1))
 		if err != nil {
-			return nil, false
+			return false
 		}
 		defer zr.Close()
 		r = zr
 	default:
-		return nil, false
+		return false
 	}
-	out := make([]byte, size)
-	if _, err := io.ReadFull(r, out); err != nil {
-		return nil, false
+	if n, err := io.CopyN(w, r, int64(size)); err != nil || uint64(n) != size {
+		return false
 	}
 	// As debug/elf, the stream must hold exactly the declared size.
 	var one [1]byte
 	if n, err := r.Read(one[:]); n != 0 || err != nil && !errors.Is(err, io.EOF) {
-		return nil, false
+		return false
 	}
-	return out, true
+	return true
 }
 
 // zdebugData returns the contents of s, a section of the old GNU

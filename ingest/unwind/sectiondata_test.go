@@ -92,9 +92,9 @@ func compareSections(t *testing.T, name string, data []byte) int {
 			n++
 		}
 		want, werr := s.Data()
-		got, gerr := sectionData(f, ra, s, nil, "", nil)
-		if (werr != nil) != (gerr != nil) || !bytes.Equal(got, want) {
-			t.Errorf("%s: section %s: %d bytes (error %v), debug/elf gives %d (error %v)", name, s.Name, len(got), gerr, len(want), werr)
+		got, mapping, gerr := sectionData(f, ra, s, nil, "", nil)
+		if (werr != nil) != (gerr != nil) || !bytes.Equal(got, want) || mapping != nil {
+			t.Errorf("%s: section %s: %d bytes (error %v, mapped %v), debug/elf gives %d (error %v)", name, s.Name, len(got), gerr, mapping != nil, len(want), werr)
 		}
 	}
 	return n

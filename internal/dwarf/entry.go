@@ -43,6 +43,7 @@ type afield struct {
 type abbrevTable struct {
 	mu    sync.Mutex
 	d     *Data
+	start uint64 // the table's offset in .debug_abbrev
 	off   uint64 // the unscanned rest's offset in .debug_abbrev
 	vers  int
 	dense []abbrevSlot
@@ -64,9 +65,24 @@ func (d *Data) parseAbbrev(off uint64, vers int) (*abbrevTable, error) {
 	if m, ok := d.abbrevCache[off]; ok {
 		return m, nil
 	}
-	t := &abbrevTable{d: d, off: off, vers: vers}
+	t := &abbrevTable{d: d, start: off, off: off, vers: vers}
 	d.abbrevCache[off] = t
 	return t, nil
+}
+
+// ForgetAbbrevs lets go of the abbreviation tables read so far: each
+// unit's is read again, as after New, when its entries are next read. A
+// reader of every unit's root DIE, which reads every table, calls it as
+// it goes, and once done, before it reads a few units again. It must not
+// run while anything reads d; between a Reader's calls is fine (each
+// entry is read with its unit's table as it is then).
+func (d *Data) ForgetAbbrevs() {
+	clear(d.abbrevCache)
+	for i := range d.unit {
+		if u := &d.unit[i]; u.atable != nil {
+			u.atable, _ = d.parseAbbrev(u.atable.start, u.vers)
+		}
+	}
 }
 
 // buf returns a buf reading .debug_abbrev from off.

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package filemap
+
+func populate([]byte) {}
