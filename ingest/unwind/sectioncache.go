@@ -74,32 +74,32 @@ func (c *SectionCache) name(path string, fi os.FileInfo, ra io.ReaderAt, s *elf.
 }
 
 // get returns the cached bytes of a section of size bytes, marking them
-// used (trim removes the least recently used first). They are the
-// file mapped read-only (mapped true) where the system maps files:
-// pages a reader never touches take no memory, and read ones can be
-// dropped (filemap.DropPages). Cached files are written whole and
+// used (trim removes the least recently used first). Where the system
+// maps files they are the file mapped read-only, and mapping is that
+// mapping (nil when the bytes were read): pages a reader never touches
+// take no memory, and read ones can be dropped (filemap.DropPages). Cached files are written whole and
 // renamed into place, never rewritten, so a mapping stays valid while
 // others replace or remove the file.
-func (c *SectionCache) get(name string, size uint64) (b []byte, mapped, ok bool) {
+func (c *SectionCache) get(name string, size uint64) (b, mapping []byte, ok bool) {
 	fh, err := os.Open(name)
 	if err != nil {
-		return nil, false, false
+		return nil, nil, false
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil || !fi.Mode().IsRegular() || uint64(fi.Size()) != size || size == 0 || size > maxSectionSize {
-		return nil, false, false
+		return nil, nil, false
 	}
 	now := time.Now()
 	_ = os.Chtimes(name, now, now) // best effort
-	if b, err := filemap.Map(fh, 0, int(size)); err == nil {
-		return b, true, true
+	if m, err := filemap.Map(fh, 0, int(size)); err == nil {
+		return m, m, true
 	}
 	b = make([]byte, size)
 	if _, err := io.ReadFull(fh, b); err != nil {
-		return nil, false, false
+		return nil, nil, false
 	}
-	return b, false, true
+	return b, nil, true
 }
 
 // put caches a section of size bytes under name, making room for it

@@ -43,12 +43,12 @@ func sectionData(f *elf.File, ra io.ReaderAt, s *elf.Section, cache *SectionCach
 	}
 	name, cached := cache.name(path, fi, ra, s)
 	if cached {
-		if b, mapped, ok := cache.get(name, s.Size); ok {
-			return b, mappingOf(b, mapped), nil
+		if b, mapping, ok := cache.get(name, s.Size); ok {
+			return b, mapping, nil
 		}
 		if cache.put(name, s.Size, func(w io.Writer) bool { return inflateTo(f, ra, s, w) }) {
-			if b, mapped, ok := cache.get(name, s.Size); ok {
-				return b, mappingOf(b, mapped), nil
+			if b, mapping, ok := cache.get(name, s.Size); ok {
+				return b, mapping, nil
 			}
 		}
 	}
@@ -57,14 +57,6 @@ func sectionData(f *elf.File, ra io.ReaderAt, s *elf.Section, cache *SectionCach
 	}
 	b, err = s.Data()
 	return b, nil, err
-}
-
-// mappingOf returns b as the mapping it is when mapped, else nil.
-func mappingOf(b []byte, mapped bool) []byte {
-	if mapped {
-		return b
-	}
-	return nil
 }
 
 // inflate decompresses s (see inflateTo) into memory; false when it
