@@ -36,6 +36,33 @@ func TestSortKeys(t *testing.T) {
 	}
 }
 
+// mergeSome, stopped after any number of keys, has merged a prefix of
+// the stable merge, and taken its keys from the fronts of a and b.
+func TestMergeSome(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		evs := make([]event, 64)
+		run := func(n int) []orderKey {
+			keys := make([]orderKey, n)
+			t := rng.Uint64N(8)
+			for i := range keys {
+				t += rng.Uint64N(3)
+				keys[i] = orderKey{t, &evs[rng.IntN(len(evs))]}
+			}
+			return keys
+		}
+		a, b := run(rng.IntN(30)), run(rng.IntN(30))
+		want := slices.SortedStableFunc(slices.Values(append(slices.Clone(a), b...)), func(x, y orderKey) int { return cmp.Compare(x.time, y.time) })
+		n := rng.IntN(len(a) + len(b) + 1)
+		dst := make([]orderKey, n)
+		i, j := mergeSome(dst, a, b)
+		took := slices.SortedStableFunc(slices.Values(append(slices.Clone(a[:i]), b[:j]...)), func(x, y orderKey) int { return cmp.Compare(x.time, y.time) })
+		if i+j != n || !slices.Equal(dst, want[:n]) || !slices.Equal(took, dst) {
+			t.Fatalf("mergeSome(%d keys, %v, %v) = %v (took %d, %d), want %v", n, a, b, dst, i, j, want[:n])
+		}
+	}
+}
+
 // orderSink collects an orderer's deliveries and poisons the segments it
 // gets back, as reuse would overwrite them: a segment handed back too
 // early shows as a poisoned event delivered later.

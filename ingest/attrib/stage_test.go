@@ -282,3 +282,43 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	*w += countingWriter(len(p))
 	return len(p), nil
 }
+
+// BenchmarkStageOrder puts the stage recording's samples in perf's order
+// as the decoder of a flat table does (queuePlain, a round at each
+// FINISHED_ROUND), deliveries handed straight back: the orderer's share
+// of the decoder's goroutine.
+func BenchmarkStageOrder(b *testing.B) {
+	data, _ := stageRecording(b)
+	const round = ^uint64(0) // a FINISHED_ROUND among the times
+	var times []uint64
+	r := openBytes(b, data)
+	for r.Next() {
+		switch rec := r.Record().(type) {
+		case *perfdata.Sample:
+			if queuedAt(rec.Time) {
+				times = append(times, rec.Time)
+			}
+		case *perfdata.FinishedRound:
+			times = append(times, round)
+		}
+	}
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		pools := newOrderPools()
+		n = 0
+		o := &orderer{
+			send:    func(d delivery) { n += len(d.keys); pools.recycle(d) },
+			segment: pools.segment, keyBuf: pools.keys, block: pools.block,
+		}
+		for _, t := range times {
+			if t == round {
+				o.round()
+				continue
+			}
+			queuePlain(o, t, 1, 1, 1, 0, 0, 0, t)
+		}
+		o.finish()
+	}
+	perSample(b, n)
+}
