@@ -32,14 +32,16 @@ type afield struct {
 	val   int64 // for formImplicitConst
 }
 
-// abbrevTable is an abbreviation table, read as far as the codes
-// entries ask for (lookup): debug/dwarf reads every unit's whole table
-// when the Data is made, most of the cost of New for a large file of
-// which a reader visits few units. The table is scanned up to a code
-// asked for, and only the abbreviations asked for are decoded (GCC
-// numbers them by use, so a unit's root DIE has one of its last codes).
-// Codes 1, 2, ... in table order are kept in a slice, others in a map;
-// a code defined twice is the first definition. Safe for concurrent use.
+// abbrevTable is an abbreviation table, decoded as far as the codes
+// entries ask for (lookup): debug/dwarf decodes every unit's whole
+// table when the Data is made, most of the cost of New for a large file
+// of which a reader visits few units. The table is scanned whole at the
+// first code asked for (GCC numbers codes by use, so a unit's root DIE
+// has one of its last codes anyway), and only the abbreviations asked
+// for are decoded. Codes 1, 2, ... in table order are kept in a slice,
+// others in a map; a code defined twice is its last definition, as in
+// debug/dwarf and binutils' addr2line (FuzzLikeDebugDWARF found the
+// first one taken). Safe for concurrent use.
 type abbrevTable struct {
 	mu    sync.Mutex
 	d     *Data
@@ -96,41 +98,36 @@ func (t *abbrevTable) buf(off uint64) buf {
 	return makeBuf(t.d, unknownFormat{}, "abbrev", Offset(off), data)
 }
 
-// lookup returns the abbreviation of code id, scanning the table on
-// until it is found; an error when the table is bad before it.
+// lookup returns the abbreviation of code id, scanning the whole table
+// first; an error when there is none, and the table is bad.
 func (t *abbrevTable) lookup(id uint32) (*abbrev, bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for {
-		var slot *abbrevSlot
-		if id-1 < uint32(len(t.dense)) {
-			slot = &t.dense[id-1]
-		} else if s, ok := t.other[id]; ok {
-			if s.a == nil {
-				a, err := t.decode(s.off)
-				if err != nil {
-					return nil, false, err
-				}
-				s.a = a
-				t.other[id] = s
-			}
-			return s.a, true, nil
-		}
-		if slot != nil {
-			if slot.a == nil {
-				a, err := t.decode(slot.off)
-				if err != nil {
-					return nil, false, err
-				}
-				slot.a = a
-			}
-			return slot.a, true, nil
-		}
-		if t.done {
-			return nil, false, t.err
-		}
+	for !t.done {
 		t.scan()
 	}
+	if id-1 < uint32(len(t.dense)) {
+		return t.decoded(&t.dense[id-1])
+	}
+	s, ok := t.other[id]
+	if !ok {
+		return nil, false, t.err
+	}
+	a, ok, err := t.decoded(&s)
+	t.other[id] = s
+	return a, ok, err
+}
+
+// decoded returns slot's abbreviation, decoding it the first time.
+func (t *abbrevTable) decoded(slot *abbrevSlot) (*abbrev, bool, error) {
+	if slot.a == nil {
+		a, err := t.decode(slot.off)
+		if err != nil {
+			return nil, false, err
+		}
+		slot.a = a
+	}
+	return slot.a, true, nil
 }
 
 // scan records the table's next abbreviation.
@@ -160,10 +157,12 @@ func (t *abbrevTable) scan() {
 		return
 	}
 	t.off = uint64(b.off)
-	switch _, dup := t.other[id]; {
+	switch {
+	case id-1 < uint32(len(t.dense)): // defined again: the last counts
+		t.dense[id-1] = abbrevSlot{off: at}
 	case id == uint32(len(t.dense))+1:
 		t.dense = append(t.dense, abbrevSlot{off: at})
-	case id-1 < uint32(len(t.dense)) || dup:
+		delete(t.other, id) // an earlier definition out of order
 	default:
 		if t.other == nil {
 			t.other = make(map[uint32]abbrevSlot)
