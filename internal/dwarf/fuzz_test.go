@@ -12,11 +12,12 @@ import (
 	"github.com/kmapindex/kmapindex/internal/testbuild"
 )
 
-// FuzzLikeDebugDWARF mutates the .debug_info and .debug_abbrev of a
-// small gcc -O2 -g program (the other sections kept) and reads every
-// entry with this package and with debug/dwarf: this package never
-// panics, and as far as debug/dwarf reads entries without an error, it
-// reads the same entries and ranges, before and after ForgetAbbrevs.
+// FuzzLikeDebugDWARF mutates the .debug_info, .debug_abbrev and
+// .debug_line of a small gcc -O2 -g program (the other sections kept)
+// and reads every entry, and the units' line tables, with this package
+// and with debug/dwarf: this package never panics, and as far as
+// debug/dwarf reads without an error, it reads the same entries, ranges
+// and line rows, before and after ForgetAbbrevs.
 // (Where debug/dwarf fails, this package may fail later or not at all:
 // it reads a unit's abbreviations as the unit's entries need them,
 // debug/dwarf all of them when it opens.)
@@ -45,16 +46,18 @@ int main(int argc, char **argv) { struct pt p = {argc, argc + 1}; (void)argv; re
 		}
 	}
 	ef.Close()
-	f.Add(sections["abbrev"], sections["info"])
-	f.Add(sections["abbrev"][:len(sections["abbrev"])/2], sections["info"])
-	f.Add(sections["abbrev"], sections["info"][:len(sections["info"])/3])
+	line := sections["line"]
+	f.Add(sections["abbrev"], sections["info"], line)
+	f.Add(sections["abbrev"][:len(sections["abbrev"])/2], sections["info"], line)
+	f.Add(sections["abbrev"], sections["info"][:len(sections["info"])/3], line)
+	f.Add(sections["abbrev"], sections["info"], line[:len(line)/2])
 	others := []string{"addr", "line_str", "str_offsets", "rnglists"}
-	f.Fuzz(func(t *testing.T, abbrev, info []byte) {
-		got, err := dwarf.New(abbrev, nil, nil, info, sections["line"], nil, sections["ranges"], sections["str"])
+	f.Fuzz(func(t *testing.T, abbrev, info, line []byte) {
+		got, err := dwarf.New(abbrev, nil, nil, info, line, nil, sections["ranges"], sections["str"])
 		if err != nil {
 			return
 		}
-		want, wantErr := stddwarf.New(abbrev, nil, nil, info, sections["line"], nil, sections["ranges"], sections["str"])
+		want, wantErr := stddwarf.New(abbrev, nil, nil, info, line, nil, sections["ranges"], sections["str"])
 		for _, name := range others {
 			if b := sections[name]; b != nil {
 				if err := got.AddSection(".debug_"+name, b); err != nil {
@@ -90,16 +93,6 @@ func fuzzCompare(t *testing.T, want *stddwarf.Data, got *dwarf.Data) int {
 		ge, gerr := gr.Next()
 		if gerr == nil && ge != nil {
 			got.Ranges(ge)
-			if n < 50 && ge.Tag == dwarf.TagCompileUnit {
-				if lr, err := got.LineReader(ge); err == nil && lr != nil {
-					var le dwarf.LineEntry
-					for range 1000 {
-						if lr.Next(&le) != nil {
-							break
-						}
-					}
-				}
-			}
 		}
 		if wr != nil {
 			we, werr := wr.Next()
@@ -121,12 +114,71 @@ func fuzzCompare(t *testing.T, want *stddwarf.Data, got *dwarf.Data) int {
 					if werr == nil && (gerr != nil || !reflect.DeepEqual(wrs, grs)) {
 						t.Fatalf("entry %#x: ranges %v (%v), debug/dwarf's %v", we.Offset, grs, gerr, wrs)
 					}
+					if n < 50 && we.Tag == stddwarf.TagCompileUnit {
+						fuzzLines(t, want, got, we, ge)
+					}
 				}
 			}
+		}
+		if wr == nil && gerr == nil && ge != nil && n < 50 && ge.Tag == dwarf.TagCompileUnit {
+			fuzzLines(t, nil, got, nil, ge) // this package alone
 		}
 		if gerr != nil || ge == nil {
 			break
 		}
 	}
 	return n
+}
+
+// fuzzLines reads up to 1000 rows of the line table of unit ge with got
+// and, unless want is nil, of we with want, in step: the same rows as far
+// as debug/dwarf reads them without an error.
+func fuzzLines(t *testing.T, want *stddwarf.Data, got *dwarf.Data, we *stddwarf.Entry, ge *dwarf.Entry) {
+	gl, gerr := got.LineReader(ge)
+	var wl *stddwarf.LineReader
+	if want != nil {
+		var werr error
+		if wl, werr = want.LineReader(we); werr != nil {
+			wl = nil
+		} else if gerr != nil || (wl == nil) != (gl == nil) {
+			t.Fatalf("unit %#x: line reader %v (%v), debug/dwarf's %v", ge.Offset, gl, gerr, wl)
+		}
+	}
+	if gl == nil {
+		return
+	}
+	var wle stddwarf.LineEntry
+	var gle dwarf.LineEntry
+	for range 1000 {
+		gerr := gl.Next(&gle)
+		if wl != nil {
+			if werr := wl.Next(&wle); werr != nil {
+				wl = nil
+			} else if gerr != nil || wle.Address != gle.Address || wle.Line != gle.Line || wle.EndSequence != gle.EndSequence || !sameFile(wle.File, gle.File) {
+				wn, gn := fileNames(wle.File, gle.File)
+				t.Fatalf("unit %#x: line %+v %q (%v), debug/dwarf's %+v %q", ge.Offset, gle, gn, gerr, wle, wn)
+			}
+		}
+		if gerr != nil {
+			return
+		}
+	}
+}
+
+// sameFile reports whether two line rows' files have one name (or none).
+func sameFile(w *stddwarf.LineFile, g *dwarf.LineFile) bool {
+	wn, gn := fileNames(w, g)
+	return wn == gn
+}
+
+// fileNames are the names of two line rows' files, "" for none.
+func fileNames(w *stddwarf.LineFile, g *dwarf.LineFile) (string, string) {
+	var wn, gn string
+	if w != nil {
+		wn = w.Name
+	}
+	if g != nil {
+		gn = g.Name
+	}
+	return wn, gn
 }
