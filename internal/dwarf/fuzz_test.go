@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/internal/dwarf"
@@ -135,6 +136,9 @@ func fuzzCompare(t *testing.T, want *stddwarf.Data, got *dwarf.Data) int {
 // as debug/dwarf reads them without an error.
 func fuzzLines(t *testing.T, want *stddwarf.Data, got *dwarf.Data, we *stddwarf.Entry, ge *dwarf.Entry) {
 	gl, gerr := got.LineReader(ge)
+	if gerr != nil && strings.Contains(gerr.Error(), " entries ") {
+		return // refused as addr2line refuses it (entryCount), where debug/dwarf goes on
+	}
 	var wl *stddwarf.LineReader
 	if want != nil {
 		var werr error

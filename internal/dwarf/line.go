@@ -290,7 +290,10 @@ func (r *LineReader) readHeader(compDir string) error {
 		}
 	} else {
 		dirFormat := r.readLNCTFormat()
-		c := buf.uint()
+		c, err := r.entryCount(dirFormat, hdrOffset, "directory")
+		if err != nil {
+			return err
+		}
 		r.directories = make([]string, c)
 		for i := range r.directories {
 			dir, _, _, err := r.readLNCT(dirFormat, dwarf64)
@@ -300,7 +303,9 @@ func (r *LineReader) readHeader(compDir string) error {
 			r.directories[i] = dir
 		}
 		fileFormat := r.readLNCTFormat()
-		c = buf.uint()
+		if c, err = r.entryCount(fileFormat, hdrOffset, "file name"); err != nil {
+			return err
+		}
 		r.fileEntries = make([]*LineFile, c)
 		for i := range r.fileEntries {
 			name, mtime, size, err := r.readLNCT(fileFormat, dwarf64)
@@ -314,6 +319,31 @@ func (r *LineReader) readHeader(compDir string) error {
 	r.initialFileEntries = len(r.fileEntries)
 
 	return buf.err
+}
+
+// entryCount reads the count of a DWARF 5 line header's directory or
+// file name entries of format form, and refuses one the line table
+// cannot hold as binutils' read_formatted_entries does (perf's inline
+// names are addr2line's): entries without a format, or more of them
+// than the table has bytes left, each taking one at least. (debug/dwarf
+// makes a slice of any count, up to 2^64: FuzzLikeDebugDWARF found one
+// that took a minute and gigabytes.)
+func (r *LineReader) entryCount(form []lnctForm, hdrOffset Offset, what string) (int, error) {
+	c := r.buf.uint()
+	if r.buf.err != nil {
+		return 0, r.buf.err
+	}
+	left := uint64(0)
+	if r.buf.off < r.endOffset {
+		left = uint64(r.endOffset - r.buf.off)
+	}
+	switch {
+	case len(form) == 0 && c != 0:
+		return 0, DecodeError{"line", hdrOffset, fmt.Sprintf("%d %s entries without a format", c, what)}
+	case c > left:
+		return 0, DecodeError{"line", hdrOffset, fmt.Sprintf("%d %s entries in the line table's %d bytes left", c, what, left)}
+	}
+	return int(c), nil
 }
 
 // lnctForm is a pair of an LNCT code and a form. This represents an
