@@ -670,9 +670,10 @@ func loadDWARF(f *elf.File, ra io.ReaderAt, cache *SectionCache, path string, fi
 		}
 	}
 	wg.Wait()
+	var maps [][]byte
 	for i, m := range mappings {
 		if m != nil {
-			mapped = append(mapped, m)
+			maps = append(maps, m)
 			if listUnits[dwarfSections[i]] {
 				filemap.Populate(data[i]) // read through by OpenInlines
 			}
@@ -680,28 +681,27 @@ func loadDWARF(f *elf.File, ra io.ReaderAt, cache *SectionCache, path string, fi
 	}
 	defer func() {
 		if err != nil {
-			unmapAll(mapped)
-			mapped = nil
+			unmapAll(maps) // no Data holds them
 		}
 	}()
 	for i, err := range errs {
 		if err != nil && dwarfSections[i] != "info" {
 			data[i] = nil // as debug/elf, a section that cannot be read is left out
 		} else if err != nil {
-			return nil, mapped, err
+			return nil, nil, err
 		}
 	}
 	if d, err = dwarf.New(data[0], nil, nil, data[1], data[2], nil, data[3], data[4]); err != nil {
-		return nil, mapped, err
+		return nil, nil, err
 	}
 	for i, name := range dwarfSections[5:] {
 		if b := data[5+i]; b != nil {
-			if err := d.AddSection(".debug_"+name, b); err != nil {
-				return nil, mapped, err
+			if err = d.AddSection(".debug_"+name, b); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
-	return d, mapped, nil
+	return d, maps, nil
 }
 
 // unmapAll unmaps the mapped sections of an Inlines no longer used.
