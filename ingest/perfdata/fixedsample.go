@@ -57,11 +57,12 @@ func (r *Reader) NextFixedSample(s *FixedSample, skipChain bool) bool {
 		return false
 	}
 	tid := word(b, l.tid)
-	*s = FixedSample{
-		Attr: a, Misc: binary.LittleEndian.Uint16(rec[4:]),
-		IP: word(b, l.ip), Time: word(b, l.time), Period: word(b, l.period),
-		Pid: uint32(tid), Tid: uint32(tid >> 32), CPU: uint32(word(b, l.cpu)),
-	}
+	// Field by field: a composite literal is built on the stack and then
+	// copied 16 bytes at a time, loads the 8-byte stores before them
+	// cannot forward to (a third of this function's time).
+	s.Attr, s.Misc = a, binary.LittleEndian.Uint16(rec[4:])
+	s.IP, s.Time, s.Period = word(b, l.ip), word(b, l.time), word(b, l.period)
+	s.Pid, s.Tid, s.CPU = uint32(tid), uint32(tid>>32), uint32(word(b, l.cpu))
 	in.r += size
 	r.pos += int64(size)
 	r.rawData, r.rawOff, r.rawCompressed = rec, off, false
