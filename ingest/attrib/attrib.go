@@ -330,6 +330,12 @@ type Result struct {
 	// SampleTypes are the events' sample types (what their samples
 	// record), in event order.
 	SampleTypes []perfdata.SampleFormat
+	// PrintsPeriod says, per event, whether perf script's default output
+	// prints its samples' period: every event but a tracepoint (whose
+	// fields are its raw data instead), whether or not the samples
+	// record one (the attr's sample_period then, as perf's
+	// evsel__parse_sample gives them).
+	PrintsPeriod []bool
 	// BuildIDs are the recording's build ids by DSO, in hex.
 	BuildIDs map[string]string
 	// Groups are the recording's event groups (GROUP_DESC), which the
@@ -739,6 +745,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	for _, at := range r.Attrs() {
 		a.res.SampleTypes = append(a.res.SampleTypes, at.SampleType)
+		a.res.PrintsPeriod = append(a.res.PrintsPeriod, at.Type != perfTypeTracepoint)
 	}
 	a.res.BuildIDs = make(map[string]string, len(buildIDs))
 	for dso, id := range buildIDs {
@@ -1740,6 +1747,9 @@ func (a *attributor) sample(e *event) error {
 	}
 	return err
 }
+
+// perfTypeTracepoint is perf_event_attr.type's PERF_TYPE_TRACEPOINT.
+const perfTypeTracepoint = 2
 
 // flatTable reports whether the run makes perf report's flat table by
 // dso,sym: counts, and no children, branch, sort-key, stack or script

@@ -375,7 +375,7 @@ func TestPprofSynthetic(t *testing.T) {
 // lines in byte order, counts by period.
 func TestWriteFoldedSynthetic(t *testing.T) {
 	prog := index.Map{Start: 0x1000, End: 0x2000, Kind: index.KindUser, DSO: "/usr/bin/prog"}
-	r := &Result{Events: []string{"cycles"}, SampleTypes: []perfdata.SampleFormat{perfdata.SampleFormatPeriod}, Stacks: []Stack{
+	r := &Result{Events: []string{"cycles"}, PrintsPeriod: []bool{true}, Stacks: []Stack{
 		{Comm: "my prog", Frames: []Frame{{0x1010, prog, "f(int)"}, {0x1500, prog, "main"}}, Counts: Counts{2, 200}},
 		{Comm: "my prog", Frames: []Frame{{0x1234, prog, symbols.Unknown}, {0x99, index.Map{}, symbols.Unknown}}, Counts: Counts{1, 100}},
 		{Comm: "my prog", Tid: 9, Frames: []Frame{{0x1010, prog, "f(int)"}, {0x1500, prog, "main"}}, Counts: Counts{1, 50}},
@@ -388,6 +388,17 @@ func TestWriteFoldedSynthetic(t *testing.T) {
 	want := "java;a:bc;org/x/Y:.run 7\nmy_prog;[unknown];[prog] 100\nmy_prog;main;f 250\n"
 	if b.String() != want {
 		t.Errorf("folded:\n%s\nwant:\n%s", b.String(), want)
+	}
+	// A tracepoint's lines in perf script have no period: stackcollapse
+	// counts its samples.
+	r.PrintsPeriod[0] = false
+	b.Reset()
+	if err := r.WriteFolded(&b); err != nil {
+		t.Fatal(err)
+	}
+	want = "java;a:bc;org/x/Y:.run 1\nmy_prog;[unknown];[prog] 1\nmy_prog;main;f 3\n"
+	if b.String() != want {
+		t.Errorf("folded, a tracepoint's:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
 
@@ -411,7 +422,7 @@ func TestWriteFoldedTotals(t *testing.T) {
 				total += n
 			}
 			want := res.ByEvent[res.Stacks[0].Event]
-			if res.SampleTypes[res.Stacks[0].Event]&perfdata.SampleFormatPeriod == 0 {
+			if !res.PrintsPeriod[res.Stacks[0].Event] {
 				want.Period = want.Samples
 			}
 			if n := want.Period; total != n {

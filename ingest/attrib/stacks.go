@@ -120,8 +120,9 @@ func (a *attributor) stack(e *event, mp index.Map, found bool, sym string, c Cou
 // per distinct stack, "comm;outermost;...;leaf count", in byte order,
 // frames named by symbol (offset and, tidied, arguments dropped) or,
 // unresolved, by "[dso's base name]" or "[unknown]"; the comm with spaces
-// as underscores; the count the samples' period when the event records
-// one, else their number; only the samples of the first sample's event.
+// as underscores; the count the samples' period where perf script
+// prints it (Result.PrintsPeriod: with perf record -c N, N a sample),
+// else their number; only the samples of the first sample's event.
 // Departures: a sample without a (shown) callchain folds to its own
 // frame, where stackcollapse-perf.pl, seeing no frame lines, keeps the
 // comm alone; and where its regular expressions misparse perf script's
@@ -149,7 +150,7 @@ func (r *Result) WriteFolded(w io.Writer) error {
 			b.WriteString(name)
 		}
 		n := st.Counts.Samples
-		if event < len(r.SampleTypes) && r.SampleTypes[event]&perfdata.SampleFormatPeriod != 0 {
+		if event < len(r.PrintsPeriod) && r.PrintsPeriod[event] {
 			n = st.Counts.Period
 		}
 		collapsed[b.String()] += n
