@@ -24,6 +24,7 @@ func TestReportWholeTableLikePerf(t *testing.T) {
 	recordings := []string{
 		"testdata/group/group.data",                     // an event group: one table, two columns each
 		"testdata/dwarf/dwarf.data",                     // inlined functions in the children table
+		"testdata/mixed/mixed.data",                     // an event without callchains beside one with
 		"../../ingest/attrib/testdata/twoevents-g.data", // two tables
 		"../../ingest/perfdata/testdata/callchain.data",
 		"../../ingest/perfdata/testdata/samplecpu.data",

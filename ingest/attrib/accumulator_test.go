@@ -1,9 +1,11 @@
 package attrib
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
@@ -123,5 +125,38 @@ func TestAccumulatorNoMapEntries(t *testing.T) {
 	}
 	if !ac.keys.at(id).Kernel || len(ac.byKey) != 0 {
 		t.Errorf("entry %+v (byKey %v): want the kernel level, in noMap alone", ac.keys.at(id), ac.byKey)
+	}
+}
+
+// A children table keeps perf's callchain cursor only for a recording
+// whose events differ in having callchains: with all or none of them
+// having one, no sample is counted in another's frames.
+func TestNewChainCursor(t *testing.T) {
+	const chain, plain = perfdata.SampleFormatIP | perfdata.SampleFormatCallchain, perfdata.SampleFormatIP
+	for _, tc := range []struct {
+		name  string
+		types []perfdata.SampleFormat
+		want  []bool // chainless per event; nil: no cursor
+	}{
+		{"one with", []perfdata.SampleFormat{chain}, nil},
+		{"one without", []perfdata.SampleFormat{plain}, nil},
+		{"all with", []perfdata.SampleFormat{chain, chain}, nil},
+		{"none with", []perfdata.SampleFormat{plain, plain, plain}, nil},
+		{"with, without", []perfdata.SampleFormat{chain, plain}, []bool{false, true}},
+		{"without, with, without", []perfdata.SampleFormat{plain, chain, plain}, []bool{true, false, true}},
+	} {
+		var attrs []*perfdata.Attr
+		for _, st := range tc.types {
+			attrs = append(attrs, &perfdata.Attr{SampleType: st})
+		}
+		c := newChainCursor(attrs)
+		switch {
+		case tc.want == nil && c != nil:
+			t.Errorf("%s: a cursor, chainless %v", tc.name, c.chainless)
+		case tc.want != nil && c == nil:
+			t.Errorf("%s: no cursor", tc.name)
+		case tc.want != nil && !slices.Equal(c.chainless, tc.want):
+			t.Errorf("%s: chainless %v, want %v", tc.name, c.chainless, tc.want)
+		}
 	}
 }

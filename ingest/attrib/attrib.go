@@ -532,6 +532,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			}
 		}
 	}
+	if children {
+		a.cursor = newChainCursor(r.Attrs())
+	}
 	m.RegisterIdle() // perf_session__process_events
 	wantChains := opts.wantsChains()
 	if a.holdsKernel() { // hold.go
@@ -1401,6 +1404,10 @@ type attributor struct {
 	rows        *rowCounter  // with Options.SortKeys or Filter
 	cumIDs      []int32      // cumulate's entries of one sample, reused
 	execs       execs        // per process, its execs so far
+	// cursor is perf's callchain cursor, for a children table of a
+	// recording whose events differ in having callchains (nil otherwise):
+	// see chainCursor.
+	cursor *chainCursor
 	// kstart is machine->kernel_start for FetchInsn, once the first
 	// fetch has set it; x86_64 says whether the recording's arch is
 	// x86_64 (its kernel start then stays 2^63).

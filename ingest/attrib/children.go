@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kmapindex/kmapindex/ingest/machine"
+	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
@@ -463,6 +464,41 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 		ids = append(ids, slot.id)
 		return true
 	}
+	// enter appends the entry of the frame at ip of cpumode, found in
+	// the map of st (nil: none) at symbol i of its table t (-1: none),
+	// and reports whether the frame cache may keep it.
+	enter := func(ip uint64, cpumode uint8, st *mapState, t *symbols.Table, i int) (id int32, cache bool) {
+		if st == nil {
+			id = ac.noMapEntry(ip, kernel, hyper, event)
+			ids = append(ids, id)
+			nm = append(nm, noMapFrame{ip, packLevel(kernel, hyper)})
+			return id, true
+		}
+		kernel, hyper = cpumode == machine.CPUModeKernel, false
+		cache = true
+		if i >= 0 {
+			id = ac.symEntry(st, t, i, event, ip)
+			if t.IsObject(i) {
+				// Its map names the entry's row: not cached, so that
+				// every frame in it is resolved.
+				hits = append(hits, entryHit{len(ids), objectHit(st.key.m, t.Symbol(i).Start, ip)})
+				cache = false
+			}
+		} else {
+			id = ac.addrEntry(st, ip, event)
+		}
+		ids = append(ids, id)
+		return id, cache
+	}
+	// inlined appends the entry of an inlined function's frame.
+	inlined := func(k Key, end uint64, base string) {
+		kernel, hyper = false, false
+		id := ac.entry(k)
+		ac.setMeta(id, entryMeta{end: end, inlined: true, base: base})
+		ac.anyInlined = true
+		ids = append(ids, id)
+	}
+	cur := a.cursor
 	// resolve appends the entry of the frame at ip, made if need be, and
 	// caches it.
 	resolve := func(ip uint64, cpumode uint8) {
@@ -473,38 +509,30 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 		// Cached only while nothing changed the maps it was found in (a
 		// kernel load does).
 		cache = cache && vers.of(cpumode) == ver
-		if !found {
-			id := ac.noMapEntry(ip, kernel, hyper, event)
-			ids = append(ids, id)
-			nm = append(nm, noMapFrame{ip, packLevel(kernel, hyper)})
-			if cache {
-				*slot = frameSlot{ip: ip, tag: tag, id: id}
-			}
-			return
+		var st *mapState
+		var t *symbols.Table
+		i := -1
+		if found {
+			st = a.cnt.state(mp, cpumode == machine.CPUModeKernel)
+			t = a.stateTable(st)
+			i = a.sym.findIn(mp, t, mp.MapIP(ip))
 		}
-		kernel, hyper = cpumode == machine.CPUModeKernel, false
-		st := a.cnt.state(mp, kernel)
-		t := a.stateTable(st)
-		var id int32
-		if i := a.sym.findIn(mp, t, mp.MapIP(ip)); i >= 0 {
-			id = ac.symEntry(st, t, i, event, ip)
-			if t.IsObject(i) {
-				// Its map names the entry's row: not cached, so that
-				// every frame in it is resolved.
-				hits = append(hits, entryHit{len(ids), objectHit(mp, t.Symbol(i).Start, ip)})
-				cache = false
-			}
-		} else {
-			id = ac.addrEntry(st, ip, event)
+		if cur != nil {
+			cur.frames = append(cur.frames, cursorFrame{ip: ip, cpumode: cpumode, st: st, t: t, i: int32(i)})
 		}
-		ids = append(ids, id)
-		// And only once the table is final.
-		if cache && st.final {
+		id, entered := enter(ip, cpumode, st, t, i)
+		switch {
+		case !cache || !entered:
+		case st == nil:
+			*slot = frameSlot{ip: ip, tag: tag, id: id}
+		case st.final: // and only once the table is final
 			*slot = frameSlot{ip: ip, tag: tag | tagInMap, id: id}
 		}
 	}
 	frame := func(ip uint64, cpumode uint8) {
-		if !fromCache(ip, cpumode) {
+		// The cursor needs every frame's map and symbol: the frame
+		// cache keeps only entries.
+		if cur != nil || !fromCache(ip, cpumode) {
 			resolve(ip, cpumode)
 		}
 	}
@@ -512,25 +540,45 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 	// unknown marker empties (chainVoid) is not walked, so that the frames
 	// before the marker make no entry either (their level would stay).
 	ok := !chainVoid(e)
-	switch {
-	case !ok:
-	case hasUserStack(e) || e.has(sampleLBR):
-		ok = a.walkCallerOrderUnwound(e, frame, func(k Key, end uint64, base string) {
-			kernel, hyper = false, false
-			id := ac.entry(k)
-			ac.setMeta(id, entryMeta{end: end, inlined: true, base: base})
-			ac.anyInlined = true
-			ids = append(ids, id)
-		})
-	default: // walkCallerOrder, with frame inlined
-		for ip, cpumode := range callerOrder(e.addrs, &ok) {
-			frame(ip, cpumode)
+	if cur != nil && cur.chainless[e.attr] {
+		// perf's sample__resolve_callchain leaves the cursor as the last
+		// sample with a callchain left it: its frames are this sample's
+		// too.
+		for _, f := range cur.frames {
+			if f.inline != nil {
+				k := *f.inline
+				k.Event = event
+				inlined(k, f.end, f.base)
+			} else {
+				enter(f.ip, f.cpumode, f.st, f.t, int(f.i))
+			}
+		}
+	} else {
+		if cur != nil {
+			cur.reset()
+		}
+		switch {
+		case !ok:
+		case hasUserStack(e) || e.has(sampleLBR):
+			ok = a.walkCallerOrderUnwound(e, frame, func(k Key, end uint64, base string) {
+				if cur != nil {
+					cur.frames = append(cur.frames, cursorFrame{inline: &k, end: end, base: base})
+				}
+				inlined(k, end, base)
+			})
+		default: // walkCallerOrder, with frame inlined
+			for ip, cpumode := range callerOrder(e.addrs, &ok) {
+				frame(ip, cpumode)
+			}
 		}
 	}
 	if !ok {
 		ids = ids[:1] // perf resets the cursor
 		for len(hits) > 0 && hits[len(hits)-1].i >= len(ids) {
 			hits = hits[:len(hits)-1]
+		}
+		if cur != nil {
+			cur.reset()
 		}
 	}
 	var owner int32
@@ -551,6 +599,54 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 		ac.objHits = hits
 	}
 }
+
+// chainCursor is perf's callchain cursor as a children table needs it
+// when some of the recording's events have callchains and some do not.
+// perf report resolves a sample's callchain into one cursor
+// (sample__resolve_callchain), and a sample without a callchain returns
+// before resetting it: perf 6.1 walks what the last sample with a
+// callchain left there (iter_next_cumulative_entry), so that such a
+// sample counts in the Children column of that sample's frames, as
+// resolved then, under its own event. frames are those, in caller order.
+type chainCursor struct {
+	chainless []bool // per event: its samples have no callchain
+	frames    []cursorFrame
+}
+
+// cursorFrame is a frame of the cursor: at ip, of cpumode, in the map of
+// st (nil: none) at symbol i of its table t then (-1: none); or an
+// inlined function's (inline, with accumulator.setMeta's end and base).
+type cursorFrame struct {
+	ip      uint64
+	cpumode uint8
+	st      *mapState
+	t       *symbols.Table
+	i       int32
+	inline  *Key
+	end     uint64
+	base    string
+}
+
+// newChainCursor returns the cursor of a recording of events attrs, nil
+// when all or none of them have callchains (then no sample sees another's
+// frames: the cursor is reset by every sample or never filled).
+func newChainCursor(attrs []*perfdata.Attr) *chainCursor {
+	c := &chainCursor{chainless: make([]bool, len(attrs))}
+	n := 0
+	for i, at := range attrs {
+		if at.SampleType&perfdata.SampleFormatCallchain == 0 {
+			c.chainless[i] = true
+			n++
+		}
+	}
+	if n == 0 || n == len(attrs) {
+		return nil
+	}
+	return c
+}
+
+// reset empties the cursor, as thread__resolve_callchain does first.
+func (c *chainCursor) reset() { c.frames = c.frames[:0] }
 
 // count counts a sample of period c in its entries ids (its own, then
 // its callchain's in caller order), each once; nm are those without a

@@ -1187,6 +1187,36 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, tk threadKey, sel
 		ts.answers = besideChain(a, &a.frameAnswers)
 		of = answerOf{ts.tk, int32(event)}
 	}
+	// frameHint is the row hint of a frame at ip of cpumode in the map of
+	// st (nil: none), at symbol i of its table (-1: none).
+	frameHint := func(ip uint64, cpumode uint8, st *mapState, i int) rowHint {
+		if st == nil {
+			return rowHint{i: -1, addr: ip, noMap: true}
+		}
+		kernel, hyper = cpumode == machine.CPUModeKernel, false
+		return rowHint{st: st, i: int32(i), addr: ip}
+	}
+	cur := a.cursor
+	if cur != nil && cur.chainless[e.attr] {
+		// The frames perf's cursor holds (chainCursor), each named.
+		for _, cf := range cur.frames {
+			if cf.inline != nil {
+				k := *cf.inline
+				k.Event = event
+				kernel, hyper = false, false
+				add(&treeFrame{k: k, end: cf.end, inlined: true, base: cf.base, at: -1})
+				continue
+			}
+			f := treeFrame{k: Key{Addr: cf.ip, Event: event}, hint: frameHint(cf.ip, cf.cpumode, cf.st, int(cf.i)), at: -1}
+			f.k.Kernel, f.k.Hyper = kernel, hyper
+			f.name()
+			add(&f)
+		}
+		return
+	}
+	if cur != nil {
+		cur.reset()
+	}
 	// A chain an unknown marker empties is not walked: no frame of it
 	// makes a row or marks one (see cumulate).
 	if chainVoid(e) {
@@ -1197,17 +1227,19 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, tk threadKey, sel
 		// The frame's map, and its symbol once the table is final, from
 		// the callchain cache (chainFrame).
 		slot := a.chainFrame(ip, cpumode, &vers)
-		hint := rowHint{i: -1, addr: ip, noMap: true}
+		i := -1
 		if st := slot.st; st != nil {
-			kernel, hyper = cpumode == machine.CPUModeKernel, false
 			mp := st.key.m
 			tb := a.stateTable(st)
-			i := int(slot.sym)
+			i = int(slot.sym)
 			if !slot.symSet {
 				i = a.sym.findIn(mp, tb, mp.MapIP(ip))
 				slot.sym, slot.symSet = int32(i), st.final
 			}
-			hint = rowHint{st: st, i: int32(i), addr: ip}
+		}
+		hint := frameHint(ip, cpumode, slot.st, i)
+		if cur != nil {
+			cur.frames = append(cur.frames, cursorFrame{ip: ip, cpumode: cpumode, st: slot.st, i: int32(i)})
 		}
 		at := int32(-1)
 		switch {
@@ -1227,6 +1259,9 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, tk threadKey, sel
 		f.name()
 		add(&f)
 	}, func(k Key, end uint64, base string) {
+		if cur != nil {
+			cur.frames = append(cur.frames, cursorFrame{inline: &k, end: end, base: base})
+		}
 		kernel, hyper = false, false
 		add(&treeFrame{k: k, end: end, inlined: true, base: base, at: -1})
 	})
