@@ -34,7 +34,7 @@ import (
 
 const reportUsage = `usage: kbench report [-format table|script|json|folded|pprof] [-kallsyms FILE] [-G]
                     [-children|-no-children] [-no-branch-stack] [-sort KEYS]
-                    [-pid L] [-tid L] [-comm L] [-cpu L] [-time START,END]
+                    [-pid L] [-tid L] [-comm L] [-cpu L] [-time SLICES]
                     [-dso L] [-sym L]
                     [-impl btree|list] [-debugdir DIR] [-cachedir DIR] [-symfs DIR] [-vdso FILE]
                     [-vmlinux FILE] [-ignore-vmlinux]
@@ -112,9 +112,12 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs.Func("tid", "only these `tids` (perf --tid)", intList(&filter.Tids))
 	fs.Func("comm", "only threads named one of these `comms` (perf --comms)", strList(&filter.Comms))
 	fs.Func("cpu", "only samples on these `cpus` (perf --cpu: 0,2-3)", cpuList(&filter.CPUs))
-	fs.Func("time", "only samples from `start,end` (perf --time: seconds, either may be empty)", func(v string) (err error) {
-		filter.TimeStart, filter.TimeEnd, err = attrib.ParseTime(v)
+	fs.Func("time", "only samples in these time `slices` (perf --time: start,end in seconds, either may be empty, several separated by spaces; or percents of the recording's time: 10%/2, 0%-10%,30%-40%, 50%)", func(v string) error {
 		filter.TimeText = v
+		if strings.Contains(v, "%") {
+			return nil // read with the recording's first and last sample times (attrib.Run)
+		}
+		_, err := attrib.ParseTimes(v, 0, 0)
 		return err
 	})
 	fs.Func("dso", "only samples in these `dsos`, short or long names (perf --dsos)", strList(&filter.DSOs))

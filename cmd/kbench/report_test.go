@@ -726,6 +726,10 @@ func TestReportSortAndFilters(t *testing.T) {
 		{"system.data", []string{"-sort", "comm,dso,sym", "-sym", "pv_native_safe_halt,exc_page_fault"}, []string{"--sort", "comm,dso,sym", "--symbols", "pv_native_safe_halt,exc_page_fault"}, []string{"--symbols", "pv_native_safe_halt,exc_page_fault"}},
 		{"system.data", []string{"-time", "523.7,524.0"}, []string{"--time", "523.7,524.0"}, []string{"--time", "523.7,524.0"}},
 		{"callchain.data", []string{"-sym", "__strcmp_evex"}, []string{"--symbols", "__strcmp_evex"}, []string{"--symbols", "__strcmp_evex"}},
+		// Several time slices; percents of the recording's time.
+		{"callchain.data", []string{"-time", "524.92,524.93  524.95,"}, []string{"--time", "524.92,524.93  524.95,"}, []string{"--time", "524.92,524.93  524.95,"}},
+		{"callchain.data", []string{"-time", "25%/2,25%/4"}, []string{"--time", "25%/2,25%/4"}, []string{"--time", "25%/2,25%/4"}},
+		{"system.data", []string{"-time", "10%-35%,50%-70%"}, []string{"--time", "10%-35%,50%-70%"}, []string{"--time", "10%-35%,50%-70%"}},
 		// Sort keys with the Children column (the last --children wins).
 		{"callchain.data", []string{"-children", "-sort", "dso,sym"}, []string{"--children", "--sort", "dso,sym"}, nil},
 		{"callchain.data", []string{"-children", "-sort", "comm,dso"}, []string{"--children", "--sort", "comm,dso"}, nil},

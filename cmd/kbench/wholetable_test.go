@@ -40,6 +40,10 @@ func TestReportWholeTableLikePerf(t *testing.T) {
 		{[]string{"-no-children", "-dso", "[kernel.kallsyms]"}, []string{"--no-children", "--sort", "dso,sym", "--dsos", "[kernel.kallsyms]"}},
 		{[]string{"-children", "-comm", "sh,perf-exec"}, []string{"--children", "--sort", "dso,sym", "--comms", "sh,perf-exec"}},
 		{[]string{"-children", "-time", "0,"}, []string{"--children", "--sort", "dso,sym", "--time", "0,"}},
+		// Percents of the recording's time (SAMPLE_TIME), one slice or several.
+		{[]string{"-children", "-time", "50%/2"}, []string{"--children", "--sort", "dso,sym", "--time", "50%/2"}},
+		{[]string{"-no-children", "-time", "0%-30%,60%-100%"}, []string{"--no-children", "--sort", "dso,sym", "--time", "0%-30%,60%-100%"}},
+		{[]string{"-no-children", "-time", "50%"}, []string{"--no-children", "--sort", "dso,sym", "--time", "50%"}},
 		{[]string{"-no-children", "-time", "999999,"}, []string{"--no-children", "--sort", "dso,sym", "--time", "999999,"}},
 	}
 	for _, f := range recordings {

@@ -462,6 +462,14 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	if err := opts.Filter.checkCPUs(r); err != nil {
 		return nil, err
 	}
+	// perf reads --time once the header is read: a pipe's features,
+	// SAMPLE_TIME's among them, come later.
+	feat := r.Features()
+	filter, err := opts.Filter.withTimes(feat.FirstSampleTime, feat.LastSampleTime)
+	if err != nil {
+		return nil, err
+	}
+	opts.Filter = filter
 	m := machine.New(opts.Impl)
 	a := &attributor{
 		opts:     opts,

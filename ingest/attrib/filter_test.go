@@ -2,28 +2,63 @@ package attrib
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
-func TestParseTime(t *testing.T) {
+// --time reads as perf 6.1 reads it (perf_time__parse_for_ranges): slices
+// in seconds, several apart, or percents of the recording's time.
+func TestParseTimes(t *testing.T) {
+	const first, last = 100_000_000_000, 200_000_000_000 // 100 s to 200 s
+	type r = TimeRange
 	for _, tc := range []struct {
-		in         string
-		start, end uint64
-		ok         bool
+		in   string
+		want []TimeRange // nil: refused
 	}{
-		{"1.5,2", 1_500_000_000, 2_000_000_000, true},
-		{",2.000000001", 0, 2_000_000_001, true},
-		{"523.7,", 523_700_000_000, 0, true},
-		{",", 0, 0, true},
-		{"1.5", 0, 0, false},            // no comma
-		{"1.1234567890,2", 0, 0, false}, // more than nine decimals
-		{"x,2", 0, 0, false},
-		{"-1,2", 0, 0, false},
+		{"1.5,2", []r{{1_500_000_000, 2_000_000_000}}},
+		{",2.000000001", []r{{0, 2_000_000_001}}},
+		{"523.7,", []r{{523_700_000_000, 0}}},
+		{",", []r{{0, 0}}},
+		{" 1, +2", []r{{1e9, 2e9}}}, // strtoul's white space and sign
+		{".,1.", []r{{0, 1e9}}},     // no digits before the point: 0
+		{"1,2 3,4", []r{{1e9, 2e9}, {3e9, 4e9}}},
+		{"1,2  3,", []r{{1e9, 2e9}, {3e9, 0}}},
+		{",2 3,4\t5,6", []r{{0, 2e9}, {3e9, 4e9}, {5e9, 6e9}}},
+		{"1.5", nil},            // no comma
+		{"1.1234567890,2", nil}, // more than nine decimals
+		{"x,2", nil},
+		{"2,1", nil},     // ends before it starts
+		{"1,3 2,4", nil}, // overlapping slices
+		{"3,4 1,2", nil}, // out of order
+		{"1,2,3 4,5", nil},
+		{"1 ,2", nil},
+		{"10%/2", []r{{110_000_000_000, 119_999_999_999}}},
+		{"10%/10", []r{{190_000_000_000, last}}}, // the last ends at the last sample
+		{"0%-10%,30%-40%", []r{{first, 109_999_999_999}, {130_000_000_000, 139_999_999_999}}},
+		{"50%", []r{{first, 149_999_999_999}}},
+		{"%-10%", []r{{first, 109_999_999_999}}}, // strtod of nothing: 0
+		{"10%/1,", []r{{first, 109_999_999_999}}},
+		{"33.3%/3", []r{{166_600_000_000, 199_899_999_999}}},
+		{"0%-0%", []r{{first, first}}},
+		{"110%", nil},
+		{"10%/0", nil},
+		{"10%/11", nil},
+		{"0%/2", nil},
+		{"10%%", nil},
+		{"10%,20%", nil},
+		{"0%-10%,30%", nil},
+		{"x%/2", nil},
+		{"nan%/1", nil},
+		{"10%/2x", nil},
 	} {
-		start, end, err := ParseTime(tc.in)
-		if (err == nil) != tc.ok || tc.ok && (start != tc.start || end != tc.end) {
-			t.Errorf("ParseTime(%q) = %d, %d, %v; want %d, %d, ok %v", tc.in, start, end, err, tc.start, tc.end, tc.ok)
+		got, err := ParseTimes(tc.in, first, last)
+		if tc.want == nil && err == nil || tc.want != nil && (err != nil || !slices.Equal(got, tc.want)) {
+			t.Errorf("ParseTimes(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
+	}
+	// Without the recording's sample times, percents are refused.
+	if got, err := ParseTimes("10%/2", 0, 0); err == nil {
+		t.Errorf("ParseTimes of percents without sample times = %v", got)
 	}
 }
 
@@ -52,7 +87,7 @@ func TestFilterDrops(t *testing.T) {
 	if none.outsideTime(5) || none.otherCPU(3) {
 		t.Error("a nil filter drops samples")
 	}
-	f := &Filter{TimeStart: 10, TimeEnd: 20, CPUs: []uint32{1, 2}}
+	f := &Filter{times: []TimeRange{{10, 20}}, CPUs: []uint32{1, 2}}
 	for _, tc := range []struct {
 		time uint64
 		out  bool
@@ -61,7 +96,53 @@ func TestFilterDrops(t *testing.T) {
 			t.Errorf("time %d: outside %v", tc.time, !tc.out)
 		}
 	}
+	// Of several slices, one holds the sample (an open end holds what
+	// follows).
+	several := &Filter{times: []TimeRange{{0, 20}, {30, 40}, {50, 0}}}
+	for _, tc := range []struct {
+		time uint64
+		out  bool
+	}{{0, false}, {1, false}, {20, false}, {21, true}, {30, false}, {41, true}, {50, false}, {1 << 40, false}} {
+		if several.outsideTime(tc.time) != tc.out {
+			t.Errorf("several slices, time %d: outside %v", tc.time, !tc.out)
+		}
+	}
 	if f.otherCPU(1) || !f.otherCPU(0) || !f.otherCPU(^uint32(0)) {
 		t.Error("CPU filter")
 	}
+}
+
+// Whatever --time holds, ParseTimes does not panic, and what it accepts
+// is what perf accepts: slices that end after they start, apart and in
+// order for seconds; within the recording's time for percents.
+func FuzzParseTimes(f *testing.F) {
+	for _, s := range []string{"1.5,2", "1,2 3,4", ",", "10%/2", "0%-10%,30%-40%", "50%", "%-10%", " 1, +2", "10%/1,"} {
+		f.Add(s, uint64(100e9), uint64(200e9))
+	}
+	f.Fuzz(func(t *testing.T, s string, first, last uint64) {
+		if last < first {
+			first, last = last, first
+		}
+		ranges, err := ParseTimes(s, first, last)
+		if err != nil {
+			return
+		}
+		if len(ranges) == 0 || len(ranges) > 1+strings.Count(s, ",") {
+			t.Fatalf("%q: %d slices", s, len(ranges))
+		}
+		percent := strings.Contains(s, "%")
+		for i, r := range ranges {
+			// perf takes a span that ends before it starts ("1%-%"): it
+			// selects nothing.
+			if percent && (r.Start < first || r.Start > last || r.End < first || r.End > last) {
+				t.Errorf("%q: slice %v outside [%d, %d]", s, r, first, last)
+			}
+			if !percent && r.End != 0 && r.End < r.Start {
+				t.Errorf("%q: slice %v ends before it starts", s, r)
+			}
+			if !percent && i > 0 && ranges[i-1].End >= r.Start {
+				t.Errorf("%q: slices %v and %v overlap", s, ranges[i-1], r)
+			}
+		}
+	})
 }

@@ -28,6 +28,10 @@ type Features struct {
 	// DirVersion is DIR_FORMAT's version of a perf.data directory's
 	// layout: 1 for data.N files beside the header file.
 	DirVersion uint64
+	// FirstSampleTime and LastSampleTime are SAMPLE_TIME's: the times of
+	// the recording's first and last samples (0: not recorded), which
+	// perf's percent time slices (--time 10%/2) divide.
+	FirstSampleTime, LastSampleTime uint64
 	// Sections are the file-mode section locations of every feature set.
 	Sections map[Feature]Section
 }
@@ -147,7 +151,8 @@ func (r *Reader) readFeatureSections() error {
 func knownFeature(f Feature) bool {
 	switch f {
 	case FeatBuildID, FeatHostname, FeatOSRelease, FeatVersion, FeatArch, FeatNrCPUs,
-		FeatCPUDesc, FeatCPUID, FeatTotalMem, FeatCmdline, FeatCompressed, FeatEventDesc, FeatGroupDesc, FeatDirFormat:
+		FeatCPUDesc, FeatCPUID, FeatTotalMem, FeatCmdline, FeatCompressed, FeatEventDesc, FeatGroupDesc, FeatDirFormat,
+		FeatSampleTime:
 		return true
 	}
 	return false
@@ -221,6 +226,9 @@ func (f *Features) parse(x Feature, b []byte, bo binary.ByteOrder, off int64) er
 		}
 	case FeatDirFormat:
 		f.DirVersion = c.u64("version")
+	case FeatSampleTime:
+		f.FirstSampleTime = c.u64("first sample time")
+		f.LastSampleTime = c.u64("last sample time")
 	case FeatCompressed:
 		f.Compression = &Compression{
 			Version: c.u32("version"), Type: c.u32("type"), Level: c.u32("level"),

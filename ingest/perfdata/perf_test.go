@@ -373,6 +373,26 @@ func TestEventDesc(t *testing.T) {
 	}
 }
 
+// SAMPLE_TIME gives the first and last samples' times, which perf report
+// --header-only prints in microseconds ("time of first sample :
+// 524.918257"); a section too short for them is an error naming the
+// offset of the field cut short.
+func TestSampleTime(t *testing.T) {
+	r, err := Open("testdata/callchain.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if f := r.Features(); f.FirstSampleTime/1000 != 524_918_257 || f.LastSampleTime/1000 != 524_970_093 {
+		t.Errorf("sample times %d, %d; want 524.918257 s, 524.970093 s", f.FirstSampleTime, f.LastSampleTime)
+	}
+	var f Features
+	err = f.parse(FeatSampleTime, make([]byte, 12), binary.LittleEndian, 0x200)
+	if err == nil || !strings.Contains(err.Error(), "0x208") {
+		t.Errorf("12 bytes of sample times: %v", err)
+	}
+}
+
 // GROUP_DESC gives each group's name, leader index and size; a count
 // that cannot fit is an error naming the section's offset.
 func TestGroupDesc(t *testing.T) {

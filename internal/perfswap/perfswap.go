@@ -373,6 +373,9 @@ func (s *beSwapper) feature(f perfdata.Feature, off, size int) {
 		}
 	case perfdata.FeatTotalMem:
 		s.sw(p, 8)
+	case perfdata.FeatSampleTime: // first and last
+		s.sw(p, 8)
+		s.sw(p+8, 8)
 	case perfdata.FeatCmdline:
 		n := int(s.u32(p))
 		s.sw(p, 4)
