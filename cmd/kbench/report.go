@@ -59,7 +59,8 @@ pipe-mode recording) to a map and a symbol as perf does, and print:
   folded  one line per distinct stack, "comm;outer;...;leaf count", as
           FlameGraph's stackcollapse-perf.pl folds perf script's output
   pprof   a profile.proto for go tool pprof (needs -o): stacks, real
-          addresses, mappings with build ids, labels pid, tid, comm, cpu
+          addresses, mappings with build ids, labels pid, tid, comm, cpu;
+          a count and a period per event sampled (-sample_index=EVENT)
 `
 
 // Places the report reads; variables for the tests.

@@ -285,7 +285,7 @@ func TestPprof(t *testing.T) {
 			if err := p.CheckValid(); err != nil {
 				t.Fatal(err)
 			}
-			if len(p.SampleType) != 2 || p.SampleType[0].Type != "samples" || p.SampleType[1].Type != res.Events[0] {
+			if len(p.SampleType) != 2 || p.SampleType[0].Type != "samples" || p.SampleType[1].Type != res.Events[res.Stacks[0].Event] {
 				t.Errorf("sample types %v", p.SampleType)
 			}
 			var total, period int64
@@ -331,6 +331,43 @@ func TestPprof(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A profile of several events sampled has a count and a period column
+// per event, in event order: each sample valued in its event's columns
+// alone, each event's columns totalling its samples and period.
+func TestPprofEvents(t *testing.T) {
+	res := runFormatOpts(t, "multi.data", Options{Stacks: true})
+	if len(res.Events) != 2 || res.ByEvent[0].Samples == 0 || res.ByEvent[1].Samples == 0 {
+		t.Fatalf("events %q, counts %v: the test wants two events sampled", res.Events, res.ByEvent)
+	}
+	p, err := res.Pprof()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, st := range p.SampleType {
+		types = append(types, st.Type+"/"+st.Unit)
+	}
+	want := []string{"cpu-clock_samples/count", "cpu-clock/nanoseconds", "task-clock_samples/count", "task-clock/nanoseconds"}
+	if !slices.Equal(types, want) || p.DefaultSampleType != "cpu-clock" {
+		t.Fatalf("sample types %q, default %q; want %q, cpu-clock", types, p.DefaultSampleType, want)
+	}
+	totals := make([]int64, 4)
+	for _, s := range p.Sample {
+		ev := slices.Index(res.Events, s.Label["event"][0])
+		for i, v := range s.Value {
+			if v != 0 && i/2 != ev {
+				t.Fatalf("a sample of %s valued %v", res.Events[ev], s.Value)
+			}
+			totals[i] += v
+		}
+	}
+	for ev := range 2 {
+		if c := res.ByEvent[ev]; totals[2*ev] != int64(c.Samples) || totals[2*ev+1] != int64(c.Period) {
+			t.Errorf("%s: profile %d samples, period %d; table %d, %d", res.Events[ev], totals[2*ev], totals[2*ev+1], c.Samples, c.Period)
+		}
 	}
 }
 

@@ -211,26 +211,48 @@ func foldedName(f Frame, comm string) (string, bool) {
 
 // Pprof returns the stacks as a profile (WritePprof writes it): a
 // Sample per stack, leaf first, valued by its sample count and its
-// period in the unit of the first event ("cpu-clock" and "task-clock" in
+// period in its event's unit ("cpu-clock" and "task-clock" in
 // nanoseconds), labelled pid, tid, comm, cpu (when recorded) and event
-// (when there are several); a Location per
+// (when there are several). With one event sampled, the sample types
+// are "samples" and the event; with several, "EVENT_samples" and EVENT
+// for each, in event order, a sample's values zero but for its own
+// event's, so that -sample_index picks an event and no total adds one
+// event's units to another's; the first is the default. A Location per
 // (map, address, symbol), at the frame's real address; a Mapping per map,
 // with its file, offset and build id; a Function per (symbol, file). A
 // frame without a symbol has a Location without Line, which pprof shows
 // by address. Checked with CheckValid.
 func (r *Result) Pprof() (*profile.Profile, error) {
-	unit := "count"
-	event := "samples"
-	if len(r.Events) > 0 {
-		event = r.Events[0]
-		if event == "cpu-clock" || event == "task-clock" {
-			unit = "nanoseconds"
+	// The events sampled, in event order, and each one's columns.
+	var sampled []int
+	for _, st := range r.Stacks {
+		if !slices.Contains(sampled, st.Event) {
+			sampled = append(sampled, st.Event)
 		}
 	}
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: event, Unit: unit}},
-		PeriodType: &profile.ValueType{Type: event, Unit: unit},
+	slices.Sort(sampled)
+	if len(sampled) == 0 {
+		sampled = []int{0}
 	}
+	column := make(map[int]int, len(sampled))
+	p := &profile.Profile{}
+	for i, ev := range sampled {
+		column[ev] = 2 * i
+		name, unit := "samples", "count"
+		if ev < len(r.Events) {
+			name = r.Events[ev]
+			if name == "cpu-clock" || name == "task-clock" {
+				unit = "nanoseconds"
+			}
+		}
+		count := "samples"
+		if len(sampled) > 1 {
+			count = name + "_samples"
+		}
+		p.SampleType = append(p.SampleType, &profile.ValueType{Type: count, Unit: "count"}, &profile.ValueType{Type: name, Unit: unit})
+	}
+	p.PeriodType = p.SampleType[1]
+	p.DefaultSampleType = p.SampleType[1].Type
 	mappings := make(map[index.Map]*profile.Mapping)
 	mapping := func(m index.Map) *profile.Mapping {
 		if m == (index.Map{}) {
@@ -276,8 +298,11 @@ func (r *Result) Pprof() (*profile.Profile, error) {
 		return loc
 	}
 	for _, st := range r.Stacks {
+		value := make([]int64, len(p.SampleType))
+		c := column[st.Event]
+		value[c], value[c+1] = int64(st.Counts.Samples), int64(st.Counts.Period)
 		s := &profile.Sample{
-			Value: []int64{int64(st.Counts.Samples), int64(st.Counts.Period)},
+			Value: value,
 			// String labels: pprof's encoding drops a numeric label of 0
 			// (the idle task's pid, CPU 0).
 			Label: map[string][]string{"comm": {st.Comm},
