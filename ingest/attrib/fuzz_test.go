@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index/mapset"
@@ -15,7 +16,8 @@ import (
 // the machine and the attribution must take without a panic, and both
 // implementations must agree, in the script and in the children table.
 func FuzzRun(f *testing.F) {
-	ks := fuzzSeeds(f, "sleep", "ksym", "pipe", "callchain")
+	ks := fuzzSeeds(f, "sleep", "ksym", "pipe", "callchain",
+		"../../cmd/kbench/testdata/mixed/mixed.data") // events with and without callchains
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The script, then the children table (callchains cumulated,
 		// perf's tree of far addresses kept).
@@ -51,12 +53,16 @@ func FuzzRun(f *testing.F) {
 	})
 }
 
-// fuzzSeeds adds the committed recordings named (those under 100 kB)
-// to f's corpus, and returns the kallsyms subset their kernel samples
-// resolve with.
+// fuzzSeeds adds the committed recordings named (of ../perfdata/testdata)
+// or at the paths given, those under 100 kB, to f's corpus, and returns
+// the kallsyms subset their kernel samples resolve with.
 func fuzzSeeds(f *testing.F, names ...string) []kallsyms.Symbol {
 	for _, name := range names {
-		if b, err := os.ReadFile("../perfdata/testdata/" + name + ".data"); err == nil && len(b) < 100_000 {
+		file := name // a path, or a recording of ../perfdata/testdata
+		if !strings.Contains(name, "/") {
+			file = "../perfdata/testdata/" + name + ".data"
+		}
+		if b, err := os.ReadFile(file); err == nil && len(b) < 100_000 {
 			f.Add(b)
 		}
 	}
