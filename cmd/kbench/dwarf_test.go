@@ -247,10 +247,31 @@ func compareDwarfRecording(t *testing.T, name, bin string) {
 		got := mustReport(t, nil, append(append([]string{"-kallsyms", "/proc/kallsyms"}, tc.kbench...), file)...)
 		g, w := linediff.ReportRows(got), linediff.ReportRows(want)
 		if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
-			t.Errorf("%s %q: table differs from perf report: %s", name, tc.perf, d)
+			t.Errorf("%s %q: table differs from perf report: %s%s", name, tc.perf, d, keepRecording(file, bin))
 		}
 		t.Logf("%s %q: %d rows", name, tc.perf, len(w))
 	}
+}
+
+// keepRecording copies a live recording whose views differ from perf's,
+// and its program, out of the test's temporary directory, so that a
+// difference seen once (on a loaded machine) can be looked into; it
+// returns a note naming the copies, or why there are none.
+func keepRecording(file, bin string) string {
+	dir, err := os.MkdirTemp("", "kbench-differs-")
+	if err != nil {
+		return "; not kept: " + err.Error()
+	}
+	for _, f := range []string{file, bin} {
+		b, err := os.ReadFile(f)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o755)
+		}
+		if err != nil {
+			return "; not kept: " + err.Error()
+		}
+	}
+	return "; recording and program kept in " + dir
 }
 
 // TestReportDwarfOtherBuildLive reads a --call-graph dwarf recording as
