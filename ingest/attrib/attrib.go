@@ -299,6 +299,11 @@ type Result struct {
 	// of the recording has (events_stats.nr_unknown_id): perf delivers
 	// no sample for them.
 	UnknownIDs uint64
+	// Unordered counts the events queued with a time before that of an
+	// event delivered already (ordered_events' nr_unordered_events,
+	// delivered with the next flush as perf delivers them); 0 when an
+	// event writes backward, as perf then does not warn of them.
+	Unordered uint64
 	// Branches is nil unless Options.BranchMode: it counts branch-stack
 	// entries by target, each with period 1, as perf report's branch mode
 	// does. A key's DSO is the target DSO's short name (perf's rows are
@@ -767,6 +772,12 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		a.warn("unexpected end of event stream: the %d-byte record at file offset %#x is cut short; the samples before it are reported, as perf does", st.CutShort, st.CutShortAt)
 	}
 	a.res.LostChunks, a.res.LostEvents, a.res.LostSamples = lost.chunks, lost.events, lost.samples
+	a.res.Unordered = lost.unordered
+	for _, at := range r.Attrs() {
+		if at.Flags&perfdata.AttrWriteBackward != 0 {
+			a.res.Unordered = 0 // perf_session__warn_order does not warn then
+		}
+	}
 	for t, n := range a.res.Stats.ByType {
 		switch {
 		case uint32(t) == kmodsecType:
@@ -1208,6 +1219,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		copyChain = false
 	}
 	o.finish()
+	cfg.lost.unordered = o.unordered
 	slab.payload.seal()
 	errc <- r.Err()
 }
@@ -2019,7 +2031,7 @@ func (a *attributor) resolveAnyMode(e *event, addr uint64) (mp index.Map, inKern
 }
 
 // lostCounts are the LOST and LOST_SAMPLES records decode saw.
-type lostCounts struct{ chunks, events, samples uint64 }
+type lostCounts struct{ chunks, events, samples, unordered uint64 }
 
 // hide hides the table row of k (Result.hidden).
 func (r *Result) hide(k Key) {
@@ -2047,6 +2059,9 @@ func (r *Result) LostWarnings() []string {
 	}
 	if r.UnknownIDs != 0 {
 		w = append(w, fmt.Sprintf("%d samples with id not present in the header", r.UnknownIDs))
+	}
+	if r.Unordered != 0 {
+		w = append(w, fmt.Sprintf("%d out of order events recorded.", r.Unordered))
 	}
 	return w
 }

@@ -3,10 +3,15 @@ package attrib
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
+	"github.com/kmapindex/kmapindex/internal/perftest"
 )
 
 // pipeWithEvents lays out a little-endian pipe-mode recording of n
@@ -114,5 +119,48 @@ func TestManyEvents(t *testing.T) {
 	}
 	if _, err := file(fileWithEvents(n+1, n)); err == nil || !strings.Contains(err.Error(), "header") || !strings.Contains(err.Error(), "65537 events") {
 		t.Fatalf("file of %d events: error %v", n+1, err)
+	}
+}
+
+// An event queued with a time before that of an event delivered already
+// is counted and warned of as perf 6.1 warns of it
+// (ordered_events__queue's nr_unordered_events): a pipe whose samples at
+// 10 and 20 are delivered by its second FINISHED_ROUND, after which come
+// samples at 15 (out of order) and 25 (not).
+func TestUnorderedEvents(t *testing.T) {
+	le := binary.LittleEndian
+	b := pipeWithEvents(1)
+	round := le.AppendUint16(le.AppendUint16(le.AppendUint32(nil, uint32(perfdata.RecordFinishedRound)), 0), 8)
+	sample := func(time uint64) []byte {
+		one := pipeWithEvents(1, 0)[len(b):] // a sample of event 0
+		le.PutUint64(one[8+16:], time)       // after the header, ip and pid/tid
+		return one
+	}
+	for _, part := range [][]byte{sample(10), sample(20), round, sample(30), round, sample(15), sample(25)} {
+		b = append(b, part...)
+	}
+	r, err := perfdata.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(r, Options{DebugDir: "-", NoFiles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "1 out of order events recorded."
+	if res.Unordered != 1 || !slices.Contains(res.LostWarnings(), want) {
+		t.Errorf("%d unordered, warnings %q; want 1, %q", res.Unordered, res.LostWarnings(), want)
+	}
+	// perf says so too.
+	file := filepath.Join(t.TempDir(), "unordered.data")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := perftest.Run(perftest.Options{NoBuildIDCache: true}, "report", "--stdio", "-i", file)
+	if errors.Is(err, perftest.ErrNotInstalled) {
+		t.Skip(err)
+	}
+	if !strings.Contains(stderr, want) {
+		t.Errorf("perf report's warnings %q lack %q", stderr, want)
 	}
 }

@@ -112,6 +112,8 @@ type orderer struct {
 	bytes     int        // queued events and their callchains
 	sized     int        // queued events with a callchain or payload: the others' size is eventSize
 	last      uint64     // the time of the event queued last (perf's oe->last)
+	lastFlush uint64     // the time of the event delivered last (perf's oe->last_flush)
+	unordered uint64     // events queued before it (perf's nr_unordered_events, which perf report warns of)
 	maxTime   uint64
 	nextFlush uint64
 	onHalf    func() // called when the queue bound flushes half
@@ -442,6 +444,9 @@ func (o *orderer) queued(e *event, t uint64) {
 	if cap(e.addrs) > 0 {
 		o.sized++
 	}
+	if t < o.lastFlush {
+		o.unordered++
+	}
 	o.maxTime = max(o.maxTime, t)
 	o.last = t
 	o.bytes += eventSize + 8*len(e.addrs)
@@ -598,6 +603,7 @@ func (o *orderer) flush(limit uint64) {
 		i, j := mergeSome(keys[from:], da, db)
 		da, db = da[i:], db[j:]
 		o.batch.keys = keys
+		o.lastFlush = keys[len(keys)-1].time
 		if o.sized == 0 {
 			// Every queued event is eventSize: no need to read them.
 			o.bytes -= n * eventSize

@@ -168,6 +168,7 @@ const (
 	AttrCommExec      AttrFlags = 1 << 24
 	AttrUseClockID    AttrFlags = 1 << 25
 	AttrContextSwitch AttrFlags = 1 << 26
+	AttrWriteBackward AttrFlags = 1 << 27
 	AttrKsymbol       AttrFlags = 1 << 29
 	AttrBPFEvent      AttrFlags = 1 << 30
 	AttrBuildID       AttrFlags = 1 << 34
