@@ -517,9 +517,7 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 			t = a.stateTable(st)
 			i = a.sym.findIn(mp, t, mp.MapIP(ip))
 		}
-		if cur != nil {
-			cur.frames = append(cur.frames, cursorFrame{ip: ip, cpumode: cpumode, st: st, t: t, i: int32(i)})
-		}
+		cur.noteFrame(ip, cpumode, st, t, i)
 		id, entered := enter(ip, cpumode, st, t, i)
 		switch {
 		case !cache || !entered:
@@ -540,30 +538,15 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 	// unknown marker empties (chainVoid) is not walked, so that the frames
 	// before the marker make no entry either (their level would stay).
 	ok := !chainVoid(e)
-	if cur != nil && cur.chainless[e.attr] {
-		// perf's sample__resolve_callchain leaves the cursor as the last
-		// sample with a callchain left it: its frames are this sample's
-		// too.
-		for _, f := range cur.frames {
-			if f.inline != nil {
-				k := *f.inline
-				k.Event = event
-				inlined(k, f.end, f.base)
-			} else {
-				enter(f.ip, f.cpumode, f.st, f.t, int(f.i))
-			}
-		}
+	if cur.holds(e) {
+		cur.replay(event, func(f *cursorFrame) { enter(f.ip, f.cpumode, f.st, f.t, int(f.i)) }, inlined)
 	} else {
-		if cur != nil {
-			cur.reset()
-		}
+		cur.reset()
 		switch {
 		case !ok:
 		case hasUserStack(e) || e.has(sampleLBR):
 			ok = a.walkCallerOrderUnwound(e, frame, func(k Key, end uint64, base string) {
-				if cur != nil {
-					cur.frames = append(cur.frames, cursorFrame{inline: &k, end: end, base: base})
-				}
+				cur.noteInlined(k, end, base)
 				inlined(k, end, base)
 			})
 		default: // walkCallerOrder, with frame inlined
@@ -577,9 +560,7 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 		for len(hits) > 0 && hits[len(hits)-1].i >= len(ids) {
 			hits = hits[:len(hits)-1]
 		}
-		if cur != nil {
-			cur.reset()
-		}
+		cur.reset()
 	}
 	var owner int32
 	if ac.log != nil { // only the replay tells maps apart: no lookup per sample else
@@ -645,8 +626,51 @@ func newChainCursor(attrs []*perfdata.Attr) *chainCursor {
 	return c
 }
 
+// The methods below do nothing on a nil cursor (none kept): callers
+// need not check.
+
+// holds reports whether sample e counts in the cursor's frames (its event
+// has no callchain of its own).
+func (c *chainCursor) holds(e *event) bool { return c != nil && c.chainless[e.attr] }
+
 // reset empties the cursor, as thread__resolve_callchain does first.
-func (c *chainCursor) reset() { c.frames = c.frames[:0] }
+func (c *chainCursor) reset() {
+	if c != nil {
+		c.frames = c.frames[:0]
+	}
+}
+
+// noteFrame appends a frame at ip of cpumode, in the map of st (nil:
+// none) at symbol i of table t (-1: none).
+func (c *chainCursor) noteFrame(ip uint64, cpumode uint8, st *mapState, t *symbols.Table, i int) {
+	if c != nil {
+		c.frames = append(c.frames, cursorFrame{ip: ip, cpumode: cpumode, st: st, t: t, i: int32(i)})
+	}
+}
+
+// noteInlined appends an inlined function's frame (entry key k, with
+// accumulator.setMeta's end and base).
+func (c *chainCursor) noteInlined(k Key, end uint64, base string) {
+	if c != nil {
+		c.frames = append(c.frames, cursorFrame{inline: &k, end: end, base: base})
+	}
+}
+
+// replay walks the cursor's frames for a sample of event, in caller
+// order: frame for each frame in a map or in none, inlined for each
+// inlined function's, its key made the event's.
+func (c *chainCursor) replay(event int, frame func(f *cursorFrame), inlined func(k Key, end uint64, base string)) {
+	for i := range c.frames {
+		f := &c.frames[i]
+		if f.inline != nil {
+			k := *f.inline
+			k.Event = event
+			inlined(k, f.end, f.base)
+		} else {
+			frame(f)
+		}
+	}
+}
 
 // count counts a sample of period c in its entries ids (its own, then
 // its callchain's in caller order), each once; nm are those without a

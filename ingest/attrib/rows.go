@@ -1188,7 +1188,8 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, tk threadKey, sel
 		of = answerOf{ts.tk, int32(event)}
 	}
 	// frameHint is the row hint of a frame at ip of cpumode in the map of
-	// st (nil: none), at symbol i of its table (-1: none).
+	// st (nil: none), at symbol i of its table (-1: none); a frame in a
+	// map sets the level the frames after it take (fill_callchain_info).
 	frameHint := func(ip uint64, cpumode uint8, st *mapState, i int) rowHint {
 		if st == nil {
 			return rowHint{i: -1, addr: ip, noMap: true}
@@ -1196,27 +1197,22 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, tk threadKey, sel
 		kernel, hyper = cpumode == machine.CPUModeKernel, false
 		return rowHint{st: st, i: int32(i), addr: ip}
 	}
+	inlined := func(k Key, end uint64, base string) {
+		kernel, hyper = false, false
+		add(&treeFrame{k: k, end: end, inlined: true, base: base, at: -1})
+	}
 	cur := a.cursor
-	if cur != nil && cur.chainless[e.attr] {
+	if cur.holds(e) {
 		// The frames perf's cursor holds (chainCursor), each named.
-		for _, cf := range cur.frames {
-			if cf.inline != nil {
-				k := *cf.inline
-				k.Event = event
-				kernel, hyper = false, false
-				add(&treeFrame{k: k, end: cf.end, inlined: true, base: cf.base, at: -1})
-				continue
-			}
-			f := treeFrame{k: Key{Addr: cf.ip, Event: event}, hint: frameHint(cf.ip, cf.cpumode, cf.st, int(cf.i)), at: -1}
-			f.k.Kernel, f.k.Hyper = kernel, hyper
+		cur.replay(event, func(cf *cursorFrame) {
+			hint := frameHint(cf.ip, cf.cpumode, cf.st, int(cf.i))
+			f := treeFrame{k: Key{Kernel: kernel, Hyper: hyper, Addr: cf.ip, Event: event}, hint: hint, at: -1}
 			f.name()
 			add(&f)
-		}
+		}, inlined)
 		return
 	}
-	if cur != nil {
-		cur.reset()
-	}
+	cur.reset()
 	// A chain an unknown marker empties is not walked: no frame of it
 	// makes a row or marks one (see cumulate).
 	if chainVoid(e) {
@@ -1238,9 +1234,7 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, tk threadKey, sel
 			}
 		}
 		hint := frameHint(ip, cpumode, slot.st, i)
-		if cur != nil {
-			cur.frames = append(cur.frames, cursorFrame{ip: ip, cpumode: cpumode, st: slot.st, i: int32(i)})
-		}
+		cur.noteFrame(ip, cpumode, slot.st, nil, i) // rows name frames by their hint: no table kept
 		at := int32(-1)
 		switch {
 		case ts != nil && ts.answers != nil:
@@ -1259,11 +1253,8 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, tk threadKey, sel
 		f.name()
 		add(&f)
 	}, func(k Key, end uint64, base string) {
-		if cur != nil {
-			cur.frames = append(cur.frames, cursorFrame{inline: &k, end: end, base: base})
-		}
-		kernel, hyper = false, false
-		add(&treeFrame{k: k, end: end, inlined: true, base: base, at: -1})
+		cur.noteInlined(k, end, base)
+		inlined(k, end, base)
 	})
 }
 
