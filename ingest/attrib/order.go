@@ -95,25 +95,31 @@ type rareSideband struct {
 // Events are copied once, into segments, and stay there: a delivery is a
 // list of pointers into them in delivery order, with the segments none of
 // whose events are queued any more (the consumer recycles those once it
-// has delivered the list). Between rounds only the order is computed:
-// the new events' keys are sorted (they arrive as a few ascending runs,
-// one per CPU buffer) and merged with the sorted keys left from the
-// previous flush. Deliveries gather at least minDelivery events (rounds
-// can be a few events each), except the last.
+// has delivered the list). Between rounds only the order is computed,
+// on keys: the new events' keys arrive as a few ascending runs, one per
+// CPU buffer, and are kept as those runs (flush). Deliveries gather at
+// least minDelivery events (rounds can be a few events each), except the
+// last.
 type orderer struct {
 	cur       *segment   // receives pushed events
 	segs      []*segment // every segment not yet handed back, oldest first, cur last
 	rounds    uint64     // FINISHED_ROUNDs so far: events pushed now are of interval rounds
-	rest      []orderKey // queued keys left by the last flush, sorted
-	fresh     []orderKey // keys queued since the last flush, in push order
-	immCur    *segment   // receives the events delivered at once
-	batch     delivery   // what the next delivery holds so far
-	tmp       []orderKey // merge buffer
-	bytes     int        // queued events and their callchains
-	sized     int        // queued events with a callchain or payload: the others' size is eventSize
-	last      uint64     // the time of the event queued last (perf's oe->last)
-	lastFlush uint64     // the time of the event delivered last (perf's oe->last_flush)
-	unordered uint64     // events queued before it (perf's nr_unordered_events, which perf report warns of)
+	rest      []keyRun   // queued keys left by the last flush: sorted runs, oldest first, none empty
+	fresh     []orderKey // keys queued since the last flush, in push order, in freshBuf
+	freshBuf  *keyBuf
+	viewed    []*keyBuf // the buffers rest's runs view
+	spare     []*keyBuf // buffers no run views
+	merges    [2]mergeScratch
+	runs      []keyRun     // flush's, kept for their memory
+	parts     [][]orderKey // flush's, kept for their memory
+	immCur    *segment     // receives the events delivered at once
+	batch     delivery     // what the next delivery holds so far
+	tmp       []orderKey   // merge buffer
+	bytes     int          // queued events and their callchains
+	sized     int          // queued events with a callchain or payload: the others' size is eventSize
+	last      uint64       // the time of the event queued last (perf's oe->last)
+	lastFlush uint64       // the time of the event delivered last (perf's oe->last_flush)
+	unordered uint64       // events queued before it (perf's nr_unordered_events, which perf report warns of)
 	maxTime   uint64
 	nextFlush uint64
 	onHalf    func() // called when the queue bound flushes half
@@ -455,8 +461,8 @@ func (o *orderer) queued(e *event, t uint64) {
 		// OE_FLUSH__HALF): deliver up to the middle between the oldest
 		// queued time and the last one queued.
 		first := o.last
-		for _, k := range o.rest {
-			first = min(first, k.time)
+		for _, r := range o.rest {
+			first = min(first, r.keys[0].time)
 		}
 		for _, k := range o.fresh {
 			first = min(first, k.time)
@@ -552,11 +558,14 @@ func (o *orderer) release(n int) {
 func (o *orderer) compact() {
 	old := o.segs
 	o.segs, o.cur = nil, nil
-	for i := range o.rest { // flush left nothing in fresh
-		// A chain in an old segment's storage moves with its event; the
-		// others (in the recording, or with a user stack behind) stay.
-		e := o.rest[i].e
-		o.rest[i].e = o.slot(&o.cur, true, e, cap(e.addrs) == len(e.addrs))
+	for _, r := range o.rest { // flush left nothing in fresh
+		for i := range r.keys {
+			// A chain in an old segment's storage moves with its event;
+			// the others (in the recording, or with a user stack behind)
+			// stay.
+			e := r.keys[i].e
+			r.keys[i].e = o.slot(&o.cur, true, e, cap(e.addrs) == len(e.addrs))
+		}
 	}
 	o.batch.done = append(o.batch.done, old...)
 	o.sendBatch()
@@ -564,44 +573,170 @@ func (o *orderer) compact() {
 
 // flush delivers queued events with time <= limit, in time order.
 //
-// The new keys are sorted, then merged with the sorted rest straight
-// into the deliveries as far as limit, and what is left merged into the
-// spare buffer: each key is moved once on each side of the limit. (A
-// merge of everything, then the delivered keys copied out and the kept
-// ones moved to the front, moved them three times: most of the
-// orderer's cost on a flat table.) Both are sorted, so what is delivered
-// is a prefix of each, found by binary search.
+// The keys queued since the last flush are not sorted: they are a few
+// ascending runs (one per CPU buffer perf flushed), which flush splits
+// and keeps as runs beside those the last flush left (rest). What it
+// delivers is a prefix of each run, found by binary search, merged
+// straight into the deliveries; what is left of the runs is the new
+// rest. A round delivers nearly all the runs of the round before it and
+// a few keys of its own, so that on two CPUs each key moves once, from
+// its run into a delivery. (Sorting the new keys when they came, merging
+// them into the deliveries and moving what was left to the front of its
+// buffer moved each three times: 45 ms of the -a table's 360 ms of CPU.)
+// The keys of more than maxRestRuns CPUs are sorted into one run, and
+// more than maxRestRuns runs left over merged into one, so that a flush
+// merges few.
 func (o *orderer) flush(limit uint64) {
 	if len(o.fresh) == 0 && len(o.rest) == 0 {
 		return
 	}
-	a := o.rest
-	b, spare := sortKeys(o.fresh, o.tmp)
-	after := func(keys []orderKey) int {
-		i, _ := slices.BinarySearchFunc(keys, limit, func(k orderKey, t uint64) int {
-			if k.time <= t {
-				return -1
-			}
-			return 1
-		})
-		return i
+	runs := append(o.runs[:0], o.rest...)
+	if len(o.fresh) > 0 {
+		if o.freshBuf == nil {
+			o.freshBuf = &keyBuf{}
+		}
+		o.freshBuf.keys = o.fresh
+		n := len(runs)
+		if runs = appendRuns(runs, o.fresh, o.freshBuf); len(runs)-n > maxRestRuns {
+			// Many CPUs' runs: sorted into one, so that the flushes
+			// merge few.
+			o.freshBuf.keys, o.tmp = sortKeys(o.fresh, o.tmp)
+			runs = append(runs[:n], keyRun{o.freshBuf.keys, o.freshBuf})
+		}
+		o.viewed = append(o.viewed, o.freshBuf)
+		o.fresh, o.freshBuf = nil, nil
 	}
-	na, nb := after(a), after(b)
-	da, db := a[:na], b[:nb]
-	for len(da)+len(db) > 0 {
-		// In deliveries of a key slice's capacity at most: a stream
-		// without FINISHED_ROUND flushes all its events at its end, and
-		// one delivery of them grew its keys (a MB for 56k samples)
-		// twice over.
+	parts := o.parts[:0]
+	for i := range runs {
+		n := keysUpTo(runs[i].keys, limit)
+		if n > 0 {
+			parts = append(parts, runs[i].keys[:n])
+		}
+		runs[i].keys = runs[i].keys[n:]
+	}
+	o.deliverParts(parts)
+	rest := o.rest[:0]
+	for _, r := range runs {
+		if len(r.keys) > 0 {
+			rest = append(rest, r)
+		}
+	}
+	if len(rest) > maxRestRuns {
+		rest = o.consolidate(rest)
+	}
+	o.rest = rest
+	o.recycleBuffers()
+	clear(parts)
+	o.runs, o.parts = runs[:0], parts[:0]
+	if len(o.spare) > 0 {
+		o.freshBuf = o.spare[len(o.spare)-1]
+		o.spare = o.spare[:len(o.spare)-1]
+		o.fresh = o.freshBuf.keys[:0]
+	}
+}
+
+// maxRestRuns is how many runs a flush leaves: the keys of two CPUs stay
+// two runs, more are merged into one.
+const maxRestRuns = 2
+
+// keyRun is a run of queued keys sorted by time (equal times in the
+// order they were queued), a view into buf's keys.
+type keyRun struct {
+	keys []orderKey
+	buf  *keyBuf
+}
+
+// keyBuf holds the keys of one flush's new runs, or of merged ones.
+type keyBuf struct{ keys []orderKey }
+
+// appendRuns appends keys, in buf, split into ascending runs.
+func appendRuns(runs []keyRun, keys []orderKey, buf *keyBuf) []keyRun {
+	start := 0
+	for i := 1; i < len(keys); i++ {
+		if keys[i].time < keys[i-1].time {
+			runs = append(runs, keyRun{keys[start:i:i], buf})
+			start = i
+		}
+	}
+	return append(runs, keyRun{keys[start:len(keys):len(keys)], buf})
+}
+
+// keysUpTo returns how many of the sorted keys have a time up to limit.
+func keysUpTo(keys []orderKey, limit uint64) int {
+	i, _ := slices.BinarySearchFunc(keys, limit, func(k orderKey, t uint64) int {
+		if k.time <= t {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+// deliverParts delivers the sorted parts merged, an earlier part's key
+// first on equal times.
+func (o *orderer) deliverParts(parts [][]orderKey) {
+	switch len(parts) {
+	case 0:
+	case 1:
+		o.deliverMerged(parts[0], nil)
+	case 2:
+		o.deliverMerged(parts[0], parts[1])
+	default:
+		a, b, newer := parts[0], parts[1], parts[2:]
+		n := 0
+		for _, p := range newer {
+			n += len(p)
+		}
+		if n <= (len(a)+len(b))/4 {
+			// The last round's runs and the first keys of this one's.
+			o.deliverAmong(a, b, o.merges[0].of(newer))
+			return
+		}
+		h := len(parts) / 2
+		o.deliverMerged(o.merges[0].of(parts[:h]), o.merges[1].of(parts[h:]))
+	}
+}
+
+// deliverAmong delivers the sorted a, b and newer merged: a's key first
+// on equal times, then b's, then newer's. newer holds few keys.
+func (o *orderer) deliverAmong(a, b, newer []orderKey) {
+	for len(newer) > 0 {
+		t := newer[0].time
+		i, j := keysUpTo(a, t), keysUpTo(b, t)
+		o.deliverMerged(a[:i], b[:j])
+		a, b = a[i:], b[j:]
+		next := ^uint64(0)
+		if len(a) > 0 {
+			next = a[0].time
+		}
+		if len(b) > 0 {
+			next = min(next, b[0].time)
+		}
+		k := 1
+		for k < len(newer) && newer[k].time < next {
+			k++
+		}
+		o.deliverMerged(newer[:k], nil)
+		newer = newer[k:]
+	}
+	o.deliverMerged(a, b)
+}
+
+// deliverMerged delivers the sorted a and b merged (a's key first on
+// equal times) in deliveries of a key slice's capacity at most: a
+// stream without FINISHED_ROUND flushes all its events at its end, and
+// one delivery of them grew its keys (a MB for 56k samples) twice over.
+func (o *orderer) deliverMerged(a, b []orderKey) {
+	for len(a)+len(b) > 0 {
 		if o.batch.keys == nil {
 			o.batch.keys = o.newKeys()
 		}
 		keys := o.batch.keys
 		from := len(keys)
-		n := min(max(segmentEvents-from, 1), len(da)+len(db))
+		n := min(max(segmentEvents-from, 1), len(a)+len(b))
 		keys = slices.Grow(keys, n)[:from+n]
-		i, j := mergeSome(keys[from:], da, db)
-		da, db = da[i:], db[j:]
+		i, j := mergeSome(keys[from:], a, b)
+		a, b = a[i:], b[j:]
 		o.batch.keys = keys
 		o.lastFlush = keys[len(keys)-1].time
 		if o.sized == 0 {
@@ -619,18 +754,58 @@ func (o *orderer) flush(limit uint64) {
 		}
 		o.sendIf(segmentEvents)
 	}
-	// What is left, merged, becomes the rest; the buffers rotate.
-	ra, rb := a[na:], b[nb:]
-	switch {
-	case len(rb) == 0:
-		o.rest, o.fresh, o.tmp = a[:copy(a, ra)], b[:0], spare[:0]
-	case len(ra) == 0:
-		o.rest, o.fresh, o.tmp = b[:copy(b, rb)], a[:0], spare[:0]
-	default:
-		rest := slices.Grow(spare[:0], len(ra)+len(rb))[:len(ra)+len(rb)]
-		mergeKeys(rest, ra, rb)
-		o.rest, o.fresh, o.tmp = rest, b[:0], a[:0]
+}
+
+// consolidate merges runs into one, in a buffer of its own.
+func (o *orderer) consolidate(runs []keyRun) []keyRun {
+	buf := &keyBuf{}
+	if len(o.spare) > 0 {
+		buf = o.spare[len(o.spare)-1]
+		o.spare = o.spare[:len(o.spare)-1]
 	}
+	n := 0
+	for _, r := range runs {
+		n += len(r.keys)
+	}
+	keys := slices.Grow(buf.keys[:0], n)
+	for _, r := range runs {
+		keys = append(keys, r.keys...)
+	}
+	buf.keys, o.tmp = sortKeys(keys, o.tmp)
+	o.viewed = append(o.viewed, buf)
+	clear(runs[1:])
+	return append(runs[:0], keyRun{buf.keys, buf})
+}
+
+// recycleBuffers makes the buffers no run of rest views spare.
+func (o *orderer) recycleBuffers() {
+	kept := o.viewed[:0]
+	for _, buf := range o.viewed {
+		if slices.ContainsFunc(o.rest, func(r keyRun) bool { return r.buf == buf }) {
+			kept = append(kept, buf)
+		} else {
+			o.spare = append(o.spare, buf)
+		}
+	}
+	clear(o.viewed[len(kept):])
+	o.viewed = kept
+}
+
+// mergeScratch merges sorted parts into one, in buffers it keeps.
+type mergeScratch struct{ keys, tmp []orderKey }
+
+// of returns parts merged (an earlier part's key first on equal times),
+// valid until its next use: the part itself when there is one.
+func (m *mergeScratch) of(parts [][]orderKey) []orderKey {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	keys := m.keys[:0]
+	for _, p := range parts {
+		keys = append(keys, p...)
+	}
+	m.keys, m.tmp = sortKeys(keys, m.tmp)
+	return m.keys
 }
 
 // sortKeys sorts keys by time, equal times keeping their order, and

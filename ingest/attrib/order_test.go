@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -329,4 +330,47 @@ func TestPlainSamplesChangeNothing(t *testing.T) {
 		plainSampleOff = off
 		return func() { plainSampleOff = was }
 	})
+}
+
+// BenchmarkOrderCPUs puts the samples of 1 to 32 CPUs in perf's order as
+// BenchmarkStageOrder does, in rounds of 8,000 samples, each CPU's
+// ascending, their clocks drifting apart: the orderer keeps two CPUs'
+// runs as they are and sorts more (flush).
+func BenchmarkOrderCPUs(b *testing.B) {
+	for _, cpus := range []int{1, 2, 8, 32} {
+		b.Run(fmt.Sprintf("cpus=%d", cpus), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			const round = ^uint64(0)
+			var times []uint64
+			clock := make([]uint64, cpus)
+			for range 300 {
+				for c := range cpus {
+					for range 8000 / cpus {
+						clock[c] += 1 + rng.Uint64N(20*uint64(cpus))
+						times = append(times, clock[c])
+					}
+				}
+				times = append(times, round)
+			}
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				pools := newOrderPools()
+				n = 0
+				o := &orderer{
+					send:    func(d delivery) { n += len(d.keys); pools.recycle(d) },
+					segment: pools.segment, keyBuf: pools.keys, block: pools.block,
+				}
+				for _, t := range times {
+					if t == round {
+						o.round()
+						continue
+					}
+					queuePlain(o, t, 1, 1, 1, 0, 0, 0, t)
+				}
+				o.finish()
+			}
+			perSample(b, n)
+		})
+	}
 }
