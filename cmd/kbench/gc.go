@@ -36,18 +36,25 @@ import (
 // for 2-4 MB less; the flat -a table by pid,sym 1.19 -> 1.26 s for
 // 103 -> 99 MB (7 runs; perf: 104 MB).
 //
-// A children table whose live heap reaches looseHeap goes back to
-// steadyGOGC (loosenLarge): each collection marks the whole live heap,
-// and at tightGOGC a table of 514 k rows (a gcc build's recording, its
-// chains full of addresses outside every map, 230 MB live at the
-// stream's end) ran 45 collections, a sixth of its CPU time. Loosened
-// at 96 MiB: 3.94 -> 3.56 s, peak RSS equal (385 MB, set by the table's
-// end); GOGC=100 there: 3.38 s but 402 MB (scripts/abbench.sh, 5 runs).
-// Loosened to looseGOGC rather than steadyGOGC once that table's rows
-// took less memory than its entries (compact rows without a map), so
-// that the stream's peak is its: the table 210 -> 202 MB, 1.48 -> 1.41 s;
-// by comm,dso,sym 350 -> 314 MB, 3.99 -> 4.05 s (5 and 3 runs; GOGC=30:
-// 213 and 313 MB).
+// A children table whose live heap reaches largeHeap runs at largeGOGC
+// from then on (settleLarge): each collection marks the whole live heap.
+// At tightGOGC a table of 514 k rows (a gcc build's recording, its chains
+// full of addresses outside every map, 230 MB live at the stream's end)
+// ran 45 collections, a sixth of its CPU time, and went back to
+// steadyGOGC at 96 MiB: 3.94 -> 3.56 s, peak RSS equal (385 MB, set by
+// the table's end; GOGC=100 there: 3.38 s but 402 MB, scripts/abbench.sh,
+// 5 runs). Once that table's rows took less memory than its entries
+// (compact rows without a map) the stream's peak was the run's, and 20
+// rather than 50 kept it lower: the table 210 -> 202 MB, 1.48 -> 1.41 s;
+// by comm,dso,sym 350 -> 314 MB, 3.99 -> 4.05 s (5 and 3 runs). Since
+// then fresh memory has cost more than collections (the kernel zeroes
+// each page; about 1 ms a MB here), and 10 rather than 20, with
+// collectRun's limit at the memory held, took a 2.4 M-sample gcc build's
+// children table 169-174 -> 162 MB at about the same speed (1.80 vs 1.87
+// s and 2.17 vs 2.14 s, 7 and 9 runs), by comm,dso,sym 322 -> 289 MB and
+// 6.32 -> 6.00 s (3 runs; 15: 161 and 304 MB); the -a -g children table,
+// whose live heap stays under largeHeap, did not change (0.785 vs 0.777 s,
+// 64 MB).
 const (
 	startHeap = 32 << 20
 	// smallHeap is startHeap for a recording below hugeHeapMinSize (with
@@ -63,12 +70,12 @@ const (
 	smallHeap  = 12 << 20
 	startLimit = 64 << 20
 	steadyGOGC = 50
-	looseGOGC  = 20
+	largeGOGC  = 10
 	tightGOGC  = 15
 	heapWatch  = 2 * time.Millisecond // how often the heap is looked at until then
 	startTime  = 5 * time.Second      // and for how long at most (kbench top runs for long)
-	looseHeap  = 96 << 20
-	looseWatch = 10 * time.Millisecond // how often loosenLarge looks at the live heap
+	largeHeap  = 96 << 20
+	largeWatch = 10 * time.Millisecond // how often settleLarge looks at the live heap
 )
 
 // gcSteady is the setting the collector switches to at startHeap, and
@@ -78,7 +85,7 @@ var gcSteady struct {
 	percent     int
 	managed, on bool
 	// tight says collectTighter's setting holds, until the live heap
-	// reaches looseHeap or collectRun.
+	// reaches largeHeap or collectRun.
 	tight bool
 }
 
@@ -126,27 +133,27 @@ func collectTighter() {
 	if gcSteady.on {
 		debug.SetGCPercent(tightGOGC)
 	}
-	go loosenLarge()
+	go settleLarge()
 }
 
-// loosenLarge makes the steady setting looseGOGC once the live
-// heap reaches looseHeap while collectTighter's holds; it returns then,
+// settleLarge makes the steady setting largeGOGC once the live
+// heap reaches largeHeap while collectTighter's holds; it returns then,
 // or once collectRun ended it.
-func loosenLarge() {
+func settleLarge() {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	for {
-		time.Sleep(looseWatch)
+		time.Sleep(largeWatch)
 		metrics.Read(live)
-		large := live[0].Value.Kind() == metrics.KindUint64 && live[0].Value.Uint64() >= looseHeap
+		large := live[0].Value.Kind() == metrics.KindUint64 && live[0].Value.Uint64() >= largeHeap
 		gcSteady.Lock()
 		switch {
 		case !gcSteady.tight:
 			gcSteady.Unlock()
 			return
 		case large:
-			gcSteady.percent, gcSteady.tight = looseGOGC, false
+			gcSteady.percent, gcSteady.tight = largeGOGC, false
 			if gcSteady.on {
-				debug.SetGCPercent(looseGOGC)
+				debug.SetGCPercent(largeGOGC)
 			}
 			gcSteady.Unlock()
 			return
@@ -162,11 +169,12 @@ func loosenLarge() {
 // (0.95-1.10 -> 0.96-0.98 s, 4 runs each).
 //
 // From then on the collector waits until the heap would outgrow the
-// memory the process holds, and a quarter of the live heap more: at
-// tightGOGC, making the rows of the -a -g children table ran a collection
-// whose assists made grouping them take 24-34 ms instead of 13-18; its
-// peak memory is the run's either way. It does nothing when startGC does
-// not manage the collector.
+// memory the process holds: at tightGOGC, making the rows of the -a -g
+// children table ran a collection whose assists made grouping them take
+// 24-34 ms instead of 13-18; its peak memory is the run's either way.
+// (Up to a quarter of the live heap more, as it was, took a gcc build's
+// children table 9 MB higher, 174 against 165 MB, at the same speed.)
+// It does nothing when startGC does not manage the collector.
 func collectRun() {
 	gcSteady.Lock()
 	defer gcSteady.Unlock()
@@ -175,24 +183,24 @@ func collectRun() {
 	}
 	gcSteady.tight = false // its own setting from here on
 	runtime.GC()
-	if held, live, ok := heldMemory(); ok {
-		debug.SetMemoryLimit(int64(held + live/4))
+	if held, ok := heldMemory(); ok {
+		debug.SetMemoryLimit(int64(held))
 		debug.SetGCPercent(-1)
 	}
 }
 
 // heldMemory returns the memory the Go runtime holds (mapped and not
-// released: what a memory limit bounds) and the live heap as of the
-// last collection; false if the runtime does not tell.
-func heldMemory() (held, live uint64, ok bool) {
-	m := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"}}
+// released: what a memory limit bounds); false if the runtime does not
+// tell.
+func heldMemory() (held uint64, ok bool) {
+	m := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(m)
 	for _, s := range m {
 		if s.Value.Kind() != metrics.KindUint64 {
-			return 0, 0, false
+			return 0, false
 		}
 	}
-	return m[0].Value.Uint64() - m[1].Value.Uint64(), m[2].Value.Uint64(), true
+	return m[0].Value.Uint64() - m[1].Value.Uint64(), true
 }
 
 // collectEarly collects once, in the background, while startGC holds the

@@ -148,10 +148,10 @@ func TestCollectEarly(t *testing.T) {
 	}
 }
 
-// TestLoosenLarge checks that a children table's tight setting gives way
-// to looseGOGC once the live heap reaches looseHeap, and holds while it
+// TestSettleLarge checks that a children table's tight setting gives way
+// to largeGOGC once the live heap reaches largeHeap, and holds while it
 // is smaller or after collectRun.
-func TestLoosenLarge(t *testing.T) {
+func TestSettleLarge(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	alloc := func(n int) [][]byte {
@@ -165,7 +165,7 @@ func TestLoosenLarge(t *testing.T) {
 	waitPercent := func(p int, d time.Duration) int {
 		got := gcPercent()
 		for deadline := time.Now().Add(d); got != p && time.Now().Before(deadline); got = gcPercent() {
-			time.Sleep(looseWatch)
+			time.Sleep(largeWatch)
 		}
 		return got
 	}
@@ -175,13 +175,13 @@ func TestLoosenLarge(t *testing.T) {
 	small := alloc(2 * startHeap)
 	<-steady
 	runtime.GC()
-	if p := waitPercent(looseGOGC, 10*looseWatch); p != tightGOGC {
+	if p := waitPercent(largeGOGC, 10*largeWatch); p != tightGOGC {
 		t.Fatalf("GOGC %d with %d MiB live, want %d", p, 2*startHeap>>20, tightGOGC)
 	}
-	large := alloc(looseHeap)
+	large := alloc(largeHeap)
 	runtime.GC()
-	if p := waitPercent(looseGOGC, 5*time.Second); p != looseGOGC {
-		t.Errorf("GOGC %d with more than looseHeap live, want %d", p, looseGOGC)
+	if p := waitPercent(largeGOGC, 5*time.Second); p != largeGOGC {
+		t.Errorf("GOGC %d with more than largeHeap live, want %d", p, largeGOGC)
 	}
 	runtime.KeepAlive(small)
 	runtime.KeepAlive(large)
@@ -195,10 +195,10 @@ func TestLoosenLarge(t *testing.T) {
 	<-steady
 	collectRun()
 	after := gcPercent()
-	large = alloc(looseHeap)
+	large = alloc(largeHeap)
 	runtime.GC()
-	if p := waitPercent(looseGOGC, 10*looseWatch); p != after {
-		t.Errorf("GOGC %d after collectRun and more than looseHeap live, want its %d", p, after)
+	if p := waitPercent(largeGOGC, 10*largeWatch); p != after {
+		t.Errorf("GOGC %d after collectRun and more than largeHeap live, want its %d", p, after)
 	}
 	runtime.KeepAlive(small)
 	runtime.KeepAlive(large)
