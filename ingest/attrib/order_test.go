@@ -340,7 +340,6 @@ func BenchmarkOrderCPUs(b *testing.B) {
 	for _, cpus := range []int{1, 2, 8, 32} {
 		b.Run(fmt.Sprintf("cpus=%d", cpus), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			const round = ^uint64(0)
 			var times []uint64
 			clock := make([]uint64, cpus)
 			for range 300 {
@@ -350,27 +349,9 @@ func BenchmarkOrderCPUs(b *testing.B) {
 						times = append(times, clock[c])
 					}
 				}
-				times = append(times, round)
+				times = append(times, roundMark)
 			}
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				pools := newOrderPools()
-				n = 0
-				o := &orderer{
-					send:    func(d delivery) { n += len(d.keys); pools.recycle(d) },
-					segment: pools.segment, keyBuf: pools.keys, block: pools.block,
-				}
-				for _, t := range times {
-					if t == round {
-						o.round()
-						continue
-					}
-					queuePlain(o, t, 1, 1, 1, 0, 0, 0, t)
-				}
-				o.finish()
-			}
-			perSample(b, n)
+			benchOrder(b, times)
 		})
 	}
 }

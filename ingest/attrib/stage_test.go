@@ -289,7 +289,6 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 // of the decoder's goroutine.
 func BenchmarkStageOrder(b *testing.B) {
 	data, _ := stageRecording(b)
-	const round = ^uint64(0) // a FINISHED_ROUND among the times
 	var times []uint64
 	r := openBytes(b, data)
 	for r.Next() {
@@ -299,9 +298,19 @@ func BenchmarkStageOrder(b *testing.B) {
 				times = append(times, rec.Time)
 			}
 		case *perfdata.FinishedRound:
-			times = append(times, round)
+			times = append(times, roundMark)
 		}
 	}
+	benchOrder(b, times)
+}
+
+// roundMark is a FINISHED_ROUND among benchOrder's times.
+const roundMark = ^uint64(0)
+
+// benchOrder puts samples at times in perf's order as the decoder of a
+// flat table does (queuePlain, a round at each roundMark), deliveries
+// handed straight back, and reports the time a sample.
+func benchOrder(b *testing.B, times []uint64) {
 	n := 0
 	b.ReportAllocs()
 	for b.Loop() {
@@ -312,7 +321,7 @@ func BenchmarkStageOrder(b *testing.B) {
 			segment: pools.segment, keyBuf: pools.keys, block: pools.block,
 		}
 		for _, t := range times {
-			if t == round {
+			if t == roundMark {
 				o.round()
 				continue
 			}
