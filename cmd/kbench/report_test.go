@@ -34,8 +34,17 @@ const (
 	kallsymsSubset = "../../ingest/attrib/testdata/kallsyms"
 )
 
-// reportRecordings are the recordings the report tests run on.
-var reportRecordings = []string{"callchain.data", "system.data", "pipe.data"}
+// reportRecordings are the recordings the report tests run on: names in
+// testdataDir, or paths (recordingPath).
+var reportRecordings = []string{"callchain.data", "system.data", "pipe.data", "testdata/perthread/perthread.data"}
+
+// recordingPath is the path of reportRecordings' name.
+func recordingPath(name string) string {
+	if strings.Contains(name, "/") {
+		return name
+	}
+	return testdataDir + name
+}
 
 // report runs kbench report with args and returns its stdout; a non-nil
 // stdin file becomes standard input.
@@ -102,7 +111,7 @@ func pipeFile(t *testing.T, file string) *os.File {
 // inputs are the ways a recording can be named: its path, and for a
 // pipe-mode recording also "-" fed through a pipe.
 func inputs(t *testing.T, name string) map[string]func() (*os.File, string) {
-	file := testdataDir + name
+	file := recordingPath(name)
 	in := map[string]func() (*os.File, string){
 		"path": func() (*os.File, string) { return nil, file },
 	}
@@ -114,7 +123,7 @@ func inputs(t *testing.T, name string) map[string]func() (*os.File, string) {
 
 func TestReportTable(t *testing.T) {
 	for _, name := range reportRecordings {
-		want := attribute(t, testdataDir+name, mapset.BTree)
+		want := attribute(t, recordingPath(name), mapset.BTree)
 		for how, input := range inputs(t, name) {
 			t.Run(name+"/"+how, func(t *testing.T) {
 				stdin, arg := input()
@@ -151,7 +160,7 @@ func TestReportTable(t *testing.T) {
 
 func TestReportJSON(t *testing.T) {
 	for _, name := range reportRecordings {
-		want := attribute(t, testdataDir+name, mapset.BTree)
+		want := attribute(t, recordingPath(name), mapset.BTree)
 		for how, input := range inputs(t, name) {
 			for _, impl := range []string{"btree", "list"} {
 				t.Run(name+"/"+how+"/"+impl, func(t *testing.T) {
@@ -177,7 +186,7 @@ func TestReportJSON(t *testing.T) {
 func TestReportPprof(t *testing.T) {
 	goTool, goErr := exec.LookPath("go")
 	for _, name := range reportRecordings {
-		want := attribute(t, testdataDir+name, mapset.BTree)
+		want := attribute(t, recordingPath(name), mapset.BTree)
 		for how, input := range inputs(t, name) {
 			t.Run(name+"/"+how, func(t *testing.T) {
 				stdin, arg := input()
@@ -224,8 +233,11 @@ func TestReportPprof(t *testing.T) {
 func TestReportPprofStacksAgainstPerf(t *testing.T) {
 	for _, name := range reportRecordings {
 		t.Run(name, func(t *testing.T) {
-			file := testdataDir + name
-			out, err := perftest.Script(file, "--kallsyms", kallsymsSubset, "-F", "comm,tid,ip,sym,dso")
+			file := recordingPath(name)
+			// Without the build-id cache, as kbench runs below (-debugdir
+			// -): a binary gone from its path is found in neither.
+			out, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true},
+				"script", "-F", "ip,sym,dso", "-i", file, "--kallsyms", kallsymsSubset, "-F", "comm,tid,ip,sym,dso")
 			if errors.Is(err, perftest.ErrNotInstalled) {
 				t.Skip(err)
 			}
@@ -308,7 +320,7 @@ func TestReportScriptAgainstPerf(t *testing.T) {
 	}
 	for _, name := range reportRecordings {
 		for _, hide := range []bool{false, true} {
-			file := testdataDir + name
+			file := recordingPath(name)
 			// Both get the same kallsyms: perf would otherwise look for the
 			// recording's kernel by build id, and this machine may have
 			// booted another kernel since.

@@ -25,6 +25,7 @@ func TestReportWholeTableLikePerf(t *testing.T) {
 		"testdata/group/group.data",                     // an event group: one table, two columns each
 		"testdata/dwarf/dwarf.data",                     // inlined functions in the children table
 		"testdata/mixed/mixed.data",                     // an event without callchains beside one with
+		"testdata/perthread/perthread.data",             // a ring buffer per thread: rounds of many runs
 		"../../ingest/attrib/testdata/twoevents-g.data", // two tables
 		"../../ingest/perfdata/testdata/callchain.data",
 		"../../ingest/perfdata/testdata/samplecpu.data",
