@@ -40,7 +40,7 @@ func validate(t *testing.T, doc []byte) {
 // rejects what is not.
 func TestJSONSchema(t *testing.T) {
 	for _, name := range reportRecordings {
-		out := mustReport(t, nil, "-format", "json", "-kallsyms", kallsymsSubset, recordingPath(name))
+		out := mustReport(t, nil, "-format", "json", "-kallsyms", kallsymsSubset, name)
 		validate(t, []byte(out))
 		var doc jsonDocument
 		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != jsonSchema || doc.Report == nil || doc.Run != nil {

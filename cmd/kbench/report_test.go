@@ -34,16 +34,13 @@ const (
 	kallsymsSubset = "../../ingest/attrib/testdata/kallsyms"
 )
 
-// reportRecordings are the recordings the report tests run on: names in
-// testdataDir, or paths (recordingPath).
-var reportRecordings = []string{"callchain.data", "system.data", "pipe.data", "testdata/perthread/perthread.data"}
-
-// recordingPath is the path of reportRecordings' name.
-func recordingPath(name string) string {
-	if strings.Contains(name, "/") {
-		return name
-	}
-	return testdataDir + name
+// reportRecordings are the recordings the report tests run on; their
+// subtests are named by the files' base names.
+var reportRecordings = []string{
+	testdataDir + "callchain.data",
+	testdataDir + "system.data",
+	testdataDir + "pipe.data",
+	"testdata/perthread/perthread.data",
 }
 
 // report runs kbench report with args and returns its stdout; a non-nil
@@ -111,11 +108,11 @@ func pipeFile(t *testing.T, file string) *os.File {
 // inputs are the ways a recording can be named: its path, and for a
 // pipe-mode recording also "-" fed through a pipe.
 func inputs(t *testing.T, name string) map[string]func() (*os.File, string) {
-	file := recordingPath(name)
+	file := name
 	in := map[string]func() (*os.File, string){
 		"path": func() (*os.File, string) { return nil, file },
 	}
-	if name == "pipe.data" {
+	if filepath.Base(name) == "pipe.data" {
 		in["stdin-pipe"] = func() (*os.File, string) { return pipeFile(t, file), "-" }
 	}
 	return in
@@ -123,9 +120,9 @@ func inputs(t *testing.T, name string) map[string]func() (*os.File, string) {
 
 func TestReportTable(t *testing.T) {
 	for _, name := range reportRecordings {
-		want := attribute(t, recordingPath(name), mapset.BTree)
+		want := attribute(t, name, mapset.BTree)
 		for how, input := range inputs(t, name) {
-			t.Run(name+"/"+how, func(t *testing.T) {
+			t.Run(filepath.Base(name)+"/"+how, func(t *testing.T) {
 				stdin, arg := input()
 				out := mustReport(t, stdin, "-kallsyms", kallsymsSubset, arg)
 				var samples, count uint64
@@ -160,10 +157,10 @@ func TestReportTable(t *testing.T) {
 
 func TestReportJSON(t *testing.T) {
 	for _, name := range reportRecordings {
-		want := attribute(t, recordingPath(name), mapset.BTree)
+		want := attribute(t, name, mapset.BTree)
 		for how, input := range inputs(t, name) {
 			for _, impl := range []string{"btree", "list"} {
-				t.Run(name+"/"+how+"/"+impl, func(t *testing.T) {
+				t.Run(filepath.Base(name)+"/"+how+"/"+impl, func(t *testing.T) {
 					stdin, arg := input()
 					out := mustReport(t, stdin, "-format", "json", "-impl", impl, "-kallsyms", kallsymsSubset, arg)
 					var doc jsonDocument
@@ -186,9 +183,9 @@ func TestReportJSON(t *testing.T) {
 func TestReportPprof(t *testing.T) {
 	goTool, goErr := exec.LookPath("go")
 	for _, name := range reportRecordings {
-		want := attribute(t, recordingPath(name), mapset.BTree)
+		want := attribute(t, name, mapset.BTree)
 		for how, input := range inputs(t, name) {
-			t.Run(name+"/"+how, func(t *testing.T) {
+			t.Run(filepath.Base(name)+"/"+how, func(t *testing.T) {
 				stdin, arg := input()
 				file := filepath.Join(t.TempDir(), "prof.pb.gz")
 				if out := mustReport(t, stdin, "-format", "pprof", "-o", file, "-kallsyms", kallsymsSubset, arg); out != "" {
@@ -232,8 +229,8 @@ func TestReportPprof(t *testing.T) {
 // symbols leaf first), the same number of samples.
 func TestReportPprofStacksAgainstPerf(t *testing.T) {
 	for _, name := range reportRecordings {
-		t.Run(name, func(t *testing.T) {
-			file := recordingPath(name)
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			file := name
 			// Without the build-id cache, as kbench runs below (-debugdir
 			// -): a binary gone from its path is found in neither.
 			out, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true},
@@ -320,7 +317,7 @@ func TestReportScriptAgainstPerf(t *testing.T) {
 	}
 	for _, name := range reportRecordings {
 		for _, hide := range []bool{false, true} {
-			file := recordingPath(name)
+			file := name
 			// Both get the same kallsyms: perf would otherwise look for the
 			// recording's kernel by build id, and this machine may have
 			// booted another kernel since.
@@ -331,7 +328,7 @@ func TestReportScriptAgainstPerf(t *testing.T) {
 				args = append(args, "-G")
 			}
 			for how, input := range inputs(t, name) {
-				t.Run(name+"/"+how+"/G="+strconv.FormatBool(hide), func(t *testing.T) {
+				t.Run(filepath.Base(name)+"/"+how+"/G="+strconv.FormatBool(hide), func(t *testing.T) {
 					cmd := exec.Command(perf, perfArgs...)
 					var stderr bytes.Buffer
 					cmd.Stderr = &stderr

@@ -773,10 +773,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	a.res.LostChunks, a.res.LostEvents, a.res.LostSamples = lost.chunks, lost.events, lost.samples
 	a.res.Unordered = lost.unordered
-	for _, at := range r.Attrs() {
-		if at.Flags&perfdata.AttrWriteBackward != 0 {
-			a.res.Unordered = 0 // perf_session__warn_order does not warn then
-		}
+	if slices.ContainsFunc(r.Attrs(), func(at *perfdata.Attr) bool { return at.Flags&perfdata.AttrWriteBackward != 0 }) {
+		a.res.Unordered = 0 // perf_session__warn_order does not warn then
 	}
 	for t, n := range a.res.Stats.ByType {
 		switch {
@@ -2030,7 +2028,9 @@ func (a *attributor) resolveAnyMode(e *event, addr uint64) (mp index.Map, inKern
 	return mp, true, ok
 }
 
-// lostCounts are the LOST and LOST_SAMPLES records decode saw.
+// lostCounts is what decode counted beside the events it delivered: the
+// LOST and LOST_SAMPLES records, and the events the orderer queued out of
+// order (orderer.unordered).
 type lostCounts struct{ chunks, events, samples, unordered uint64 }
 
 // hide hides the table row of k (Result.hidden).

@@ -111,6 +111,7 @@ type orderer struct {
 	spare     []*keyBuf // buffers no run views
 	merges    [2]mergeScratch
 	runs      []keyRun     // flush's, kept for their memory
+	bounds    []int        // flush's, kept for their memory
 	parts     [][]orderKey // flush's, kept for their memory
 	immCur    *segment     // receives the events delivered at once
 	batch     delivery     // what the next delivery holds so far
@@ -593,17 +594,24 @@ func (o *orderer) flush(limit uint64) {
 	runs := append(o.runs[:0], o.rest...)
 	if len(o.fresh) > 0 {
 		if o.freshBuf == nil {
-			o.freshBuf = &keyBuf{}
+			o.freshBuf = o.spareBuf()
 		}
-		o.freshBuf.keys = o.fresh
-		n := len(runs)
-		if runs = appendRuns(runs, o.fresh, o.freshBuf); len(runs)-n > maxRestRuns {
+		buf := o.freshBuf
+		bounds := runBounds(o.bounds[:0], o.fresh)
+		if len(bounds)-1 > maxRestRuns {
 			// Many CPUs' runs: sorted into one, so that the flushes
 			// merge few.
-			o.freshBuf.keys, o.tmp = sortKeys(o.fresh, o.tmp)
-			runs = append(runs[:n], keyRun{o.freshBuf.keys, o.freshBuf})
+			buf.keys, o.tmp = mergeRuns(o.fresh, o.tmp, bounds)
+			runs = append(runs, keyRun{buf.keys, buf})
+		} else {
+			buf.keys = o.fresh
+			for i := 1; i < len(bounds); i++ {
+				lo, hi := bounds[i-1], bounds[i]
+				runs = append(runs, keyRun{buf.keys[lo:hi:hi], buf})
+			}
 		}
-		o.viewed = append(o.viewed, o.freshBuf)
+		o.bounds = bounds
+		o.viewed = append(o.viewed, buf)
 		o.fresh, o.freshBuf = nil, nil
 	}
 	parts := o.parts[:0]
@@ -628,11 +636,8 @@ func (o *orderer) flush(limit uint64) {
 	o.recycleBuffers()
 	clear(parts)
 	o.runs, o.parts = runs[:0], parts[:0]
-	if len(o.spare) > 0 {
-		o.freshBuf = o.spare[len(o.spare)-1]
-		o.spare = o.spare[:len(o.spare)-1]
-		o.fresh = o.freshBuf.keys[:0]
-	}
+	o.freshBuf = o.spareBuf()
+	o.fresh = o.freshBuf.keys[:0]
 }
 
 // maxRestRuns is how many runs a flush leaves: the keys of two CPUs stay
@@ -649,16 +654,26 @@ type keyRun struct {
 // keyBuf holds the keys of one flush's new runs, or of merged ones.
 type keyBuf struct{ keys []orderKey }
 
-// appendRuns appends keys, in buf, split into ascending runs.
-func appendRuns(runs []keyRun, keys []orderKey, buf *keyBuf) []keyRun {
-	start := 0
+// spareBuf returns a buffer no run views: a spare one, or a new one.
+func (o *orderer) spareBuf() *keyBuf {
+	if n := len(o.spare); n > 0 {
+		buf := o.spare[n-1]
+		o.spare = o.spare[:n-1]
+		return buf
+	}
+	return &keyBuf{}
+}
+
+// runBounds appends to bounds where keys' ascending runs begin and
+// len(keys): 0, the start of each run after the first, len(keys).
+func runBounds(bounds []int, keys []orderKey) []int {
+	bounds = append(bounds, 0)
 	for i := 1; i < len(keys); i++ {
 		if keys[i].time < keys[i-1].time {
-			runs = append(runs, keyRun{keys[start:i:i], buf})
-			start = i
+			bounds = append(bounds, i)
 		}
 	}
-	return append(runs, keyRun{keys[start:len(keys):len(keys)], buf})
+	return append(bounds, len(keys))
 }
 
 // keysUpTo returns how many of the sorted keys have a time up to limit.
@@ -756,22 +771,15 @@ func (o *orderer) deliverMerged(a, b []orderKey) {
 	}
 }
 
-// consolidate merges runs into one, in a buffer of its own.
+// consolidate merges runs into one, in a buffer of its own. (It is
+// seldom called: a flush's limit leaves the runs of one round at most.)
 func (o *orderer) consolidate(runs []keyRun) []keyRun {
-	buf := &keyBuf{}
-	if len(o.spare) > 0 {
-		buf = o.spare[len(o.spare)-1]
-		o.spare = o.spare[:len(o.spare)-1]
+	buf := o.spareBuf()
+	parts := make([][]orderKey, len(runs))
+	for i, r := range runs {
+		parts[i] = r.keys
 	}
-	n := 0
-	for _, r := range runs {
-		n += len(r.keys)
-	}
-	keys := slices.Grow(buf.keys[:0], n)
-	for _, r := range runs {
-		keys = append(keys, r.keys...)
-	}
-	buf.keys, o.tmp = sortKeys(keys, o.tmp)
+	buf.keys, o.tmp = concatSorted(buf.keys, o.tmp, parts)
 	o.viewed = append(o.viewed, buf)
 	clear(runs[1:])
 	return append(runs[:0], keyRun{buf.keys, buf})
@@ -800,12 +808,20 @@ func (m *mergeScratch) of(parts [][]orderKey) []orderKey {
 	if len(parts) == 1 {
 		return parts[0]
 	}
-	keys := m.keys[:0]
+	m.keys, m.tmp = concatSorted(m.keys, m.tmp, parts)
+	return m.keys
+}
+
+// concatSorted puts parts, each sorted, one after the other in keys
+// (grown as need be) and sorts them there (sortKeys): an earlier part's
+// key first on equal times. It returns the sorted keys and the spare
+// buffer, tmp's or keys's.
+func concatSorted(keys, tmp []orderKey, parts [][]orderKey) (sorted, spare []orderKey) {
+	keys = keys[:0]
 	for _, p := range parts {
 		keys = append(keys, p...)
 	}
-	m.keys, m.tmp = sortKeys(keys, m.tmp)
-	return m.keys
+	return sortKeys(keys, tmp)
 }
 
 // sortKeys sorts keys by time, equal times keeping their order, and
@@ -813,15 +829,12 @@ func (m *mergeScratch) of(parts [][]orderKey) []orderKey {
 // rounds are a few ascending runs (one per CPU buffer perf flushed), so
 // it merges runs bottom-up: O(n log runs).
 func sortKeys(keys, tmp []orderKey) ([]orderKey, []orderKey) {
-	// Run boundaries.
-	var bounds []int
-	bounds = append(bounds, 0)
-	for i := 1; i < len(keys); i++ {
-		if keys[i].time < keys[i-1].time {
-			bounds = append(bounds, i)
-		}
-	}
-	bounds = append(bounds, len(keys))
+	return mergeRuns(keys, tmp, runBounds(nil, keys))
+}
+
+// mergeRuns is sortKeys of keys whose runs begin at bounds (runBounds),
+// which it overwrites.
+func mergeRuns(keys, tmp []orderKey, bounds []int) ([]orderKey, []orderKey) {
 	if len(bounds) <= 2 {
 		return keys, tmp
 	}
