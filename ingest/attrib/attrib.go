@@ -36,6 +36,7 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/perfstat"
 	"github.com/kmapindex/kmapindex/ingest/symbols"
 	"github.com/kmapindex/kmapindex/ingest/unwind"
+	"github.com/kmapindex/kmapindex/internal/cacheline"
 )
 
 // Options configure a run.
@@ -953,38 +954,52 @@ func (a *attributor) deliverAll(keys []orderKey) (err error) {
 			return err
 		}
 	}
-	var touched uint64
 	for i, k := range keys {
+		if j := i + eventAhead; j < len(keys) {
+			cacheline.Prefetch(keys[j].e)
+		}
 		if j := i + touchAhead; j < len(keys) {
-			touched += touch(keys[j].e)
+			a.prefetchFor(keys[j].e)
 		}
 		a.now = k.time
 		if err = a.deliver(k.e); err != nil {
 			return err
 		}
 	}
-	a.touched += touched
 	return nil
 }
 
-// touchAhead is how many events ahead of its delivery deliverAll
-// touches an event (touch): the decoder wrote it on another core, and
-// its callchain lies in the mapping, so that reading them when the
-// delivery came missed the cache. Touching them 4 events ahead took the
-// -a -g children table from 0.72 to 0.64-0.68 s (scripts/abbench.sh 9,
-// interleaved medians, two builds of it); the -a table stayed at
-// 0.26-0.27 s. 2 or 7 ahead, or the middle of the chain too, did no
-// better.
-const touchAhead = 4
+// Events are prefetched ahead of their delivery (cacheline.Prefetch):
+// the decoder wrote each on the other core, and a sample's callchain
+// and sample-cache slot are far apart in memory, so that loading them
+// when the delivery came waited on the cache. eventAhead events ahead
+// deliverAll prefetches the event; touchAhead ahead, the event being in
+// the cache by then, what delivering it will read (prefetchFor).
+//
+// Plain loads 4 events ahead (of the event and its chain's ends) had
+// taken the -a -g children table from 0.72 to 0.64-0.68 s; 2 or 7 ahead
+// did no better. But a load waits to retire until its data comes, and
+// the instructions behind it with it; a prefetch does not. With the
+// sample-cache slot prefetched too, the attributor's goroutine was busy
+// 134 ms of a -a table instead of 157 (go tool trace, medians of 5),
+// where the load that missed the slot had been 10 % of the run's CPU
+// time (perf record of kbench). Prefetching the frame cache's slots of a
+// chain 2 or 3 events ahead made children tables slower.
+const (
+	eventAhead = 8
+	touchAhead = 4
+)
 
-// touch reads e and the ends of its callchain, so that they are in the
-// cache when e is delivered: Go has no prefetch instruction. The sum
-// keeps the loads from being optimized away.
-func touch(e *event) uint64 {
+// prefetchFor prefetches what delivering e reads beyond e itself: the
+// ends of its callchain and its sample-cache slot (sampleSlotIndex).
+func (a *attributor) prefetchFor(e *event) {
 	if c := e.addrs; len(c) > 0 {
-		return c[0] + c[len(c)-1]
+		cacheline.Prefetch(&c[0])
+		cacheline.Prefetch(&c[len(c)-1])
 	}
-	return e.ip
+	if a.samples != nil {
+		cacheline.Prefetch(&a.samples[sampleSlotIndex(e, a.sampleBits)])
+	}
 }
 
 // decodeConfig is what decode does beyond reading records: which
@@ -1403,7 +1418,6 @@ func buildIDMap(f *perfdata.Features) map[string][]byte {
 }
 
 type attributor struct {
-	touched    uint64 // what touch read, kept so the reads stay
 	now        uint64 // the time of the event being delivered (its orderKey's)
 	opts       Options
 	m          *machine.Machine
@@ -1850,7 +1864,7 @@ func (a *attributor) resolveSample(e *event) (st *mapState, i int, slot *sampleS
 		a.sampleBits = cacheBits(a.dataSize, sampleCacheBits)
 		a.samples = make([]sampleSlot, 1<<a.sampleBits)
 	}
-	a.slotAt = int(slotHash(e.ip, ver, a.sampleBits))
+	a.slotAt = sampleSlotIndex(e, a.sampleBits)
 	slot = &a.samples[a.slotAt]
 	if slot.st != nil && slot.ip == e.ip && slot.ver == ver {
 		return slot.st, int(slot.i), slot, true
@@ -1917,6 +1931,25 @@ func (a *attributor) resolveUncached(e *event) (st *mapState, i int, ok bool) {
 	st = a.cnt.state(mp, e.cpumode == machine.CPUModeKernel)
 	return st, a.sym.findIn(mp, a.stateTable(st), mp.MapIP(e.ip)), true
 }
+
+// sampleSlotIndex is the slot of the sample cache (1<<bits slots) that
+// keeps e's answer: its address hashed with its process, or with the
+// kernel's space for a sample in any other mode. The slot is checked against the
+// version of the maps the answer was found in, but not hashed with it,
+// so that deliverAll can prefetch the slot events ahead without looking
+// up their thread (the version's owner), whose maps may change before
+// their delivery.
+func sampleSlotIndex(e *event, bits uint) int {
+	space := uint64(e.pid)
+	if e.cpumode != machine.CPUModeUser {
+		space = kernelSlotSpace
+	}
+	return int(slotHash(e.ip, space, bits))
+}
+
+// kernelSlotSpace is sampleSlotIndex's process for kernel samples: no
+// pid (32 bits) is it.
+const kernelSlotSpace = 1 << 32
 
 // sampleCacheOff makes resolveSample resolve every sample (tests).
 var sampleCacheOff bool

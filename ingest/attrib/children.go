@@ -784,8 +784,9 @@ func markerBefore(chain []uint64, ent int, cpumode uint8) (uint8, bool) {
 	return cpumode, true
 }
 
-// slotHash picks the slot of an address under a version of the maps in
-// a cache of 1<<bits slots (the frame and sample caches).
+// slotHash picks the slot of an address under a version of the maps (the
+// frame cache) or in an address space (the sample cache:
+// sampleSlotIndex), in a cache of 1<<bits slots.
 func slotHash(ip, ver uint64, bits uint) uint64 {
 	return ((ip ^ ver<<20) * 0x9e3779b97f4a7c15) >> (64 - bits)
 }
