@@ -2,12 +2,14 @@ package attrib
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
 // symCounts counts as a map from symbol index would, before and after it
 // switches from its short list to a map (a large table) and to a slot
-// per symbol.
+// per symbol, and each goes through the symbols in the order first
+// counted.
 func TestSymCountsMatchesMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := range 300 {
@@ -21,11 +23,15 @@ func TestSymCountsMatchesMap(t *testing.T) {
 		}
 		s := &symCounts{n: n}
 		want := map[int]Counts{}
+		var wantOrder []int
 		for range adds {
 			i := rng.IntN(min(n, distinct))
 			c := Counts{Samples: 1, Period: uint64(rng.IntN(1000))}
 			cell := s.add(i, c)
-			w := want[i]
+			w, seen := want[i]
+			if !seen {
+				wantOrder = append(wantOrder, i)
+			}
 			w.add(c)
 			want[i] = w
 			if *cell != w {
@@ -33,12 +39,17 @@ func TestSymCountsMatchesMap(t *testing.T) {
 			}
 		}
 		got := map[int]Counts{}
+		var order []int
 		s.each(func(i int, c Counts) {
 			if _, dup := got[i]; dup {
 				t.Fatalf("iter %d: symbol %d counted twice", iter, i)
 			}
 			got[i] = c
+			order = append(order, i)
 		})
+		if !slices.Equal(order, wantOrder) {
+			t.Fatalf("iter %d: symbols in the order %v, want %v", iter, order, wantOrder)
+		}
 		if len(got) != len(want) {
 			t.Fatalf("iter %d: %d symbols counted, want %d", iter, len(got), len(want))
 		}

@@ -331,3 +331,30 @@ func benchOrder(b *testing.B, times []uint64) {
 	}
 	perSample(b, n)
 }
+
+// BenchmarkStageSum sums a counter's counts by (dso, symbol) key, the
+// flat table's rows (Result.BySym), as Run does after the last sample.
+func BenchmarkStageSum(b *testing.B) {
+	_, sym, ss, maps := stageSetup(b, mapset.BTree)
+	c := newCounter()
+	for i, s := range ss {
+		st := c.state(maps[i], s.cpumode == machine.CPUModeKernel)
+		if !st.final {
+			st.table, st.final = sym.table(maps[i])
+		}
+		st.add(st.table, st.table.FindIndex(maps[i].MapIP(s.ip)), maps[i].MapIP(s.ip), 0, Counts{1, 1})
+	}
+	rows := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		bySym := make(map[Key]Counts)
+		c.each(&Result{}, func(ms *MapSym, n Counts) {
+			k := ms.Key()
+			sum := bySym[k]
+			sum.add(n)
+			bySym[k] = sum
+		})
+		rows = len(bySym)
+	}
+	b.ReportMetric(float64(rows), "rows")
+}
