@@ -129,10 +129,11 @@ func WithoutUnfinishedData() Option { return func(r *Reader) { r.noUnfinished = 
 // reading it through a buffer: records then stay valid until Close
 // (RecordsStable), so that consumers can keep callchains and user stacks
 // where they lie instead of copying them, at the cost of a page fault
-// every few pages read. Without it Open reads through a 1 MiB buffer, which
-// was faster end to end on the VMs kbench is measured on, where a fault
-// is dear: kbench report 0.31 -> 0.25 s on a 918k-sample -a recording,
-// 1.51 -> 1.11 s on the script of a 722 MB --call-graph dwarf one.
+// every few pages read. Without it Open reads through a buffer (chunks
+// read ahead, for a large recording: dataBufferFor), which was faster end
+// to end on the VMs kbench is measured on, where a fault is dear: kbench
+// report 0.31 -> 0.25 s on a 918k-sample -a recording, 1.51 -> 1.11 s on
+// the script of a 722 MB --call-graph dwarf one.
 func Mapped() Option { return func(r *Reader) { r.mapped = true } }
 
 // Reader reads the records of one perf.data recording. It is not safe for
@@ -590,14 +591,25 @@ func (r *Reader) startData(off, end int64) {
 
 // dataBufferFor returns the buffer records of n bytes (-1: unknown) are read
 // through. Records are peeked whole (up to 64 KiB); a large recording
-// reads in 1 MiB chunks, ahead of the decoding when it has more than
-// aheadMin bytes; a small one needs no more than its size.
+// reads in chunks of aheadChunkSize, ahead of the decoding when it has
+// more than aheadMin bytes; a small one needs no more than its size.
 func dataBufferFor(src io.Reader, n int64) *dataBuffer {
 	if n > aheadMin {
-		return newReadAheadBuffer(src, 1<<20, aheadReserve)
+		return newReadAheadBuffer(src, aheadChunkSize, aheadReserve)
 	}
 	return plainDataBuffer(src, n)
 }
+
+// aheadChunkSize is the size of the chunks read ahead (256 KiB). A chunk
+// the reading goroutine copies out of the page cache is still in the
+// caches when the decoder reads it on the other core, if it is small
+// enough: with 1 MiB chunks (three in flight) the decoder's first loads
+// of each record waited on memory, a fifth of NextFixedSample's time.
+// The 2.61 M-sample -a table 0.263 -> 0.240 s (scripts/abbench.sh 41,
+// builds interleaved), the gcc build's children table 1.80 -> 1.70 s (5
+// runs), and no view tried slower (512 KiB: half the gain; 128 KiB: no
+// better); peak RSS 1-4 MB lower.
+const aheadChunkSize = 256 << 10
 
 // plainDataBuffer is dataBufferFor without reading ahead: 1 MiB, or a
 // quarter of the n bytes of records (64 KiB at least, a record's most):
