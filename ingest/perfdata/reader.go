@@ -604,7 +604,8 @@ func dataBufferFor(src io.Reader, n int64) *dataBuffer {
 // the reading goroutine copies out of the page cache is still in the
 // caches when the decoder reads it on the other core, if it is small
 // enough: with 1 MiB chunks (three in flight) the decoder's first loads
-// of each record waited on memory, a fifth of NextFixedSample's time.
+// of each record waited on memory, about a third of NextFixedSample's
+// time.
 // The 2.61 M-sample -a table 0.263 -> 0.240 s (scripts/abbench.sh 41,
 // builds interleaved), the gcc build's children table 1.80 -> 1.70 s (5
 // runs), and no view tried slower (512 KiB: half the gain; 128 KiB: no
