@@ -1933,8 +1933,8 @@ func (a *attributor) resolveUncached(e *event) (st *mapState, i int, ok bool) {
 }
 
 // sampleSlotIndex is the slot of the sample cache (1<<bits slots) that
-// keeps e's answer: its address hashed with its process, or with the
-// kernel's space for a sample in any other mode. The slot is checked against the
+// keeps e's answer: its address hashed with its process in user mode,
+// with the kernel's space in any other. The slot is checked against the
 // version of the maps the answer was found in, but not hashed with it,
 // so that deliverAll can prefetch the slot events ahead without looking
 // up their thread (the version's owner), whose maps may change before
@@ -1947,8 +1947,8 @@ func sampleSlotIndex(e *event, bits uint) int {
 	return int(slotHash(e.ip, space, bits))
 }
 
-// kernelSlotSpace is sampleSlotIndex's process for kernel samples: no
-// pid (32 bits) is it.
+// kernelSlotSpace is sampleSlotIndex's process for samples not in user
+// mode: no pid (32 bits) is it.
 const kernelSlotSpace = 1 << 32
 
 // sampleCacheOff makes resolveSample resolve every sample (tests).
