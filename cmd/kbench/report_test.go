@@ -108,12 +108,11 @@ func pipeFile(t *testing.T, file string) *os.File {
 // inputs are the ways a recording can be named: its path, and for a
 // pipe-mode recording also "-" fed through a pipe.
 func inputs(t *testing.T, name string) map[string]func() (*os.File, string) {
-	file := name
 	in := map[string]func() (*os.File, string){
-		"path": func() (*os.File, string) { return nil, file },
+		"path": func() (*os.File, string) { return nil, name },
 	}
 	if filepath.Base(name) == "pipe.data" {
-		in["stdin-pipe"] = func() (*os.File, string) { return pipeFile(t, file), "-" }
+		in["stdin-pipe"] = func() (*os.File, string) { return pipeFile(t, name), "-" }
 	}
 	return in
 }
@@ -228,13 +227,12 @@ func TestReportPprof(t *testing.T) {
 // The pprof profile's stacks are perf script's: per (comm, tid, frame
 // symbols leaf first), the same number of samples.
 func TestReportPprofStacksAgainstPerf(t *testing.T) {
-	for _, name := range reportRecordings {
-		t.Run(filepath.Base(name), func(t *testing.T) {
-			file := name
+	for _, file := range reportRecordings {
+		t.Run(filepath.Base(file), func(t *testing.T) {
 			// Without the build-id cache, as kbench runs below (-debugdir
 			// -): a binary gone from its path is found in neither.
 			out, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true},
-				"script", "-F", "ip,sym,dso", "-i", file, "--kallsyms", kallsymsSubset, "-F", "comm,tid,ip,sym,dso")
+				"script", "-i", file, "--kallsyms", kallsymsSubset, "-F", "comm,tid,ip,sym,dso")
 			if errors.Is(err, perftest.ErrNotInstalled) {
 				t.Skip(err)
 			}
@@ -315,9 +313,8 @@ func TestReportScriptAgainstPerf(t *testing.T) {
 	if ks, err := kallsyms.ReadFile("/proc/kallsyms"); err != nil || kallsyms.Restricted(ks) {
 		t.Skip("/proc/kallsyms unreadable or restricted: script output not compared with perf script")
 	}
-	for _, name := range reportRecordings {
+	for _, file := range reportRecordings {
 		for _, hide := range []bool{false, true} {
-			file := name
 			// Both get the same kallsyms: perf would otherwise look for the
 			// recording's kernel by build id, and this machine may have
 			// booted another kernel since.
@@ -327,8 +324,8 @@ func TestReportScriptAgainstPerf(t *testing.T) {
 				perfArgs = append(perfArgs, "-G")
 				args = append(args, "-G")
 			}
-			for how, input := range inputs(t, name) {
-				t.Run(filepath.Base(name)+"/"+how+"/G="+strconv.FormatBool(hide), func(t *testing.T) {
+			for how, input := range inputs(t, file) {
+				t.Run(filepath.Base(file)+"/"+how+"/G="+strconv.FormatBool(hide), func(t *testing.T) {
 					cmd := exec.Command(perf, perfArgs...)
 					var stderr bytes.Buffer
 					cmd.Stderr = &stderr

@@ -984,7 +984,8 @@ func (a *attributor) deliverAll(keys []orderKey) (err error) {
 // 134 ms of a -a table instead of 157 (go tool trace, medians of 5),
 // where the load that missed the slot had been 10 % of the run's CPU
 // time (perf record of kbench). Prefetching the frame cache's slots of a
-// chain 2 or 3 events ahead made children tables slower.
+// chain 2 or 3 events ahead too made the -a -g children table slower
+// and the gcc one no faster.
 const (
 	eventAhead = 8
 	touchAhead = 4

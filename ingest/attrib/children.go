@@ -787,6 +787,6 @@ func markerBefore(chain []uint64, ent int, cpumode uint8) (uint8, bool) {
 // slotHash picks the slot of an address under a version of the maps (the
 // frame cache) or in an address space (the sample cache:
 // sampleSlotIndex), in a cache of 1<<bits slots.
-func slotHash(ip, ver uint64, bits uint) uint64 {
-	return ((ip ^ ver<<20) * 0x9e3779b97f4a7c15) >> (64 - bits)
+func slotHash(ip, key uint64, bits uint) uint64 {
+	return ((ip ^ key<<20) * 0x9e3779b97f4a7c15) >> (64 - bits)
 }

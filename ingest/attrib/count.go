@@ -53,9 +53,9 @@ type tableCounts struct {
 // of the -a -g children table from 84 to 74 MB. The symbols counted are
 // listed in count order (syms), and until more than fewSymbols are, the
 // list is all there is: most maps hit a few symbols, and each took a
-// slot array the size of its table (the kernel's slots were 1.5 MB of a 53-sample
-// report's 25 MB of allocations; most of their pages were never
-// touched, so its peak RSS fell only 0.25 MB).
+// slot array the size of its table (the kernel's slots were 1.5 MB of a
+// 53-sample report's 25 MB of allocations; most of their pages were
+// never touched, so its peak RSS fell only 0.25 MB).
 //
 // Between the two, a table of more than slotTable symbols (the kernel's)
 // finds its counts through a map until more than manySymbols are
@@ -172,7 +172,7 @@ func (s *symCounts) slots() {
 
 // each calls fn with each symbol counted, by index, and its count, in the
 // order first counted. It goes through the symbols counted, not the
-// slots: the kernel's table has 150 k, and summing the -a table's rows
+// slots: the kernel's table has 100 k+, and summing the -a table's rows
 // took 7.7 ms through every map's slots, 5.4 through its symbols counted
 // (BenchmarkStageSum).
 func (s *symCounts) each(fn func(i int, n Counts)) {

@@ -605,11 +605,10 @@ func dataBufferFor(src io.Reader, n int64) *dataBuffer {
 // caches when the decoder reads it on the other core, if it is small
 // enough: with 1 MiB chunks (three in flight) the decoder's first loads
 // of each record waited on memory, about a third of NextFixedSample's
-// time.
-// The 2.61 M-sample -a table 0.263 -> 0.240 s (scripts/abbench.sh 41,
-// builds interleaved), the gcc build's children table 1.80 -> 1.70 s (5
-// runs), and no view tried slower (512 KiB: half the gain; 128 KiB: no
-// better); peak RSS 1-4 MB lower.
+// time. The 2.61 M-sample -a table 0.263 -> 0.240 s (scripts/abbench.sh
+// 41, builds interleaved), the gcc build's children table 1.80 -> 1.70 s
+// (5 runs), and no view tried slower (512 KiB: half the gain; 128 KiB:
+// no better); peak RSS 1-4 MB lower.
 const aheadChunkSize = 256 << 10
 
 // plainDataBuffer is dataBufferFor without reading ahead: 1 MiB, or a

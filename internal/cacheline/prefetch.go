@@ -10,6 +10,7 @@ package cacheline
 
 import "unsafe"
 
-// Prefetch asks for the cache line holding *p, for reading and writing. It
-// never faults: an address the process cannot read is ignored.
+// Prefetch asks for the cache line holding *p, into every level of the
+// cache, for reading. It never faults: an address the process cannot read
+// is ignored.
 func Prefetch[T any](p *T) { line(uintptr(unsafe.Pointer(p))) }
