@@ -863,28 +863,65 @@ func mergeKeys(dst, a, b []orderKey) { mergeSome(dst[:len(a)+len(b)], a, b) }
 // times), and returns how many of each it took; len(dst) must be at most
 // len(a)+len(b). It does not branch on the comparison: two CPUs' samples
 // interleave unpredictably, and a mispredicted branch a key was most of
-// the merge (BenchmarkStageOrder: 25 → 20 ns a sample).
+// the merge (BenchmarkStageOrder: 25 → 20 ns a sample). It merges from
+// both ends of what it takes at once: each end's next key waits on the
+// comparison before it, and two ends overlap their waits (3.4 → 2.0 ns a
+// key in cache).
 func mergeSome(dst, a, b []orderKey) (i, j int) {
-	k := 0
-	for ; k < len(dst) && i < len(a) && j < len(b); k++ {
-		x, y := a[i], b[j]
-		fromB := 0
-		if y.time < x.time {
-			fromB = 1
+	n := len(dst)
+	i = splitMerged(a, b, n)
+	j = n - i
+	a, b = a[:i], b[:j]
+	// The front takes n/2 keys, the back the rest; each stops early
+	// when one side is used up at its end.
+	fa, fb, k := 0, 0, 0
+	ba, bb, kb := len(a), len(b), n
+	for ; k < n/2 && fa < len(a) && fb < len(b) && ba > 0 && bb > 0; k++ {
+		x, y := a[fa], b[fb]
+		t, e, fromB := x.time, x.e, 0
+		if y.time < t {
+			t, e, fromB = y.time, y.e, 1
 		}
-		pair := [2]orderKey{x, y}
-		dst[k] = pair[fromB]
-		j += fromB
-		i += 1 - fromB
+		dst[k] = orderKey{t, e}
+		fb += fromB
+		fa += 1 - fromB
+
+		x, y = a[ba-1], b[bb-1]
+		t, e, fromA := y.time, y.e, 0
+		if x.time > t {
+			t, e, fromA = x.time, x.e, 1
+		}
+		kb--
+		dst[kb] = orderKey{t, e}
+		ba -= fromA
+		bb -= 1 - fromA
 	}
-	if k < len(dst) {
-		if i < len(a) {
-			i += copy(dst[k:], a[i:])
+	// The middle: few keys, or one side's only.
+	for ; k < kb; k++ {
+		if fa < ba && (fb == bb || a[fa].time <= b[fb].time) {
+			dst[k] = a[fa]
+			fa++
 		} else {
-			j += copy(dst[k:], b[j:])
+			dst[k] = b[fb]
+			fb++
 		}
 	}
 	return i, j
+}
+
+// splitMerged returns how many of the first n keys of a and b merged (a
+// first on equal times) are a's: the least i with a[i] after b[n-i-1].
+func splitMerged(a, b []orderKey, n int) int {
+	lo, hi := max(0, n-len(b)), min(n, len(a))
+	for lo < hi {
+		i := int(uint(lo+hi) >> 1)
+		if j := n - i; j > 0 && a[i].time <= b[j-1].time {
+			lo = i + 1
+		} else {
+			hi = i
+		}
+	}
+	return lo
 }
 
 // finish delivers everything left and hands every segment back.
