@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +14,8 @@ import (
 // TestAdviseHugeHeap checks that adviseHugeHeap leaves at least
 // heapAdvised bytes of the heap in mappings advised for huge pages
 // ("hg" in /proc/self/smaps' VmFlags), where the kernel's THP mode is
-// madvise.
+// madvise, and that it gives those pages back: kept free, they count
+// towards startGC's memory limit, and a collection comes at once.
 func TestAdviseHugeHeap(t *testing.T) {
 	mode, err := os.ReadFile(thpSetting)
 	if err != nil || !bytes.Contains(mode, []byte("[madvise]")) {
@@ -21,6 +23,11 @@ func TestAdviseHugeHeap(t *testing.T) {
 	}
 	t.Setenv("KBENCH_THP", "")
 	adviseHugeHeap()
+	kept := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(kept)
+	if n := kept[0].Value.Uint64(); n >= heapAdvised/2 {
+		t.Errorf("%d bytes of the heap free and kept after adviseHugeHeap, want them given back", n)
+	}
 	smaps, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		t.Skip(err)
