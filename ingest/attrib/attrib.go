@@ -680,25 +680,15 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	// BySym holds the counts by (dso, symbol), and ByMapSym (when kept)
 	// the same counts by map: both are filled on two cores, one after the
 	// other taking 30 ms of a 2.3 M-sample table's end on one. Without
-	// ByMapSym, BySym is filled straight from the counter: the list of
-	// every (map, symbol) count took 3-9 ms of the -a table's end, most of
-	// it faulting in its fresh memory.
+	// ByMapSym, BySym is summed straight from the counter, on two cores
+	// (sumBySym): the list of every (map, symbol) count took 3-9 ms of
+	// the -a table's end, most of it faulting in its fresh memory.
 	nCounts := a.cnt.size()
-	bySym := make(map[Key]Counts, nCounts)
+	var bySym map[Key]Counts
 	var byEvent []Counts
-	addSym := func(ms *MapSym, n Counts) {
-		k := ms.Key()
-		c := bySym[k]
-		c.add(n)
-		bySym[k] = c
-		for ms.Event >= len(byEvent) {
-			byEvent = append(byEvent, Counts{})
-		}
-		byEvent[ms.Event].add(n)
-	}
 	var byMapSym sync.WaitGroup
 	if opts.NoMapSymCounts {
-		a.cnt.each(a.res, addSym)
+		bySym, byEvent = a.cnt.sumBySym(a.res, nCounts)
 	} else {
 		counts := a.cnt.entries(a.res, nCounts)
 		byMapSym.Go(func() {
@@ -710,9 +700,11 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 			}
 			a.res.ByMapSym = m
 		})
+		sums := symSums{bySym: make(map[Key]Counts, nCounts)}
 		for i := range counts {
-			addSym(&counts[i].ms, counts[i].c)
+			sums.add(&counts[i].ms, counts[i].c)
 		}
+		bySym, byEvent = sums.bySym, sums.byEvent
 	}
 	a.res.BySym = bySym
 	a.res.Events = eventNames(r)

@@ -293,18 +293,7 @@ type mapSymCount struct {
 func (c *counter) size() int {
 	n := len(c.unknown)
 	for _, st := range c.order {
-		for _, tc := range st.tables {
-			for _, counts := range tc.byEvent {
-				if counts != nil {
-					n += counts.counts.n
-				}
-			}
-		}
-		for _, m := range st.unsym {
-			if m != nil {
-				n += m.cells.n
-			}
-		}
+		n += st.stateCounts()
 	}
 	return n
 }
@@ -314,10 +303,24 @@ func (c *counter) size() int {
 // up), in no particular order; *ms is valid during the call only. It sets
 // res.ByMap and hides the rows of hidden unknown samples.
 func (c *counter) each(res *Result, fn func(ms *MapSym, n Counts)) {
+	c.setByMap(res)
+	eachInStates(c.order, fn)
+	c.eachUnknown(res, fn)
+}
+
+// setByMap sets res.ByMap: each map's sample set.
+func (c *counter) setByMap(res *Result) {
 	for _, st := range c.order {
 		if !st.bm.IsEmpty() {
 			res.ByMap[st.key.m] = st.bm
 		}
+	}
+}
+
+// eachInStates is each over the maps of states alone: it writes nothing
+// but what fn does.
+func eachInStates(states []*mapState, fn func(ms *MapSym, n Counts)) {
+	for _, st := range states {
 		ms := MapSym{Map: st.key.m, Kernel: st.key.kernel}
 		for _, tc := range st.tables {
 			for ev, counts := range tc.byEvent {
@@ -341,6 +344,10 @@ func (c *counter) each(res *Result, fn func(ms *MapSym, n Counts)) {
 			})
 		}
 	}
+}
+
+// eachUnknown is each over the samples in no map.
+func (c *counter) eachUnknown(res *Result, fn func(ms *MapSym, n Counts)) {
 	for k, u := range c.unknown {
 		ms := MapSym{Sym: symbols.Unknown, Kernel: u.first.Kernel, Hyper: u.first.Hyper, Addr: k.Addr, Event: k.Event}
 		fn(&ms, u.n)
@@ -348,6 +355,81 @@ func (c *counter) each(res *Result, fn func(ms *MapSym, n Counts)) {
 			res.hide(ms.Key())
 		}
 	}
+}
+
+// stateCounts returns how many counts st holds (size's share of it).
+func (st *mapState) stateCounts() int {
+	n := 0
+	for _, tc := range st.tables {
+		for _, counts := range tc.byEvent {
+			if counts != nil {
+				n += counts.counts.n
+			}
+		}
+	}
+	for _, m := range st.unsym {
+		if m != nil {
+			n += m.cells.n
+		}
+	}
+	return n
+}
+
+// symSums are counts summed by (dso, symbol) key and by event.
+type symSums struct {
+	bySym   map[Key]Counts
+	byEvent []Counts
+}
+
+func (s *symSums) add(ms *MapSym, n Counts) {
+	k := ms.Key()
+	c := s.bySym[k]
+	c.add(n)
+	s.bySym[k] = c
+	for ms.Event >= len(s.byEvent) {
+		s.byEvent = append(s.byEvent, Counts{})
+	}
+	s.byEvent[ms.Event].add(n)
+}
+
+// sumBySym sums the counts each visits by (dso, symbol) key (the flat
+// table's rows, Result.BySym) and by event, on two cores: the maps whose
+// counts are the first half of the n size gives on this one, the others
+// on another, whose sums are then added in. It is the last step of a
+// run, and on one core it left the other idle: the 28,658 counts of a
+// 2.61 M-sample -a table took 5.6 ms there, 3.7 ms now (medians of 11
+// runs). The maps grow as they fill: sized for n counts up front (7,203
+// rows), their fresh memory took longer to fault in than the sum.
+func (c *counter) sumBySym(res *Result, n int) (map[Key]Counts, []Counts) {
+	c.setByMap(res)
+	h, half := 0, 0
+	for h < len(c.order) && half < n/2 {
+		half += c.order[h].stateCounts()
+		h++
+	}
+	var other symSums
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		other.bySym = make(map[Key]Counts)
+		eachInStates(c.order[h:], other.add)
+	}()
+	sums := symSums{bySym: make(map[Key]Counts)}
+	eachInStates(c.order[:h], sums.add)
+	c.eachUnknown(res, sums.add)
+	<-done
+	for k, x := range other.bySym {
+		c := sums.bySym[k]
+		c.add(x)
+		sums.bySym[k] = c
+	}
+	for len(sums.byEvent) < len(other.byEvent) {
+		sums.byEvent = append(sums.byEvent, Counts{})
+	}
+	for ev, x := range other.byEvent {
+		sums.byEvent[ev].add(x)
+	}
+	return sums.bySym, sums.byEvent
 }
 
 // entries lists what each visits, n of them (size).

@@ -1,9 +1,16 @@
 package attrib
 
 import (
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/ingest/symbols"
 )
 
 // symCounts counts as a map from symbol index would, before and after it
@@ -83,5 +90,51 @@ func TestCountCells(t *testing.T) {
 	}
 	if cs.n != 5000 {
 		t.Fatalf("%d cells, want 5000", cs.n)
+	}
+}
+
+// sumBySym, which sums on two cores, gives the sums of the counts each
+// visits one by one: maps sharing tables (as processes share a
+// library's), counts with and without a symbol, of several events, and
+// samples in no map, some hidden. Its halves split the maps where their
+// counts reach half, so that maps with few or many counts land on either
+// side.
+func TestSumBySymMatchesEach(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for iter := range 200 {
+		var tables []*symbols.Table
+		for range 1 + rng.IntN(4) {
+			var syms []symbols.Symbol
+			for i := range 1 + rng.IntN(300) {
+				syms = append(syms, symbols.Symbol{Start: uint64(0x1000 + 0x10*i), End: uint64(0x1000 + 0x10*i + 0x10), Name: fmt.Sprintf("f%d", rng.IntN(50))})
+			}
+			tables = append(tables, symbols.Build(syms))
+		}
+		c := newCounter()
+		for range rng.IntN(40) {
+			dso := fmt.Sprintf("/lib/d%d.so", rng.IntN(5))
+			start := uint64(rng.IntN(1<<20)) << 12
+			st := c.state(index.Map{Start: start, End: start + 0x10000, DSO: dso}, rng.IntN(4) == 0)
+			tb := tables[rng.IntN(len(tables))]
+			for range rng.IntN(300) {
+				i := rng.IntN(tb.Len()+20) - 20 // some without a symbol
+				addr := uint64(rng.IntN(0x4000))
+				st.add(tb, max(i, -1), addr, rng.IntN(3), Counts{1, uint64(rng.IntN(100))})
+			}
+		}
+		for range rng.IntN(30) {
+			c.addUnknown(Key{DSO: symbols.Unknown, Sym: symbols.Unknown, Kernel: rng.IntN(2) == 0, Addr: uint64(rng.IntN(50)), Event: rng.IntN(2)}, rng.IntN(5) == 0, Counts{1, 7})
+		}
+		want := symSums{bySym: map[Key]Counts{}}
+		wantRes := &Result{ByMap: map[index.Map]*roaring.Bitmap{}}
+		c.each(wantRes, want.add)
+		res := &Result{ByMap: map[index.Map]*roaring.Bitmap{}}
+		bySym, byEvent := c.sumBySym(res, c.size())
+		if !maps.Equal(bySym, want.bySym) || !slices.Equal(byEvent, want.byEvent) {
+			t.Fatalf("iter %d: sumBySym = %v, %v; summed one by one: %v, %v", iter, bySym, byEvent, want.bySym, want.byEvent)
+		}
+		if !maps.Equal(res.hidden, wantRes.hidden) {
+			t.Fatalf("iter %d: hidden rows %v, want %v", iter, res.hidden, wantRes.hidden)
+		}
 	}
 }
