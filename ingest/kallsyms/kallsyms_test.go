@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -299,5 +300,16 @@ func TestNewListLongNames(t *testing.T) {
 	}
 	if got := l.TaggedName(1); got != long+"\t[mod]" {
 		t.Errorf("TaggedName(1) has %d bytes, want %d", len(got), len(long)+6)
+	}
+}
+
+// unhex (a table) agrees with strconv on every byte.
+func TestUnhex(t *testing.T) {
+	for c := range 256 {
+		want, err := strconv.ParseUint(string([]byte{byte(c)}), 16, 64)
+		got, ok := unhex(byte(c))
+		if ok != (err == nil) || ok && got != want {
+			t.Errorf("unhex(%q) = %d, %v; strconv: %d, %v", byte(c), got, ok, want, err)
+		}
 	}
 }

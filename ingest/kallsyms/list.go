@@ -235,8 +235,9 @@ func (w *listWriter) add(addr uint64, typ byte, field string) {
 	}
 	b, j := l.blocks[l.n/listBlockLen], l.n%listBlockLen
 	b.addr[j], b.typ[j] = addr, typ
-	name, _, _ := strings.Cut(field, "\t")
-	if len(name) < len(field) {
+	name := field
+	if j := strings.IndexByte(field, '\t'); j >= 0 {
+		name = field[:j]
 		l.tagged++
 	}
 	if len(field) < longLen {
@@ -346,12 +347,13 @@ func readList(r io.Reader, chunkSize int) (*List, error) {
 			}
 		}
 		for len(text) > 0 {
-			b, rest, ok := strings.Cut(text, "\n")
-			if !ok {
-				partial = append(make([]byte, 0, 2*len(b)+64), b...)
+			j := strings.IndexByte(text, '\n')
+			if j < 0 {
+				partial = append(make([]byte, 0, 2*len(text)+64), text...)
 				break
 			}
-			text = rest
+			b := text[:j]
+			text = text[j+1:]
 			if err := w.addLine(b, line); err != nil {
 				return nil, err
 			}
