@@ -182,6 +182,20 @@ func TestReportObjectSymbolAcrossProcesses(t *testing.T) {
 			t.Errorf("%s: offset %#x, want %#x (process 7's alone, %#x, through process 8's map)", flag, both, one+bases[7]-bases[8], one)
 		}
 	}
+	// Process 7's first sample again, last: the row is named through
+	// process 7's map again. A flat table counts a repeated sample from
+	// its sample-cache slot (countCached), which must not skip an object
+	// symbol's sample, whose map names the row.
+	again := record([]sample{samples[0], samples[1], samples[0]})
+	for _, flag := range []string{"-children", "-no-children"} {
+		if got, one := offset(again, flag), offset(alone, flag); got != one {
+			t.Errorf("%s, process 7's sample again last: offset %#x, want %#x (process 7's alone)", flag, got, one)
+		}
+	}
+	compareWithPerf(t, again, ks, []perfComparison{
+		{[]string{"-children"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "dso,sym"}},
+		{[]string{"-no-children"}, []string{"report", "--stdio", "--no-children", "-n", "-g", "none", "--sort", "dso,sym"}},
+	})
 	compareWithPerf(t, path, ks, []perfComparison{
 		{[]string{"-children"}, []string{"report", "--stdio", "--children", "-n", "-g", "none", "--sort", "dso,sym"}},
 		{[]string{"-no-children"}, []string{"report", "--stdio", "--no-children", "-n", "-g", "none", "--sort", "dso,sym"}},

@@ -551,6 +551,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	m.RegisterIdle() // perf_session__process_events
 	wantChains := opts.wantsChains()
+	a.countsCached = a.holdsKernel() && opts.NoSampleSets && !sampleCacheOff
 	if a.holdsKernel() { // hold.go
 		a.kernelWaiting = kp.waiting
 		if holdKernelForTests != nil {
@@ -1441,6 +1442,10 @@ type attributor struct {
 	x86_64    bool
 	dw        *dwarfState  // unwinds DWARF callchains (dwarf.go)
 	samples   []sampleSlot // resolveSample's answers, 1<<sampleBits of them
+	// countsCached says that a sample its slot answers may be counted in
+	// the slot's cell alone (countCached): the run makes a flat table and
+	// nothing else a sample would touch.
+	countsCached bool
 	// selfIDs are, beside samples, the children table's entry of each
 	// slot's sample for the slot's event (id+1; 0: none yet), and slotAt
 	// the slot resolveSample answered from: a sample in a map without a
@@ -1520,6 +1525,9 @@ func (a *attributor) fetchInsn(e *event) {
 }
 
 func (a *attributor) deliver(e *event) error {
+	if a.countsCached && a.countCached(e) {
+		return nil
+	}
 	if a.held.n > 0 && releasesHeld(e) {
 		if err := a.releaseHeld(); err != nil {
 			return err
@@ -1705,6 +1713,9 @@ func (a *attributor) sample(e *event) error {
 				slot.cell.add(c)
 			} else if cell := st.add(t, i, addr, event, c); slot != nil {
 				slot.cell, slot.event = cell, int32(event)
+				if i >= 0 && t.IsObject(i) {
+					slot.event |= objectSlot
+				}
 				if a.selfIDs != nil {
 					a.selfIDs[a.slotAt] = 0 // another sample's, or event's
 				}
@@ -1833,6 +1844,39 @@ func (r *Result) noteObject(k Key, h objectName) {
 	o := r.objects[k]
 	o.note(h)
 	r.objects[k] = o
+}
+
+// countCached counts sample e as sample would, in the cell of the
+// sample-cache slot that answers for it, and reports whether it did: a
+// flat table's sample (countsCached) whose slot holds its address, its
+// maps' version and a cell of its event. sample would resolve it to the
+// slot's map and symbol, count it in that cell, and do nothing else: no
+// filter, no sample sets, no other view; a kernel sample is not being
+// held (hold), and no object symbol's slot holds its event (sampleSlot).
+// Most samples of a flat table (95 % of a 2.61 M-sample -a recording's)
+// are counted here, without sample's work for every view.
+func (a *attributor) countCached(e *event) bool {
+	if e.kf != uint8(evSample) || e.side != nil || a.samples == nil || a.heldOrd != nil {
+		return false
+	}
+	switch e.cpumode {
+	case machine.CPUModeUser:
+	case machine.CPUModeKernel:
+		if a.kernelWaiting != nil {
+			return false
+		}
+	default:
+		return false
+	}
+	slot := &a.samples[sampleSlotIndex(e, a.sampleBits)]
+	if slot.st == nil || slot.cell == nil || slot.ip != e.ip || slot.event != int32(e.attr) ||
+		slot.ver != a.m.MapsVersionOf(e.cpumode, e.pid, e.tid) {
+		return false
+	}
+	a.res.Samples++
+	a.res.Period += e.period
+	slot.cell.add(Counts{1, e.period})
+	return true
 }
 
 // resolveSample finds the map of e's address (Machine.Resolve), its
@@ -1964,10 +2008,17 @@ type sampleSlot struct {
 	i   int32
 	// event and cell are where the last sample of the slot was counted
 	// (mapState.add's answer), when cell is set: another of that event
-	// adds to the cell, without finding its symbol's count again.
+	// adds to the cell, without finding its symbol's count again. event
+	// has objectSlot set when the symbol is an object, whose samples
+	// name their rows (Result.noteObject): no sample of an event matches
+	// it then, and each goes through sample's whole work.
 	event int32
 	cell  *Counts
 }
+
+// objectSlot marks a sampleSlot's event as an object symbol's: above any
+// event index (maxEventIndex).
+const objectSlot = 1 << 30
 
 // stateTable returns the symbol table of st's map, asking the symbolizer
 // until the table is final (a kernel or module table changes when the

@@ -110,6 +110,7 @@ func viewsUnchanged(t *testing.T, what string, set func(off bool) (undo func()))
 	}
 	views := map[string]Options{
 		"table":    {},
+		"flat":     {NoSampleSets: true, NoMapSymCounts: true}, // kbench report's table: countCached
 		"children": {Children: true},
 		"sort":     {SortKeys: []string{SortComm, SortPid, SortCPU, SortDSO, SortSym}},
 		"script":   {Script: &bytes.Buffer{}, FetchInsn: true},
@@ -334,4 +335,36 @@ func TestKnownMarkersChangeNothing(t *testing.T) {
 			t.Errorf("sort %v: with the decoder's marks:\n%s\nwithout:\n%s", opts.SortKeys, got, want)
 		}
 	}
+}
+
+// FuzzSampleCache: the sample cache, and the flat table's counting from
+// its slots (countCached), change neither kbench report's flat table nor
+// its result, of any recording.
+func FuzzSampleCache(f *testing.F) {
+	ks := fuzzSeeds(f, "sleep", "ksym", "pipe", "callchain", "system")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var outs [2]string
+		for i, off := range []bool{false, true} {
+			r, ok := fuzzReader(data)
+			if !ok {
+				return
+			}
+			was := sampleCacheOff
+			sampleCacheOff = off
+			res, err := Run(r, Options{Kallsyms: ks, DebugDir: "-", NoFiles: true, NoSampleSets: true, NoMapSymCounts: true})
+			sampleCacheOff = was
+			if err != nil {
+				outs[i] = "error: " + err.Error()
+				continue
+			}
+			var table bytes.Buffer
+			if err := res.WriteTable(&table); err != nil {
+				t.Fatal(err)
+			}
+			outs[i] = table.String() + res.Canonical()
+		}
+		if outs[0] != outs[1] {
+			t.Fatalf("the sample cache changed the table:\n%s\nwithout it:\n%s", outs[0], outs[1])
+		}
+	})
 }
