@@ -157,29 +157,40 @@ func TestHeldSamplesToTheBound(t *testing.T) {
 func FuzzHold(f *testing.F) {
 	ks := fuzzSeeds(f, "sleep", "ksym", "pipe", "callchain", "system")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var outs [2]string
-		for i, off := range []bool{false, true} {
-			r, ok := fuzzReader(data)
-			if !ok {
-				return
-			}
-			undo := holdAlways(off, new(int))
-			res, err := Run(r, Options{Kallsyms: ks, DebugDir: "-", NoFiles: true})
-			undo()
-			if err != nil {
-				outs[i] = "error: " + err.Error()
-				continue
-			}
-			var table bytes.Buffer
-			if err := res.WriteTable(&table); err != nil {
-				t.Fatal(err)
-			}
-			outs[i] = table.String() + res.Canonical()
-		}
-		if outs[0] != outs[1] {
-			t.Fatalf("holding changed the table:\n%s\nin order:\n%s", outs[0], outs[1])
-		}
+		tableUnchanged(t, data, Options{Kallsyms: ks, DebugDir: "-", NoFiles: true}, "holding", func(off bool) func() {
+			return holdAlways(off, new(int))
+		})
 	})
+}
+
+// tableUnchanged runs the recording data holds (if fuzzReader takes it)
+// with opts twice, with what set(false) turns on and with what set(true)
+// turns off, and fails where the tables and results (or errors) differ;
+// set returns the undo, what names the change.
+func tableUnchanged(t *testing.T, data []byte, opts Options, what string, set func(off bool) (undo func())) {
+	t.Helper()
+	var outs [2]string
+	for i, off := range []bool{false, true} {
+		r, ok := fuzzReader(data)
+		if !ok {
+			return
+		}
+		undo := set(off)
+		res, err := Run(r, opts)
+		undo()
+		if err != nil {
+			outs[i] = "error: " + err.Error()
+			continue
+		}
+		var table bytes.Buffer
+		if err := res.WriteTable(&table); err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = table.String() + res.Canonical()
+	}
+	if outs[0] != outs[1] {
+		t.Fatalf("%s changed the table:\n%s\nwithout:\n%s", what, outs[0], outs[1])
+	}
 }
 
 // Releasing held samples allocates nothing for each: a recording with

@@ -343,28 +343,11 @@ func TestKnownMarkersChangeNothing(t *testing.T) {
 func FuzzSampleCache(f *testing.F) {
 	ks := fuzzSeeds(f, "sleep", "ksym", "pipe", "callchain", "system")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var outs [2]string
-		for i, off := range []bool{false, true} {
-			r, ok := fuzzReader(data)
-			if !ok {
-				return
-			}
+		opts := Options{Kallsyms: ks, DebugDir: "-", NoFiles: true, NoSampleSets: true, NoMapSymCounts: true}
+		tableUnchanged(t, data, opts, "the sample cache", func(off bool) func() {
 			was := sampleCacheOff
 			sampleCacheOff = off
-			res, err := Run(r, Options{Kallsyms: ks, DebugDir: "-", NoFiles: true, NoSampleSets: true, NoMapSymCounts: true})
-			sampleCacheOff = was
-			if err != nil {
-				outs[i] = "error: " + err.Error()
-				continue
-			}
-			var table bytes.Buffer
-			if err := res.WriteTable(&table); err != nil {
-				t.Fatal(err)
-			}
-			outs[i] = table.String() + res.Canonical()
-		}
-		if outs[0] != outs[1] {
-			t.Fatalf("the sample cache changed the table:\n%s\nwithout it:\n%s", outs[0], outs[1])
-		}
+			return func() { sampleCacheOff = was }
+		})
 	})
 }
