@@ -552,6 +552,8 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	m.RegisterIdle() // perf_session__process_events
 	wantChains := opts.wantsChains()
 	a.countsCached = a.holdsKernel() && opts.NoSampleSets && !sampleCacheOff
+	a.scriptCached = opts.Script != nil && opts.NoCounts && opts.NoSampleSets && opts.Filter == nil &&
+		a.acc == nil && a.rows == nil && a.stacks == nil && a.res.Branches == nil && !sampleCacheOff
 	if a.holdsKernel() { // hold.go
 		a.kernelWaiting = kp.waiting
 		if holdKernelForTests != nil {
@@ -1446,6 +1448,12 @@ type attributor struct {
 	// the slot's cell alone (countCached): the run makes a flat table and
 	// nothing else a sample would touch.
 	countsCached bool
+	// scriptCached says the same of a flat script's sample: its line
+	// may be printed from the names slotPairs keeps for its slot
+	// (scriptFromSlot). slotPairs holds, beside samples, the names of
+	// each slot's last line.
+	scriptCached bool
+	slotPairs    []slotPair
 	// selfIDs are, beside samples, the children table's entry of each
 	// slot's sample for the slot's event (id+1; 0: none yet), and slotAt
 	// the slot resolveSample answered from: a sample in a map without a
@@ -1527,6 +1535,11 @@ func (a *attributor) fetchInsn(e *event) {
 func (a *attributor) deliver(e *event) error {
 	if a.countsCached && a.countCached(e) {
 		return nil
+	}
+	if a.scriptCached {
+		if done, err := a.scriptFromSlot(e); done {
+			return err
+		}
 	}
 	if a.held.n > 0 && releasesHeld(e) {
 		if err := a.releaseHeld(); err != nil {
@@ -1784,11 +1797,59 @@ func (a *attributor) sample(e *event) error {
 	var err error
 	if a.opts.Script != nil {
 		err = a.script(e, key)
+		if a.scriptCached && slot != nil && e.addrs == nil {
+			if a.slotPairs == nil {
+				a.slotPairs = make([]slotPair, len(a.samples))
+			}
+			// The line's names (endSample may have handed the line over).
+			a.slotPairs[a.slotAt] = slotPair{st: slot.st, i: slot.i, pair: a.out.names.pair(key.Sym, key.DSO)}
+		}
 	}
 	if a.opts.FetchInsn {
 		a.fetchInsn(e)
 	}
 	return err
+}
+
+// slotPair is the names of a sample-cache slot's last script line: the
+// number of its (symbol, DSO) pair (scriptNames.pair), and the map state
+// and symbol the slot held then, whose names those are. A slot filled
+// again with another map or symbol keeps its pair until a line replaces
+// it, but the pair no longer matches.
+type slotPair struct {
+	st   *mapState
+	i    int32
+	pair uint32
+}
+
+// scriptFromSlot prints sample e's script line as sample would, from
+// the names its sample-cache slot keeps (slotPairs), and reports whether
+// it did: a flat script's sample (scriptCached) of no callchain whose
+// slot holds its address and maps' version, and whose slot's last line
+// named the slot's map and symbol. sample would resolve it to that map
+// and symbol, print the line, and fetch the instruction if asked: no
+// filter, no other view. Most samples of a system-wide script repeat an
+// address of their process; their lines skip sample's work for every
+// view and the names' lookup by string (scriptNames.pair).
+func (a *attributor) scriptFromSlot(e *event) (bool, error) {
+	if e.kf != uint8(evSample) || e.side != nil || e.addrs != nil || a.slotPairs == nil || a.heldOrd != nil ||
+		e.cpumode != machine.CPUModeUser && e.cpumode != machine.CPUModeKernel {
+		return false, nil
+	}
+	at := sampleSlotIndex(e, a.sampleBits)
+	slot, names := &a.samples[at], &a.slotPairs[at]
+	if slot.st == nil || names.st != slot.st || names.i != slot.i || slot.ip != e.ip ||
+		slot.ver != a.m.MapsVersionOf(e.cpumode, e.pid, e.tid) {
+		return false, nil
+	}
+	a.res.Samples++
+	a.res.Period += e.period
+	a.out.addPair(' ', e.ip, names.pair)
+	err := a.out.endSample()
+	if a.opts.FetchInsn {
+		a.fetchInsn(e)
+	}
+	return true, err
 }
 
 // perfTypeTracepoint is perf_event_attr.type's PERF_TYPE_TRACEPOINT.

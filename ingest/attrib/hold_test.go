@@ -165,8 +165,9 @@ func FuzzHold(f *testing.F) {
 
 // tableUnchanged runs the recording data holds (if fuzzReader takes it)
 // with opts twice, with what set(false) turns on and with what set(true)
-// turns off, and fails where the tables and results (or errors) differ;
-// set returns the undo, what names the change.
+// turns off, and fails where the tables and results (or errors) differ,
+// or the scripts, with opts.Script set; set returns the undo, what names
+// the change.
 func tableUnchanged(t *testing.T, data []byte, opts Options, what string, set func(off bool) (undo func())) {
 	t.Helper()
 	var outs [2]string
@@ -174,6 +175,10 @@ func tableUnchanged(t *testing.T, data []byte, opts Options, what string, set fu
 		r, ok := fuzzReader(data)
 		if !ok {
 			return
+		}
+		var script bytes.Buffer
+		if opts.Script != nil {
+			opts.Script = &script
 		}
 		undo := set(off)
 		res, err := Run(r, opts)
@@ -186,7 +191,7 @@ func tableUnchanged(t *testing.T, data []byte, opts Options, what string, set fu
 		if err := res.WriteTable(&table); err != nil {
 			t.Fatal(err)
 		}
-		outs[i] = table.String() + res.Canonical()
+		outs[i] = script.String() + table.String() + res.Canonical()
 	}
 	if outs[0] != outs[1] {
 		t.Fatalf("%s changed the table:\n%s\nwithout:\n%s", what, outs[0], outs[1])

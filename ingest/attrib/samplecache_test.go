@@ -3,6 +3,7 @@ package attrib
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -114,6 +115,8 @@ func viewsUnchanged(t *testing.T, what string, set func(off bool) (undo func()))
 		"children": {Children: true},
 		"sort":     {SortKeys: []string{SortComm, SortPid, SortCPU, SortDSO, SortSym}},
 		"script":   {Script: &bytes.Buffer{}, FetchInsn: true},
+		// kbench report's script: scriptFromSlot
+		"flat script": {Script: &bytes.Buffer{}, FetchInsn: true, NoCounts: true, NoSampleSets: true, NoMapSymCounts: true},
 	}
 	run := func(file string, opts Options, off bool) (string, string) {
 		defer set(off)()
@@ -337,17 +340,21 @@ func TestKnownMarkersChangeNothing(t *testing.T) {
 	}
 }
 
-// FuzzSampleCache: the sample cache, and the flat table's counting from
-// its slots (countCached), change neither kbench report's flat table nor
-// its result, of any recording.
+// FuzzSampleCache: the sample cache, and what kbench report's flat
+// table and flat script take from its slots (countCached,
+// scriptFromSlot), change neither the table, the script nor the result,
+// of any recording.
 func FuzzSampleCache(f *testing.F) {
 	ks := fuzzSeeds(f, "sleep", "ksym", "pipe", "callchain", "system")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		opts := Options{Kallsyms: ks, DebugDir: "-", NoFiles: true, NoSampleSets: true, NoMapSymCounts: true}
-		tableUnchanged(t, data, opts, "the sample cache", func(off bool) func() {
+		cacheOff := func(off bool) func() {
 			was := sampleCacheOff
 			sampleCacheOff = off
 			return func() { sampleCacheOff = was }
-		})
+		}
+		opts := Options{Kallsyms: ks, DebugDir: "-", NoFiles: true, NoSampleSets: true, NoMapSymCounts: true}
+		tableUnchanged(t, data, opts, "the sample cache", cacheOff)
+		opts.Script, opts.NoCounts, opts.FetchInsn = io.Discard, true, true
+		tableUnchanged(t, data, opts, "the sample cache (script)", cacheOff)
 	})
 }

@@ -115,6 +115,12 @@ func (s *scriptOut) add(lead byte, addr uint64, sym, dso string) {
 	s.batch = append(s.batch, scriptLine{addr, s.names.pair(sym, dso), lead})
 }
 
+// addPair adds a line of the names numbered pair (scriptNames.pair's
+// answer).
+func (s *scriptOut) addPair(lead byte, addr uint64, pair uint32) {
+	s.batch = append(s.batch, scriptLine{addr, pair, lead})
+}
+
 // leadText marks a line that is text of its own: its pair is the
 // number of the batch's text (scriptBatch.texts), not of names, which
 // keep every pair to the end.
