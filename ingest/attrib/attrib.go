@@ -551,9 +551,9 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	m.RegisterIdle() // perf_session__process_events
 	wantChains := opts.wantsChains()
-	a.countsCached = a.holdsKernel() && opts.NoSampleSets && !sampleCacheOff
+	a.countsCached = a.holdsKernel() && opts.NoSampleSets
 	a.scriptCached = opts.Script != nil && opts.NoCounts && opts.NoSampleSets && opts.Filter == nil &&
-		a.acc == nil && a.rows == nil && a.stacks == nil && a.res.Branches == nil && !sampleCacheOff
+		a.acc == nil && a.rows == nil && a.stacks == nil && a.res.Branches == nil
 	if a.holdsKernel() { // hold.go
 		a.kernelWaiting = kp.waiting
 		if holdKernelForTests != nil {
@@ -1832,19 +1832,15 @@ type slotPair struct {
 // address of their process; their lines skip sample's work for every
 // view and the names' lookup by string (scriptNames.pair).
 func (a *attributor) scriptFromSlot(e *event) (bool, error) {
-	if e.kf != uint8(evSample) || e.side != nil || e.addrs != nil || a.slotPairs == nil || a.heldOrd != nil ||
-		e.cpumode != machine.CPUModeUser && e.cpumode != machine.CPUModeKernel {
+	if e.addrs != nil || a.slotPairs == nil {
 		return false, nil
 	}
-	at := sampleSlotIndex(e, a.sampleBits)
-	slot, names := &a.samples[at], &a.slotPairs[at]
-	if slot.st == nil || names.st != slot.st || names.i != slot.i || slot.ip != e.ip ||
-		slot.ver != a.m.MapsVersionOf(e.cpumode, e.pid, e.tid) {
+	slot, at := a.cachedAnswer(e)
+	if slot == nil || a.slotPairs[at].st != slot.st || a.slotPairs[at].i != slot.i {
 		return false, nil
 	}
-	a.res.Samples++
-	a.res.Period += e.period
-	a.out.addPair(' ', e.ip, names.pair)
+	a.ordinal(e)
+	a.out.addPair(' ', e.ip, a.slotPairs[at].pair)
 	err := a.out.endSample()
 	if a.opts.FetchInsn {
 		a.fetchInsn(e)
@@ -1917,27 +1913,34 @@ func (r *Result) noteObject(k Key, h objectName) {
 // Most samples of a flat table (95 % of a 2.61 M-sample -a recording's)
 // are counted here, without sample's work for every view.
 func (a *attributor) countCached(e *event) bool {
-	if e.kf != uint8(evSample) || e.side != nil || a.samples == nil || a.heldOrd != nil {
+	if e.cpumode == machine.CPUModeKernel && a.kernelWaiting != nil {
 		return false
 	}
-	switch e.cpumode {
-	case machine.CPUModeUser:
-	case machine.CPUModeKernel:
-		if a.kernelWaiting != nil {
-			return false
-		}
-	default:
+	slot, _ := a.cachedAnswer(e)
+	if slot == nil || slot.cell == nil || slot.event != int32(e.attr) {
 		return false
 	}
-	slot := &a.samples[sampleSlotIndex(e, a.sampleBits)]
-	if slot.st == nil || slot.cell == nil || slot.ip != e.ip || slot.event != int32(e.attr) ||
-		slot.ver != a.m.MapsVersionOf(e.cpumode, e.pid, e.tid) {
-		return false
-	}
-	a.res.Samples++
-	a.res.Period += e.period
+	a.ordinal(e)
 	slot.cell.add(Counts{1, e.period})
 	return true
+}
+
+// cachedAnswer returns the sample-cache slot that answers e, and its
+// index, as resolveSample would find it (nil: none): e is a sample
+// without a payload (sideband), of user or kernel mode, and the slot
+// holds its address and its maps' version. The fast paths of deliver
+// (countCached, scriptFromSlot) ask it; a sample it does not answer
+// goes through sample.
+func (a *attributor) cachedAnswer(e *event) (*sampleSlot, int) {
+	if e.kf != uint8(evSample) || e.side != nil || a.samples == nil ||
+		e.cpumode != machine.CPUModeUser && e.cpumode != machine.CPUModeKernel {
+		return nil, 0
+	}
+	at := sampleSlotIndex(e, a.sampleBits)
+	if slot := &a.samples[at]; slot.answers(e, a.m.MapsVersionOf(e.cpumode, e.pid, e.tid)) {
+		return slot, at
+	}
+	return nil, at
 }
 
 // resolveSample finds the map of e's address (Machine.Resolve), its
@@ -1964,7 +1967,7 @@ func (a *attributor) resolveSample(e *event) (st *mapState, i int, slot *sampleS
 	}
 	a.slotAt = sampleSlotIndex(e, a.sampleBits)
 	slot = &a.samples[a.slotAt]
-	if slot.st != nil && slot.ip == e.ip && slot.ver == ver {
+	if slot.answers(e, ver) {
 		return slot.st, int(slot.i), slot, true
 	}
 	if st, i, ok = a.resolveUncached(e); !ok {
@@ -2080,6 +2083,12 @@ type sampleSlot struct {
 // objectSlot marks a sampleSlot's event as an object symbol's: above any
 // event index (maxEventIndex).
 const objectSlot = 1 << 30
+
+// answers reports whether the slot holds the answer for sample e, whose
+// maps' version is ver.
+func (s *sampleSlot) answers(e *event, ver uint64) bool {
+	return s.st != nil && s.ip == e.ip && s.ver == ver
+}
 
 // stateTable returns the symbol table of st's map, asking the symbolizer
 // until the table is final (a kernel or module table changes when the

@@ -392,6 +392,21 @@ func (s *symSums) add(ms *MapSym, n Counts) {
 	s.byEvent[ms.Event].add(n)
 }
 
+// addSums adds o's sums to s's.
+func (s *symSums) addSums(o symSums) {
+	for k, x := range o.bySym {
+		c := s.bySym[k]
+		c.add(x)
+		s.bySym[k] = c
+	}
+	for len(s.byEvent) < len(o.byEvent) {
+		s.byEvent = append(s.byEvent, Counts{})
+	}
+	for ev, x := range o.byEvent {
+		s.byEvent[ev].add(x)
+	}
+}
+
 // sumBySym sums the counts each visits by (dso, symbol) key (the flat
 // table's rows, Result.BySym) and by event, on two cores: the maps whose
 // counts are the first half of the n size gives on this one, the others
@@ -418,17 +433,7 @@ func (c *counter) sumBySym(res *Result, n int) (map[Key]Counts, []Counts) {
 	eachInStates(c.order[:h], sums.add)
 	c.eachUnknown(res, sums.add)
 	<-done
-	for k, x := range other.bySym {
-		c := sums.bySym[k]
-		c.add(x)
-		sums.bySym[k] = c
-	}
-	for len(sums.byEvent) < len(other.byEvent) {
-		sums.byEvent = append(sums.byEvent, Counts{})
-	}
-	for ev, x := range other.byEvent {
-		sums.byEvent[ev].add(x)
-	}
+	sums.addSums(other)
 	return sums.bySym, sums.byEvent
 }
 

@@ -112,7 +112,7 @@ func (s *scriptOut) write() {
 
 // add adds a line.
 func (s *scriptOut) add(lead byte, addr uint64, sym, dso string) {
-	s.batch = append(s.batch, scriptLine{addr, s.names.pair(sym, dso), lead})
+	s.addPair(lead, addr, s.names.pair(sym, dso))
 }
 
 // addPair adds a line of the names numbered pair (scriptNames.pair's
