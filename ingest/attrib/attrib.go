@@ -2055,12 +2055,16 @@ const kernelSlotSpace = 1 << 32
 // sampleCacheOff makes resolveSample resolve every sample (tests).
 var sampleCacheOff bool
 
-// sampleCacheBits sizes attributor.samples (16 Ki slots of 40 bytes, 640
-// KiB; they were 32 bytes when this was measured): 64 Ki
-// slots were no faster, and the collector scans the cache (its slots
-// hold a pointer): peak RSS of the -a -g children table 60.6 -> 57.9 MB,
-// the -a table as fast (0.28 s, scripts/abbench.sh 11, interleaved).
-const sampleCacheBits = 14
+// sampleCacheBits sizes attributor.samples: 64 Ki slots of 40 bytes, 2.5
+// MiB, for recordings of 8 MiB of data or more (cacheBits). A gcc
+// build's recording, many short processes among many addresses, found
+// 64 % of its samples in 16 Ki slots: 64 Ki took the attributor's busy
+// time on its table from 361 to 305 ms, the children table 1.95 -> 1.77
+// s for 6 MB more peak RSS (scripts/abbench.sh 5, interleaved); 128
+// and 256 Ki were no faster. On the -a table, whose samples hit 95 %
+// of the time, 16 Ki were as fast, and the collector scans the cache
+// (its slots hold pointers): the -a -g children table peaks 3 MB higher.
+const sampleCacheBits = 16
 
 // sampleSlot is resolveSample's answer for an address under one version
 // of the maps (which also tells user mode from kernel mode: no address

@@ -280,6 +280,7 @@ func TestCacheBits(t *testing.T) {
 		{1<<20 - 1, chainCacheBits, 12},
 		{1200 << 10, sampleCacheBits, 13},
 		{8 << 20, sampleCacheBits, sampleCacheBits},
+		{8<<20 - 1, sampleCacheBits, sampleCacheBits - 1},
 		{118 << 20, chainCacheBits, chainCacheBits},
 		{1 << 62, chainCacheBits, chainCacheBits},
 	} {
