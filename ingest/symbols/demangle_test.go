@@ -149,3 +149,47 @@ func TestMayDemangle(t *testing.T) {
 		t.Fatalf("%d names rejected, %d changed by Demangle: the inputs test nothing", rejected, changed)
 	}
 }
+
+// chooseBest answers as it would with both names demangled first, when
+// it leaves them mangled (samePrintedName) too: on random pairs of
+// symbols with one start, names drawn from C and C++ ones, C++ and Rust
+// ones that print as SyS or compat_SyS names (one through a '$' escape),
+// PLT entries among them, and random sizes and bindings.
+func TestChooseBestWithoutDemangling(t *testing.T) {
+	names := []string{
+		"main", "_start", "__libc_start_main", "SyS_read",
+		"_Z3fooi", "_Z3foov", "_ZN3foo3barEv", "_ZN5__foo3barEv", "_ZN3foo3barC2Ev", "_ZN3foo3barC1Ev",
+		"_Z6SySfoov", "_ZN10compat_SyS3fooEv", "_ZN7$u53$yS3foo17h0123456789abcdefE",
+		"_ZN4core3fmt5write17h0123456789abcdefE", "_RNvCs1234_7mycrate3foo", "_Znot_mangled",
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	random := func() entry {
+		name := names[rng.IntN(len(names))]
+		e := entry{start: 0x1000, end: 0x1000 + uint64(rng.IntN(2))*16, name: name, mangled: mayDemangle(name), binding: uint8(rng.IntN(3))}
+		if rng.IntN(4) == 0 {
+			e.plt, e.mangled = true, true
+		}
+		return e
+	}
+	skipped := 0
+	for iter := range 20000 {
+		a, b := random(), random()
+		if iter%3 == 0 { // the same symbol twice, as .symtab and .dynsym give it
+			b = a
+			b.binding = uint8(rng.IntN(3))
+		}
+		da, db := a, b
+		da.demangle()
+		db.demangle()
+		want := chooseBest(&da, &db)
+		if samePrintedName(&a, &b) {
+			skipped++
+		}
+		if got := chooseBest(&a, &b); got != want {
+			t.Fatalf("chooseBest(%+v, %+v) = %v, with both demangled first %v", a, b, got, want)
+		}
+	}
+	if skipped < 1000 {
+		t.Errorf("chooseBest left the names mangled %d times of 20000: the test misses that path", skipped)
+	}
+}
