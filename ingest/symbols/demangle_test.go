@@ -151,7 +151,8 @@ func TestMayDemangle(t *testing.T) {
 }
 
 // chooseBest answers as it would with both names demangled first, when
-// it leaves them mangled (samePrintedName) too: on random pairs of
+// it leaves them mangled (samePrintedName) and when it takes them from
+// the names printed before (printedNames) too: on random pairs of
 // symbols with one start, names drawn from C and C++ ones, C++ and Rust
 // ones that print as SyS or compat_SyS names (one through a '$' escape),
 // PLT entries among them, and random sizes and bindings.
@@ -172,6 +173,7 @@ func TestChooseBestWithoutDemangling(t *testing.T) {
 		return e
 	}
 	skipped := 0
+	printed := make(printedNames) // shared: later pairs find names made before
 	for iter := range 20000 {
 		a, b := random(), random()
 		if iter%3 == 0 { // the same symbol twice, as .symtab and .dynsym give it
@@ -179,13 +181,13 @@ func TestChooseBestWithoutDemangling(t *testing.T) {
 			b.binding = uint8(rng.IntN(3))
 		}
 		da, db := a, b
-		da.demangle()
-		db.demangle()
-		want := chooseBest(&da, &db)
+		da.demangle(nil)
+		db.demangle(nil)
+		want := chooseBest(&da, &db, nil)
 		if samePrintedName(&a, &b) {
 			skipped++
 		}
-		if got := chooseBest(&a, &b); got != want {
+		if got := chooseBest(&a, &b, printed); got != want {
 			t.Fatalf("chooseBest(%+v, %+v) = %v, with both demangled first %v", a, b, got, want)
 		}
 	}

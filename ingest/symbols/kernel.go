@@ -214,7 +214,7 @@ func (f *fixedUpFold) add(next entry) {
 func (f *fixedUpFold) pick() {
 	switch {
 	case f.haveKept && f.kept.start == f.e.start:
-		if !chooseBest(&f.kept, &f.e) {
+		if !chooseBest(&f.kept, &f.e, nil) {
 			f.kept = f.e
 		}
 	default:
