@@ -24,15 +24,22 @@ import (
 // table faulted 10,169 times with 64 MiB advised, 2,184 with 256).
 const heapAdvised = 256 << 20
 
-// hugeHeapMinSize is the least size (4 MiB) of a recording file, most of
-// it data, for which kbench report advises huge pages. Below it the heap
-// is mostly the kernel's symbol tables, and its huge pages, filled in
+// hugeHeapMinSize is the least size (16 MiB) of a recording file, most
+// of it data, for which kbench report advises huge pages and starts
+// collecting at startHeap (below it: smallHeap). Below it the heap is
+// mostly the kernel's symbol tables, and its huge pages, filled in
 // part, took the peak RSS above perf report's, for 10-20 ms of a run's
 // 60-90 (kbench report -format table, 5 runs each, with and without
 // KBENCH_THP=0, medians):
 // 416 samples 20.0 -> 23.9 MB (perf 24.8 MB), a 656 KB recording
 // 23.0 -> 26.9 MB (perf 25.4), a 1.2 MB -g one 26.0 -> 29.0 MB (perf
-// 26.3). From 10 MB of data up (0.08 against 0.13 s) the time pays.
+// 26.3). It was 4 MiB until system-wide recordings of 4.3 to 10.7 MB
+// (perf record -a [-g], 3 runs each) showed the same: their table,
+// script and children peaked 1-6 MB above perf's with huge pages (-g
+// 4.3 MB: 31.1, 34.2, 35.7 MB against perf's 29.5), and 1-8 MB below it
+// with this bound (25.2, 29.2, 27.4), still 1.8-3x faster than perf
+// (0.08-0.16 s against 0.14-0.35 s). From 22 MB (a -a -g recording,
+// 40.4 MB against perf's 48.7) huge pages keep it below.
 //
 // A smaller recording gets them all the same when its report unwinds
 // user stacks (--call-graph dwarf; reportRunning): the binaries' unwind
@@ -43,7 +50,7 @@ const heapAdvised = 256 << 20
 // 26.1 -> 30.3 MB; script 0.1112 -> 0.0678 s, 26.6 -> 29.8 MB (perf
 // report and perf script: 0.20 s, 14.4 MB). Collections still start at
 // smallHeap: with startHeap too, the table took 0.089 s and 35.3 MB.
-const hugeHeapMinSize = 4 << 20
+const hugeHeapMinSize = 16 << 20
 
 // wantsHugeHeap reports whether kbench report advises huge pages for the
 // recording name: a file of hugeHeapMinSize bytes or more (its data is
