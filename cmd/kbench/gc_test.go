@@ -16,29 +16,39 @@ func gcPercent() int {
 }
 
 // TestStartGC checks the collector's settings for a run: off while the
-// heap is small, GOGC=50 without a memory limit once it reaches
-// startHeap.
+// heap is small, GOGC=steadyGOGC without a memory limit once it reaches
+// startHeap; smallGOGC once it reaches smallHeap, a small recording's.
 func TestStartGC(t *testing.T) {
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-
-	steady := startGC(startHeap)
-	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != -1 || limit != startLimit {
-		t.Fatalf("at the start: GOGC %d, memory limit %d; want off and %d", p, limit, startLimit)
+	for _, tc := range []struct {
+		startAt uint64
+		percent int
+	}{
+		{startHeap, steadyGOGC},
+		{smallHeap, smallGOGC},
+	} {
+		func() {
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+			defer debug.SetGCPercent(debug.SetGCPercent(100))
+			runtime.GC() // the heap starts small again
+			steady := startGC(tc.startAt)
+			if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != -1 || limit != startLimit {
+				t.Fatalf("from %d: at the start: GOGC %d, memory limit %d; want off and %d", tc.startAt, p, limit, startLimit)
+			}
+			held := make([][]byte, 0, 64)
+			for range 2 * tc.startAt >> 20 {
+				held = append(held, make([]byte, 1<<20))
+			}
+			select {
+			case <-steady:
+			case <-time.After(startTime - time.Second):
+				t.Fatalf("from %d: the heap passed it and the steady setting did not come", tc.startAt)
+			}
+			if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != tc.percent || limit != math.MaxInt64 {
+				t.Errorf("from %d: then GOGC %d, memory limit %d; want %d and none", tc.startAt, p, limit, tc.percent)
+			}
+			_ = held
+		}()
 	}
-	held := make([][]byte, 0, 64)
-	for range 2 * startHeap >> 20 {
-		held = append(held, make([]byte, 1<<20))
-	}
-	select {
-	case <-steady:
-	case <-time.After(startTime - time.Second):
-		t.Fatal("the heap passed startHeap and the steady setting did not come")
-	}
-	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != steadyGOGC || limit != math.MaxInt64 {
-		t.Errorf("then: GOGC %d, memory limit %d; want %d and none", p, limit, steadyGOGC)
-	}
-	_ = held
 }
 
 // collectTighter sets GOGC=tightGOGC: at the switch when called before
