@@ -187,14 +187,18 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 }
 
 // symbolCount is how many symbols f's first section of type typ holds by
-// its header, at most a million (a bound on the room made for them), 0
-// for none.
+// its header's size, at most a million (a bound on the room made for
+// them, which a corrupt header could claim), 0 for none.
 func symbolCount(f *elf.File, typ elf.SectionType) int {
 	tab := f.SectionByType(typ)
-	if tab == nil || tab.Entsize == 0 {
+	if tab == nil {
 		return 0
 	}
-	return int(min(tab.Size/tab.Entsize, 1<<20))
+	size := uint64(elf.Sym64Size)
+	if f.Class == elf.ELFCLASS32 {
+		size = elf.Sym32Size
+	}
+	return int(min(tab.Size/size, 1<<20))
 }
 
 // loadPass is one dso__load_sym_internal over the n symbols syms: it
