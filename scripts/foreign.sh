@@ -13,6 +13,7 @@
 # copies made by go run ./scripts/cutattrs IN OUT instead.
 set -uo pipefail
 . "$(dirname "$0")/dirargs.sh"
+. "$(dirname "$0")/callchains.sh"
 empty=$(mktemp)
 # equal A B prints M/N: M non-blank lines of A that B has in the same
 # order (what diff keeps), N those of A plus the lines B has beyond them,
@@ -40,7 +41,7 @@ for f in $(printf '%s\n' "$dir"/perf.data.* "$dir"/*.perf.data | sort -u); do
 	out+=("$(equal "$a" "$b")")
 	# The children table, for a recording with callchains.
 	children=-
-	if perf report -i "$f" --header-only 2>/dev/null | grep -q 'sample_type = [A-Z|]*CALLCHAIN'; then
+	if has_callchains "$f"; then
 		a=$(perf report -i "$f" --kallsyms /proc/kallsyms --stdio --sort dso,sym --children -g none -n 2>/dev/null | rows)
 		b=$("$kb" report -progress never -format table -children -kallsyms /proc/kallsyms "$f" 2>/dev/null | rows)
 		children=$(equal "$a" "$b")

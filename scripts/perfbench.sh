@@ -13,6 +13,7 @@
 # children"): "script" alone for a large --call-graph dwarf recording,
 # where perf takes minutes.
 set -euo pipefail
+. "$(dirname "$0")/callchains.sh"
 if [ $# -ne 3 ]; then
 	echo "usage: $0 DIR RUNS KBENCH" >&2
 	exit 2
@@ -23,7 +24,7 @@ ks=/proc/kallsyms
 times=$dir/times
 : >"$times"
 chains=0
-if perf report -i "$f" --header-only 2>/dev/null | grep -q 'sample_type = [A-Z|]*CALLCHAIN'; then
+if has_callchains "$f"; then
 	chains=1
 fi
 # warm reads the recording before each timed command: this machine's

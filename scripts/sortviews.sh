@@ -11,13 +11,14 @@
 # sym,pid cpu,sym children:comm,dso,sym". Needs perf.
 set -uo pipefail
 . "$(dirname "$0")/dirargs.sh"
+. "$(dirname "$0")/callchains.sh"
 views=0 files=0 differ=0
 for f in $(printf '%s\n' "$dir"/perf.data.* "$dir"/*.perf.data | sort -u); do
 	[ -f "$f" ] || continue
 	case $f in *.pb_data | *.pb_text | *.buildids) continue ;; esac
 	files=$((files + 1))
 	chains=0
-	perf report -i "$f" --header-only 2>/dev/null | grep -q 'sample_type = [A-Z|]*CALLCHAIN' && chains=1
+	has_callchains "$f" && chains=1
 	for view in ${SORTVIEWS:-children comm,dso,sym pid,sym dso sym cpu,dso}; do
 		if [ "$view" = children ]; then
 			[ $chains = 1 ] || continue
