@@ -37,7 +37,7 @@ const heapAdvised = 256 << 20
 // (perf record -a [-g], 3 runs each) showed the same: their table,
 // script and children peaked 1-6 MB above perf's with huge pages (-g
 // 4.3 MB: 31.1, 34.2, 35.7 MB against perf's 29.5), and 1-8 MB below it
-// with this bound (25.2, 29.2, 27.4), still 1.8-3x faster than perf
+// with this bound (25.2, 29.2, 27.4), still 1.5-3.2x faster than perf
 // (0.08-0.16 s against 0.14-0.35 s). From 22 MB (a -a -g recording,
 // 40.4 MB against perf's 48.7) huge pages keep it below.
 //

@@ -1801,8 +1801,9 @@ func (a *attributor) sample(e *event) error {
 			if a.slotPairs == nil {
 				a.slotPairs = make([]slotPair, len(a.samples))
 			}
-			// The line's names (endSample may have handed the line over).
-			a.slotPairs[a.slotAt] = slotPair{st: slot.st, i: slot.i, pair: a.out.names.pair(key.Sym, key.DSO)}
+			// The names of the one line script added (endSample may
+			// have handed the line over), not looked up again.
+			a.slotPairs[a.slotAt] = slotPair{st: slot.st, i: slot.i, pair: a.out.lastPair}
 		}
 	}
 	if a.opts.FetchInsn {
@@ -1962,7 +1963,7 @@ func (a *attributor) resolveSample(e *event) (st *mapState, i int, slot *sampleS
 	}
 	ver := a.m.MapsVersionOf(e.cpumode, e.pid, e.tid)
 	if a.samples == nil {
-		a.sampleBits = cacheBits(a.dataSize/4, sampleCacheBits)
+		a.sampleBits = sampleSlotBits(a.dataSize)
 		a.samples = make([]sampleSlot, 1<<a.sampleBits)
 	}
 	a.slotAt = sampleSlotIndex(e, a.sampleBits)
@@ -2055,18 +2056,28 @@ const kernelSlotSpace = 1 << 32
 // sampleCacheOff makes resolveSample resolve every sample (tests).
 var sampleCacheOff bool
 
-// sampleCacheBits sizes attributor.samples: 64 Ki slots of 40 bytes, 2.5
-// MiB, for recordings of 32 MiB of data or more (more slots than one a
-// KiB of data, at least 1 Ki: cacheBits of a quarter of the size, so
-// that recordings of 4-16 MB keep their peak RSS below perf's). A gcc
-// build's recording, many short processes among many addresses, found
-// 64 % of its samples in 16 Ki slots: 64 Ki took the attributor's busy
-// time on its table from 361 to 305 ms, the children table 1.95 -> 1.77
-// s for 6 MB more peak RSS (scripts/abbench.sh 5, interleaved); 128
-// and 256 Ki were no faster. On the -a table, whose samples hit 95 %
-// of the time, 16 Ki were as fast, and the collector scans the cache
-// (its slots hold pointers): the -a -g children table peaks 3 MB higher.
+// sampleCacheBits sizes attributor.samples at most: 64 Ki slots of 40
+// bytes, 2.5 MiB (sampleSlotBits). A gcc build's recording, many short
+// processes among many addresses, found 64 % of its samples in 16 Ki
+// slots: 64 Ki took the attributor's busy time on its table from 361 to
+// 305 ms (-trace, 5 runs), the table 0.482 -> 0.433 s, the children
+// table 2.11 -> 2.04 s (scripts/abbench.sh 5, interleaved); 128 and 256
+// Ki were no faster. On the -a table, whose samples hit 95 % of the
+// time, 16 Ki were as fast, and the collector scans the cache (its slots
+// hold pointers): the -a -g children table peaks 3 MB higher.
 const sampleCacheBits = 16
+
+// sampleSlotBits is the size in bits of the sample cache of a recording
+// of size bytes of data: more slots than one a KiB of data, at least 1
+// Ki, at most sampleCacheBits (from 32 MiB; a pipe's, of size 0,
+// too). A slot a KiB rather than chainFrames' one per 256 bytes keeps
+// recordings of 4-16 MB below perf's peak RSS.
+func sampleSlotBits(size uint64) uint {
+	if size == 0 {
+		return sampleCacheBits
+	}
+	return cacheBits(max(size/4, 1), sampleCacheBits) // a known size stays known
+}
 
 // sampleSlot is resolveSample's answer for an address under one version
 // of the maps (which also tells user mode from kernel mode: no address

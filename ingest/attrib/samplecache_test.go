@@ -290,6 +290,30 @@ func TestCacheBits(t *testing.T) {
 	}
 }
 
+// The sample cache has a slot a KiB of data, 1 Ki at least, 64 Ki from
+// 32 MiB of data, and the most for a pipe (size 0).
+func TestSampleSlotBits(t *testing.T) {
+	for _, tc := range []struct {
+		size uint64
+		want uint
+	}{
+		{0, sampleCacheBits},
+		{1, 10},
+		{3, 10},
+		{1<<20 - 1, 10},
+		{1 << 20, 11}, // 1 Ki KiB: more than 1 Ki slots
+		{4 << 20, 13}, // 4 Ki KiB: more than 4 Ki slots
+		{4<<20 - 1, 12},
+		{32<<20 - 1, sampleCacheBits - 1},
+		{32 << 20, sampleCacheBits},
+		{1 << 40, sampleCacheBits},
+	} {
+		if got := sampleSlotBits(tc.size); got != tc.want {
+			t.Errorf("sampleSlotBits(%d) = %d, want %d", tc.size, got, tc.want)
+		}
+	}
+}
+
 // Callchains with context markers perf does not know (which empty the
 // chain, and every entry its frames would have made) among known ones,
 // at addresses in a map and outside every map, in user and kernel mode:

@@ -19,11 +19,14 @@ import (
 type scriptOut struct {
 	w     io.Writer
 	names scriptNames
-	batch []scriptLine
-	texts []string         // the batch's text lines (leadText)
-	full  chan scriptBatch // batches to write, in order
-	free  chan []scriptLine
-	done  chan struct{} // closed when the writer ends
+	// lastPair is the names' number of the last line added (add,
+	// addPair), which a flat script's sample keeps for its slot.
+	lastPair uint32
+	batch    []scriptLine
+	texts    []string         // the batch's text lines (leadText)
+	full     chan scriptBatch // batches to write, in order
+	free     chan []scriptLine
+	done     chan struct{} // closed when the writer ends
 
 	mu  sync.Mutex
 	err error // the first write error
@@ -118,6 +121,7 @@ func (s *scriptOut) add(lead byte, addr uint64, sym, dso string) {
 // addPair adds a line of the names numbered pair (scriptNames.pair's
 // answer).
 func (s *scriptOut) addPair(lead byte, addr uint64, pair uint32) {
+	s.lastPair = pair
 	s.batch = append(s.batch, scriptLine{addr, pair, lead})
 }
 
