@@ -99,15 +99,11 @@ var gcSteady struct {
 }
 
 // startGC applies those settings: no collection until the heap reaches
-// startAt (startHeap or smallHeap; or for startTime), then GOGC=steadyGOGC
-// (smallGOGC from smallHeap; or tightGOGC). It returns a channel closed when the steady setting is in
+// startAt (startHeap or smallHeap; or for startTime), then GOGC=percent
+// (steadyGOGC or smallGOGC; or tightGOGC). It returns a channel closed when the steady setting is in
 // force.
-func startGC(startAt uint64) <-chan struct{} {
+func startGC(startAt uint64, percent int) <-chan struct{} {
 	gcSteady.Lock()
-	percent := steadyGOGC
-	if startAt == smallHeap {
-		percent = smallGOGC
-	}
 	gcSteady.percent, gcSteady.managed, gcSteady.on, gcSteady.tight = percent, true, false, false
 	gcSteady.Unlock()
 	debug.SetGCPercent(-1)

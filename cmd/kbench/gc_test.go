@@ -16,8 +16,8 @@ func gcPercent() int {
 }
 
 // TestStartGC checks the collector's settings for a run: off while the
-// heap is small, GOGC=steadyGOGC without a memory limit once it reaches
-// startHeap; smallGOGC once it reaches smallHeap, a small recording's.
+// heap is small, the percent asked for without a memory limit once it
+// reaches startAt: a large recording's and a small one's.
 func TestStartGC(t *testing.T) {
 	for _, tc := range []struct {
 		startAt uint64
@@ -30,7 +30,7 @@ func TestStartGC(t *testing.T) {
 			defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 			defer debug.SetGCPercent(debug.SetGCPercent(100))
 			runtime.GC() // the heap starts small again
-			steady := startGC(tc.startAt)
+			steady := startGC(tc.startAt, tc.percent)
 			if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != -1 || limit != startLimit {
 				t.Fatalf("from %d: at the start: GOGC %d, memory limit %d; want off and %d", tc.startAt, p, limit, startLimit)
 			}
@@ -73,7 +73,7 @@ func TestCollectTighter(t *testing.T) {
 	}
 
 	// Before the switch.
-	steady := startGC(startHeap)
+	steady := startGC(startHeap, steadyGOGC)
 	collectTighter()
 	if p := gcPercent(); p != -1 {
 		t.Fatalf("GOGC %d before the switch, want off", p)
@@ -87,7 +87,7 @@ func TestCollectTighter(t *testing.T) {
 	runtime.GC()
 
 	// After it.
-	steady = startGC(startHeap)
+	steady = startGC(startHeap, steadyGOGC)
 	held = fill()
 	wait(steady)
 	if p := gcPercent(); p != steadyGOGC {
@@ -180,7 +180,7 @@ func TestSettleLarge(t *testing.T) {
 		return got
 	}
 
-	steady := startGC(startHeap)
+	steady := startGC(startHeap, steadyGOGC)
 	collectTighter()
 	small := alloc(2 * startHeap)
 	<-steady
@@ -199,7 +199,7 @@ func TestSettleLarge(t *testing.T) {
 	runtime.GC()
 
 	// collectRun ends the watch: its setting holds.
-	steady = startGC(startHeap)
+	steady = startGC(startHeap, steadyGOGC)
 	collectTighter()
 	small = alloc(2 * startHeap)
 	<-steady

@@ -77,18 +77,18 @@ func main() {
 		managed := false
 		reportOpening = func(name string) {
 			if wantsHugeHeap(name) {
-				setUpMemory(true, startHeap)
+				setUpMemory(true, startHeap, steadyGOGC)
 				managed = true
 			}
 		}
 		reportRunning = func(unwinds bool) {
 			if !managed {
-				setUpMemory(unwinds, smallHeap)
+				setUpMemory(unwinds, smallHeap, smallGOGC)
 				managed = true
 			}
 		}
 	} else {
-		setUpMemory(true, startHeap)
+		setUpMemory(true, startHeap, steadyGOGC)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -105,14 +105,14 @@ var reportOpening func(name string)
 var reportRunning func(unwinds bool)
 
 // setUpMemory advises huge pages for the heap if huge (adviseHugeHeap),
-// then manages the collector from a heap of startAt (startGC) unless
-// GOGC or GOMEMLIMIT is set.
-func setUpMemory(huge bool, startAt uint64) {
+// then manages the collector from a heap of startAt at GOGC=percent
+// (startGC) unless GOGC or GOMEMLIMIT is set.
+func setUpMemory(huge bool, startAt uint64, percent int) {
 	if huge {
 		adviseHugeHeap()
 	}
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		_ = startGC(startAt)
+		_ = startGC(startAt, percent)
 	}
 }
 
