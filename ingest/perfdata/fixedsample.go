@@ -41,15 +41,11 @@ func (r *Reader) NextFixedSample(s *FixedSample, skipChain bool) bool {
 	}
 	rec := buf[:size:size]
 	off := r.pos
-	a, err := r.sampleAttr(rec[8:], off)
-	if err != nil {
-		return false
-	}
-	l := r.layout(a)
-	if l.chain && !skipChain {
-		return false
-	}
 	b := rec[8:]
+	a, l := r.fixedAttr(b, off)
+	if a == nil || l.chain && !skipChain {
+		return false
+	}
 	if !l.fits(b) {
 		return false
 	}
@@ -71,4 +67,36 @@ func (r *Reader) NextFixedSample(s *FixedSample, skipChain bool) bool {
 	r.stats.Records++
 	r.byType[RecordSample]++
 	return true
+}
+
+// fixedAttr returns the attr of the sample body b and its layout, nil
+// for none (Next then reports the error). The last sample's answer is
+// kept by its id: a CPU's samples come in runs, one id each, and the
+// lookup (sampleAttr, layout) took a fifth of NextFixedSample's time
+// on a 2.6 M-sample -a recording.
+func (r *Reader) fixedAttr(b []byte, off int64) (*Attr, *sampleLayout) {
+	var id uint64 // 0 for the one attr's samples
+	if p := r.idPos0; len(r.attrs) > 1 && p >= 0 {
+		if 8*(p+1) > len(b) {
+			return nil, nil
+		}
+		id = binary.LittleEndian.Uint64(b[8*p:]) // the caller read little-endian
+	}
+	if r.lastFixed.attr != nil && r.lastFixed.id == id {
+		return r.lastFixed.attr, r.lastFixed.layout
+	}
+	a, err := r.sampleAttr(b, off)
+	if err != nil {
+		return nil, nil
+	}
+	r.lastFixed = fixedAttrCache{id: id, attr: a, layout: r.layout(a)}
+	return a, r.lastFixed.layout
+}
+
+// fixedAttrCache is fixedAttr's last answer: the attr and layout of
+// sample id. addAttr and setID clear it.
+type fixedAttrCache struct {
+	id     uint64
+	attr   *Attr
+	layout *sampleLayout
 }

@@ -152,6 +152,7 @@ type Reader struct {
 	idDense   []*Attr
 	idBase    uint64
 	idPos0    int // idPos of the first attr's sample type
+	lastFixed fixedAttrCache
 	features  Features
 	featErr   error
 	ra        io.ReaderAt // file mode
@@ -547,6 +548,7 @@ func (r *Reader) readAttrs() error {
 }
 
 func (r *Reader) addAttr(a *Attr) {
+	r.lastFixed = fixedAttrCache{} // its layout points into layouts
 	a.Index = len(r.attrs)
 	r.attrs = append(r.attrs, a)
 	r.layouts = append(r.layouts, newSampleLayout(a.SampleType))
@@ -561,6 +563,7 @@ func (r *Reader) addAttr(a *Attr) {
 
 // setID records that sample id belongs to attr a.
 func (r *Reader) setID(id uint64, a *Attr) {
+	r.lastFixed = fixedAttrCache{}
 	if len(r.idToAttr) == 0 {
 		r.idBase = id
 	}
