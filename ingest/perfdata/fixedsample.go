@@ -69,11 +69,12 @@ func (r *Reader) NextFixedSample(s *FixedSample, skipChain bool) bool {
 	return true
 }
 
-// fixedAttr returns the attr of the sample body b and its layout, nil
-// for none (Next then reports the error). The last sample's answer is
-// kept by its id: a CPU's samples come in runs, one id each, and the
-// lookup (sampleAttr, layout) took a fifth of NextFixedSample's time
-// on a 2.6 M-sample -a recording.
+// fixedAttr returns the attr of the little-endian sample body b and its
+// layout, nil for none (Next then reports the error), for the fast paths
+// (NextFixedSample, nextSample). The last sample's answer is kept by its
+// id: a CPU's samples come in runs, one id each, and the lookup
+// (sampleAttr, layout) took a fifth of NextFixedSample's time on a
+// 2.6 M-sample -a recording.
 func (r *Reader) fixedAttr(b []byte, off int64) (*Attr, *sampleLayout) {
 	var id uint64 // 0 for the one attr's samples
 	if p := r.idPos0; len(r.attrs) > 1 && p >= 0 {

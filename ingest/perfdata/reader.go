@@ -1198,12 +1198,8 @@ func (r *Reader) nextSample() bool {
 	}
 	rec := w[:size:size]
 	off := r.pos
-	a, err := r.sampleAttr(rec[8:], off)
-	if err != nil {
-		return false
-	}
-	l := r.layout(a)
-	if !l.fast {
+	a, l := r.fixedAttr(rec[8:], off)
+	if a == nil || !l.fast {
 		return false
 	}
 	s := &r.sample
