@@ -99,6 +99,23 @@ perf-bench:
 	$(GO) build -o $(PERF_BENCH_DIR)/kbench ./cmd/kbench
 	scripts/perfbench.sh $(PERF_BENCH_DIR) $(PERF_BENCH_RUNS) $(PERF_BENCH_DIR)/kbench
 
+# pgo remakes cmd/kbench/default.pgo, the CPU profile go build, go run
+# and go test optimize kbench with (profile-guided optimization, Go 1.21
+# on): three system-wide recordings in PGO_DIR (bigrecord.sh: -a, -a -g,
+# and -g of a gcc build; needs root, perf and gcc), then
+# scripts/pgoprofile.sh on a build without the old profile. Remake it
+# when the hot paths move.
+PGO_DIR     ?= /tmp/kmapindex-pgo
+PGO_SECONDS ?= 12
+
+.PHONY: pgo
+pgo:
+	PERF_FREQ=50000 scripts/bigrecord.sh $(PGO_DIR)/a $(PGO_SECONDS)
+	PERF_FREQ=50000 scripts/bigrecord.sh $(PGO_DIR)/ag $(PGO_SECONDS) -g
+	PERF_FREQ=50000 BIGRECORD_WORKLOAD=compile scripts/bigrecord.sh $(PGO_DIR)/gcc $(PGO_SECONDS) -g
+	$(GO) build -pgo=off -o $(PGO_DIR)/kbench ./cmd/kbench
+	scripts/pgoprofile.sh cmd/kbench/default.pgo $(PGO_DIR)/kbench $(PGO_DIR)/a/big.data $(PGO_DIR)/ag/big.data $(PGO_DIR)/gcc/big.data
+
 # dwarf-bench is perf-bench for a --call-graph dwarf recording of a gcc
 # compile (scripts/dwarfrecord.sh: DWARF_BENCH_FUNCS generated functions;
 # needs root, perf and gcc) in DWARF_BENCH_DIR: perf script and perf
