@@ -487,7 +487,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 	}
 	defer a.closeUnwind() // the binaries DWARF callchains opened (dwarf.go)
 	a.mapped, a.reader = r.MappedData(), r
-	a.dataSize = r.Header().Data.Size
+	a.dataSize = r.DataSize() // sizes the caches: a pipe-mode file's too
 	ksChoice := newKallsymsChoice(opts)
 	if opts.Vmlinux != "" {
 		ksChoice = &kallsymsChoice{} // perf reads no kallsyms then

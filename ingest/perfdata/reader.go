@@ -758,6 +758,17 @@ func (r *Reader) PipeMode() bool { return r.hdr.Size == pipeHeaderSize }
 // Header returns the file header.
 func (r *Reader) Header() *FileHeader { return &r.hdr }
 
+// DataSize returns how many bytes of records the recording holds, as
+// far as is known before they are read: its header's data size, or for
+// a pipe-mode recording read from a file of known size, all that follows
+// the header; 0 when unknown (a stream).
+func (r *Reader) DataSize() uint64 {
+	if n := r.hdr.Data.Size; n != 0 || !r.PipeMode() || r.size < pipeHeaderSize {
+		return n
+	}
+	return uint64(r.size - pipeHeaderSize)
+}
+
 // ByteOrder returns the byte order of the recording.
 func (r *Reader) ByteOrder() binary.ByteOrder { return r.bo }
 
