@@ -511,11 +511,54 @@ func openRecording(name string) (*recording, error) {
 		}
 		return &recording{r: r, size: fi.Size(), knewFeatures: true}, nil
 	}
-	r, err := perfdata.NewReader(bufio.NewReaderSize(f, 1<<20))
+	br := stdinPeek
+	if br == nil {
+		br = bufio.NewReaderSize(f, stdinPeekSize)
+	}
+	if b, err := br.Peek(stdinPeekSize); err == io.EOF && perfdata.IsPipeModeHeader(b) {
+		// The whole of a small pipe-mode recording: read as from a file
+		// of its size (perfdata.Reader.DataSize sizes the caches).
+		r, err := perfdata.NewFileReader(bytes.NewReader(b), int64(len(b)), opts...)
+		if err != nil {
+			return nil, fmt.Errorf("standard input: %w", err)
+		}
+		return &recording{r: r, size: int64(len(b))}, nil
+	}
+	r, err := perfdata.NewReader(br)
 	if err != nil {
 		return nil, fmt.Errorf("standard input: %w", err)
 	}
 	return &recording{r: r, size: -1}, nil
+}
+
+// stdinPeek is standard input's reader when it is a pipe, made by
+// stdinSize before the run's memory settings with stdinPeekSize bytes
+// read ahead, and then read by openRecording.
+var stdinPeek *bufio.Reader
+
+// stdinPeekSize is how much of a pipe is read before the recording is
+// opened: a pipe that ends within it is known to be small.
+const stdinPeekSize = 1 << 20
+
+// stdinSize returns the size of the recording on standard input: a
+// regular file's, a pipe's that ends within stdinPeekSize bytes; -1 when
+// not known (a longer pipe; or one that cannot be read, whose error then
+// comes from the open).
+func stdinSize() int64 {
+	fi, err := stdinFile.Stat()
+	if err != nil {
+		return -1
+	}
+	if fi.Mode().IsRegular() {
+		return fi.Size()
+	}
+	if stdinPeek == nil {
+		stdinPeek = bufio.NewReaderSize(stdinFile, stdinPeekSize)
+	}
+	if b, err := stdinPeek.Peek(stdinPeekSize); err == io.EOF {
+		return int64(len(b))
+	}
+	return -1
 }
 
 // chooseKallsyms returns attrib.Options.ChooseKallsyms: the kernel

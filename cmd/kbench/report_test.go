@@ -1067,3 +1067,58 @@ func TestReportProfileFlags(t *testing.T) {
 		t.Errorf("-trace into a missing directory: error %v, want one naming %s", err, bad)
 	}
 }
+
+// A recording through a pipe reads as from its file, whether the pipe
+// ends within what is read ahead of the run (stdinPeekSize: a small
+// pipe-mode recording is then read as a file of its size) or not.
+func TestReportRealPipe(t *testing.T) {
+	junk := append(mustRead(t, testdataDir+"pipe.data"), 1, 2, 3, 4, 5, 6, 7, 8, 'j', 'u', 'n', 'k')
+	junkFile := filepath.Join(t.TempDir(), "junk.data")
+	if err := os.WriteFile(junkFile, junk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{testdataDir + "pipe.data", testdataDir + "pipezstd.data", testdataDir + "sleep.data", junkFile} {
+		data := mustRead(t, file)
+		for _, pad := range []int{0, stdinPeekSize} { // the second: longer than the peek
+			if pad > 0 && !strings.HasPrefix(filepath.Base(file), "sleep") {
+				continue // padding a pipe-mode recording would be junk
+			}
+			for _, args := range [][]string{{"-format", "script"}, {"-format", "table"}} {
+				args = append(args, "-kallsyms", kallsymsSubset)
+				want, wantErr, err := report(t, nil, append(args, file)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				go func() {
+					w.Write(data)
+					w.Write(make([]byte, pad)) // after a file-mode recording's last section: never read
+					w.Close()
+				}()
+				// As main does: the size first (wantsHugeHeap), whose
+				// read ahead the report then reads.
+				savedFile, savedPeek := stdinFile, stdinPeek
+				stdinFile, stdinPeek = r, nil
+				if size := stdinSize(); pad == 0 && size != int64(len(data)) {
+					t.Errorf("%s: stdinSize %d, want %d", file, size, len(data))
+				}
+				stdinFile = savedFile
+				got, gotErr, err := report(t, r, append(args, "-")...)
+				stdinPeek = savedPeek
+				r.Close()
+				if err != nil {
+					t.Fatalf("%s %q through a pipe: %v\n%s", file, args, err, gotErr)
+				}
+				if got != want {
+					t.Errorf("%s %q through a pipe (pad %d): %s", file, args, pad, linediff.First(got, want))
+				}
+				if strings.Contains(wantErr, "unexpected end") != strings.Contains(gotErr, "unexpected end") {
+					t.Errorf("%s %q through a pipe: stderr %q, from the file %q", file, args, gotErr, wantErr)
+				}
+			}
+		}
+	}
+}

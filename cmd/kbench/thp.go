@@ -54,12 +54,14 @@ const hugeHeapMinSize = 16 << 20
 
 // wantsHugeHeap reports whether kbench report advises huge pages for the
 // recording name: a file of hugeHeapMinSize bytes or more (its data is
-// most of it), a pipe ("-") or a directory. It is asked before the
-// recording is opened; a name that cannot be looked at gets them, and
-// its error comes from the open.
+// most of it), standard input ("-") of that size or of a size not known
+// (stdinSize), or a directory. It is asked before the recording is
+// opened; a name that cannot be looked at gets them, and its error comes
+// from the open.
 func wantsHugeHeap(name string) bool {
 	if name == "-" {
-		return true
+		n := stdinSize()
+		return n < 0 || n >= hugeHeapMinSize
 	}
 	fi, err := os.Stat(name)
 	return err != nil || fi.IsDir() || fi.Size() >= hugeHeapMinSize

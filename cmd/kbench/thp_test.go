@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
@@ -77,12 +78,64 @@ func TestWantsHugeHeap(t *testing.T) {
 		{"small file", testdataDir + "system.data", false},
 		{"just below", file("below.data", hugeHeapMinSize-1), false},
 		{"at the bound", file("at.data", hugeHeapMinSize), true},
-		{"pipe", "-", true},
 		{"directory", dir, true},
 		{"missing (the open says why)", filepath.Join(dir, "missing.data"), true},
 	} {
 		if got := wantsHugeHeap(tc.path); got != tc.want {
 			t.Errorf("%s: wantsHugeHeap(%q) = %v, want %v", tc.name, tc.path, got, tc.want)
 		}
+	}
+}
+
+// Standard input gets huge pages when it is large or its size is not
+// known: a regular file by its size, a pipe that ends within the bytes
+// read ahead (stdinPeekSize) by what it held.
+func TestWantsHugeHeapStdin(t *testing.T) {
+	dir := t.TempDir()
+	regular := func(size int64) *os.File {
+		path := filepath.Join(dir, fmt.Sprintf("stdin%d", size))
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(path, size); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	pipe := func(size int) *os.File {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			w.Write(make([]byte, size))
+			w.Close()
+		}()
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	for _, tc := range []struct {
+		name  string
+		stdin *os.File
+		want  bool
+	}{
+		{"small file", regular(1 << 10), false},
+		{"large file", regular(hugeHeapMinSize), true},
+		{"empty pipe", pipe(0), false},
+		{"pipe ending within the peek", pipe(stdinPeekSize - 1), false},
+		{"pipe of the peek's size", pipe(stdinPeekSize), true},
+		{"longer pipe", pipe(3 * stdinPeekSize), true},
+	} {
+		savedFile, savedPeek := stdinFile, stdinPeek
+		stdinFile, stdinPeek = tc.stdin, nil
+		if got := wantsHugeHeap("-"); got != tc.want {
+			t.Errorf("%s: wantsHugeHeap(\"-\") = %v, want %v", tc.name, got, tc.want)
+		}
+		stdinFile, stdinPeek = savedFile, savedPeek
 	}
 }

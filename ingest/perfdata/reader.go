@@ -751,6 +751,22 @@ func (r *Reader) CatchFault(err *error) {
 	}
 }
 
+// IsPipeModeHeader reports whether b begins with the header of a
+// pipe-mode recording: Magic in either byte order, then a header size of
+// 16 in the same order.
+func IsPipeModeHeader(b []byte) bool {
+	if len(b) < pipeHeaderSize {
+		return false
+	}
+	switch string(b[:8]) {
+	case Magic:
+		return binary.LittleEndian.Uint64(b[8:]) == pipeHeaderSize
+	case MagicSwapped:
+		return binary.BigEndian.Uint64(b[8:]) == pipeHeaderSize
+	}
+	return false
+}
+
 // PipeMode reports whether the recording is in pipe mode (perf record
 // -o -): its attrs and features arrive as records.
 func (r *Reader) PipeMode() bool { return r.hdr.Size == pipeHeaderSize }
