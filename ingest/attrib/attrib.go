@@ -981,17 +981,9 @@ func (a *attributor) deliverAll(keys []orderKey) (err error) {
 // time (perf record of kbench). Prefetching the frame cache's slots of a
 // chain 2 or 3 events ahead too made the -a -g children table slower
 // and the gcc one no faster.
-//
-// 24 and 12 rather than 8 and 4: a cached sample of a flat table takes
-// 20-40 ns, less than a load from memory here, and the load of the slot
-// prefetched 4 ahead was still a third of countCached's time (perf
-// annotate). The -a table's attributor was busy 105.8 instead of
-// 114.3 ms (go tool trace, medians of 21 interleaved runs); its script
-// 150 instead of 155, the -a -g children table 548 instead of 560, the
-// gcc table 314 instead of 312 (9 runs each).
 const (
-	eventAhead = 24
-	touchAhead = 12
+	eventAhead = 8
+	touchAhead = 4
 )
 
 // prefetchFor prefetches what delivering e reads beyond e itself: the
