@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,10 +90,12 @@ func attribute(t *testing.T, file string, impl mapset.Impl) *attrib.Result {
 // pipe (cat file | kbench report -) does.
 func pipeFile(t *testing.T, file string) *os.File {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return pipeBytes(t, mustRead(t, file))
+}
+
+// pipeBytes returns a pipe whose read end delivers data, then ends.
+func pipeBytes(t *testing.T, data []byte) *os.File {
+	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -1089,15 +1092,9 @@ func TestReportRealPipe(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, w, err := os.Pipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				go func() {
-					w.Write(data)
-					w.Write(make([]byte, pad)) // after a file-mode recording's last section: never read
-					w.Close()
-				}()
+				// The padding comes after a file-mode recording's last
+				// section: never read.
+				r := pipeBytes(t, append(slices.Clip(data), make([]byte, pad)...))
 				// As main does: the size first (wantsHugeHeap), whose
 				// read ahead the report then reads.
 				savedFile, savedPeek := stdinFile, stdinPeek
@@ -1108,7 +1105,6 @@ func TestReportRealPipe(t *testing.T) {
 				stdinFile = savedFile
 				got, gotErr, err := report(t, r, append(args, "-")...)
 				stdinPeek = savedPeek
-				r.Close()
 				if err != nil {
 					t.Fatalf("%s %q through a pipe: %v\n%s", file, args, err, gotErr)
 				}

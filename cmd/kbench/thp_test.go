@@ -107,18 +107,7 @@ func TestWantsHugeHeapStdin(t *testing.T) {
 		t.Cleanup(func() { f.Close() })
 		return f
 	}
-	pipe := func(size int) *os.File {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			w.Write(make([]byte, size))
-			w.Close()
-		}()
-		t.Cleanup(func() { r.Close() })
-		return r
-	}
+	pipe := func(size int) *os.File { return pipeBytes(t, make([]byte, size)) }
 	for _, tc := range []struct {
 		name  string
 		stdin *os.File
