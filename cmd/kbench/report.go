@@ -367,8 +367,10 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	if !in.r.PipeMode() && in.r.Header().Data.Size == 0 && len(in.r.Files()) <= 1 {
 		// perf_header__read's warning; perf 6.1 then reads no record
-		// (__perf_session__process_events fails), nor does kbench.
-		warn("%s: the data size field is 0, which is unexpected: was perf record properly terminated? No record is read, as perf 6.1 reads none", display)
+		// (__perf_session__process_events fails), nor does kbench. perf
+		// script exits with that failure, perf report with 0; kbench
+		// warns and exits 0, as it does for what perf stops at.
+		warn("%s: the data size field is 0, which is unexpected: was perf record properly terminated? No record is read, as perf 6.1 reads none (perf script then fails, \"failed to process sample\", exit status 255)", display)
 	}
 	// perf 6.1 checks the attr size of a file's attrs section only (a
 	// pipe's HEADER_ATTR records it reads whatever their size).
