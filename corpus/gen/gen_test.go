@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -98,7 +99,7 @@ func TestBadParams(t *testing.T) {
 		{"negative modules", gen.Params{Arch: "x86_64", Modules: -1}, "modules"},
 		{"negative samples", gen.Params{Arch: "x86_64", Samples: -5}, "samples"},
 		{"negative procs", gen.Params{Arch: "x86_64", Procs: -1}, "processes"},
-		{"absurd modules", gen.Params{Arch: "x86_64", Modules: 1 << 40}, "modules"},
+		{"absurd modules", gen.Params{Arch: "x86_64", Modules: math.MaxInt32}, "modules"},
 		{"absurd samples", gen.Params{Arch: "x86_64", Samples: 1 << 62}, "samples"},
 		{"too many sections", gen.Params{Arch: "x86_64", Sections: gen.MaxSections + 1}, "sections"},
 		{"modules beyond the area", gen.Params{Arch: "ppc64le", Modules: gen.MaxModules}, "do not fit"},

@@ -216,7 +216,7 @@ const (
 // pair returns the number of (sym, dso).
 func (sn *scriptNames) pair(sym, dso string) uint32 {
 	ps, pd := uintptr(unsafe.Pointer(unsafe.StringData(sym))), uintptr(unsafe.Pointer(unsafe.StringData(dso)))
-	slot := &sn.cache[((ps^pd<<7)*0x9e3779b97f4a7c15)>>(64-pairCacheBits)]
+	slot := &sn.cache[((uint64(ps)^uint64(pd)<<7)*0x9e3779b97f4a7c15)>>(64-pairCacheBits)]
 	if slot.filled && slot.sym == ps && slot.dso == pd && slot.nsym == uint32(len(sym)) && slot.ndso == uint32(len(dso)) {
 		return slot.pair
 	}

@@ -11,8 +11,10 @@ import (
 )
 
 // TypeUnknown is the type ParseReadelf gives a program header whose
-// readelf type name it does not know (such a header is never PT_LOAD).
-const TypeUnknown elf.ProgType = 0xffffffff
+// readelf type name it does not know (such a header is never PT_LOAD):
+// -1, which no 32-bit p_type is where int has 64 bits, and which fits
+// where it has 32.
+const TypeUnknown elf.ProgType = -1
 
 // maxLine bounds the length of a readelf text line.
 const maxLine = 64 << 10

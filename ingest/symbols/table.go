@@ -135,7 +135,7 @@ func (t *Table) setBounds(bounds []uint64, which []int32) {
 	t.bounds, t.which = bounds, which
 	t.buckets = nil
 	n := len(bounds)
-	if n < 256 || n > 1<<31 {
+	if n < 256 || uint64(n) > 1<<31 {
 		return
 	}
 	t.lo, t.hi = bounds[1], bounds[n-1]
