@@ -12,5 +12,7 @@
 // attribute bits perf 6.1 sets (see Options.Attr).
 //
 // Opening events needs perf_event_paranoid to allow it (or CAP_PERFMON);
-// errors for a kernel that refuses wrap ErrNotPermitted.
+// errors for a kernel that refuses wrap ErrNotPermitted. Perf events are
+// Linux's: on other systems Open always fails with such an error, while
+// Synthesize and the readers of a root's /proc and /sys still work.
 package perfevent

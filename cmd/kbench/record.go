@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/kmapindex/kmapindex/ingest/kmodsec"
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 	"github.com/kmapindex/kmapindex/perfevent"
@@ -110,11 +108,7 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 	if h, err := os.Hostname(); err == nil {
 		wo.Hostname = h
 	}
-	var uts unix.Utsname
-	if unix.Uname(&uts) == nil {
-		wo.OSRelease = unix.ByteSliceToString(uts.Release[:])
-		wo.Arch = unix.ByteSliceToString(uts.Machine[:])
-	}
+	wo.OSRelease, wo.Arch = uname()
 	w, err := perfdata.NewWriter(f, wo)
 	if err != nil {
 		return err
@@ -188,7 +182,9 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 		select {
 		case <-sess.Exited():
 		default: // -d or a signal ended the recording: end the command too
-			syscall.Kill(pid, syscall.SIGTERM)
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Signal(syscall.SIGTERM)
+			}
 		}
 	}
 	// PERF_RECORD_LOST_SAMPLES per event that lost samples, as perf

@@ -20,7 +20,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -674,11 +673,8 @@ func fetchesInsn(arch string, pipe bool) bool {
 
 // hostMachine is uname's machine field.
 func hostMachine() string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return ""
-	}
-	return unix.ByteSliceToString(u.Machine[:])
+	_, machine := uname()
+	return machine
 }
 
 // intList returns a flag.Func parser of a comma list of integers into *dst.

@@ -5,8 +5,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-
-	"golang.org/x/sys/unix"
 )
 
 // Transparent huge pages for the heap. The Go runtime leaves its heap to
@@ -86,7 +84,7 @@ func adviseHugeHeap() {
 	// with the one its allocation triggers, 3-5 ms).
 	percent := debug.SetGCPercent(-1)
 	b := make([]byte, heapAdvised)
-	_ = unix.Madvise(b, unix.MADV_HUGEPAGE) // best effort: the run is the same without
+	adviseHugePages(b) // best effort: the run is the same without
 	runtime.KeepAlive(b)
 	b = nil
 	// Free b before anything else is allocated, and give its pages back

@@ -161,6 +161,8 @@ const (
 	AttrMmap          AttrFlags = 1 << 8
 	AttrComm          AttrFlags = 1 << 9
 	AttrFreq          AttrFlags = 1 << 10
+	AttrEnableOnExec  AttrFlags = 1 << 12
+	AttrTask          AttrFlags = 1 << 13
 	AttrSampleIDAll   AttrFlags = 1 << 18
 	AttrExcludeHost   AttrFlags = 1 << 19
 	AttrExcludeGuest  AttrFlags = 1 << 20

@@ -1,11 +1,16 @@
+//go:build unix
+
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A failed command's partial output is removed when it is a regular file,
@@ -71,5 +76,40 @@ func TestReportFailureKeepsSpecialOutput(t *testing.T) {
 	}
 	if _, err := os.Stat(fifo); err != nil {
 		t.Errorf("the named pipe given to -o was removed: %v", err)
+	}
+}
+
+// Special files in a corpus directory are refused at once, naming the
+// file: a FIFO would block the open, /dev/zero would never end.
+func TestMapsSpecialFiles(t *testing.T) {
+	for _, special := range []string{"fifo", "/dev/zero"} {
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS("../../corpus/default")); err != nil {
+			t.Fatal(err)
+		}
+		ks := filepath.Join(dir, "kallsyms")
+		os.Remove(ks)
+		if special == "fifo" {
+			if err := syscall.Mkfifo(ks, 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		} else if err := os.Symlink(special, ks); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		var code int
+		var out, errb bytes.Buffer
+		go func() {
+			code = run([]string{"maps", dir}, &out, &errb)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: kbench maps still running after 20 s", special)
+		}
+		if code != 1 || !strings.Contains(errb.String(), "kallsyms") || !strings.Contains(errb.String(), "not a regular file") {
+			t.Errorf("%s: exit %d: %s", special, code, errb.String())
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kmapindex/kmapindex/ingest/perfdata"
 )
 
@@ -145,7 +147,7 @@ func openOrSkip(t *testing.T, o Options) *Session {
 func TestSessionCommand(t *testing.T) {
 	s := openOrSkip(t, Options{Freq: 999, Command: []string{"sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"}})
 	pid := uint32(s.Pid())
-	if s.Attr().Flags&flagEnableOnExec == 0 || len(s.Attr().IDs) != len(s.CPUs()) {
+	if s.Attr().Flags&perfdata.AttrEnableOnExec == 0 || len(s.Attr().IDs) != len(s.CPUs()) {
 		t.Errorf("attr %+v for %d CPUs", s.Attr(), len(s.CPUs()))
 	}
 	var synth []perfdata.RecordType
@@ -198,7 +200,7 @@ func TestSessionCommand(t *testing.T) {
 
 func TestSessionSystemWide(t *testing.T) {
 	s := openOrSkip(t, Options{Freq: 999, Pages: 16})
-	if s.Attr().SampleType&perfdata.SampleFormatCPU == 0 || s.Attr().Flags&flagEnableOnExec != 0 {
+	if s.Attr().SampleType&perfdata.SampleFormatCPU == 0 || s.Attr().Flags&perfdata.AttrEnableOnExec != 0 {
 		t.Errorf("attr %+v", s.Attr())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -230,6 +232,40 @@ func TestOpenErrors(t *testing.T) {
 		if s, err := Open(o); err == nil {
 			s.Close()
 			t.Errorf("Open(%+v): no error", o)
+		}
+	}
+}
+
+// perfdata's attr flags, numbered as in perf.data, are x/sys's bit-field
+// masks for this machine once in its bit order: the attr the kernel gets
+// asks for what the recording's header says.
+func TestHostBitfield(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		flag perfdata.AttrFlags
+		bit  uint64
+	}{
+		{"disabled", perfdata.AttrDisabled, unix.PerfBitDisabled},
+		{"inherit", perfdata.AttrInherit, unix.PerfBitInherit},
+		{"exclude_user", perfdata.AttrExcludeUser, unix.PerfBitExcludeUser},
+		{"exclude_kernel", perfdata.AttrExcludeKern, unix.PerfBitExcludeKernel},
+		{"exclude_hv", perfdata.AttrExcludeHV, unix.PerfBitExcludeHv},
+		{"mmap", perfdata.AttrMmap, unix.PerfBitMmap},
+		{"comm", perfdata.AttrComm, unix.PerfBitComm},
+		{"freq", perfdata.AttrFreq, unix.PerfBitFreq},
+		{"enable_on_exec", perfdata.AttrEnableOnExec, unix.PerfBitEnableOnExec},
+		{"task", perfdata.AttrTask, unix.PerfBitTask},
+		{"sample_id_all", perfdata.AttrSampleIDAll, unix.PerfBitSampleIDAll},
+		{"exclude_host", perfdata.AttrExcludeHost, unix.PerfBitExcludeHost},
+		{"exclude_guest", perfdata.AttrExcludeGuest, unix.PerfBitExcludeGuest},
+		{"mmap2", perfdata.AttrMmap2, unix.PerfBitMmap2},
+		{"comm_exec", perfdata.AttrCommExec, unix.PerfBitCommExec},
+		{"use_clockid", perfdata.AttrUseClockID, unix.PerfBitUseClockID},
+		{"context_switch", perfdata.AttrContextSwitch, unix.PerfBitContextSwitch},
+		{"write_backward", perfdata.AttrWriteBackward, unix.PerfBitWriteBackward},
+	} {
+		if got := hostBitfield(uint64(c.flag)); got != c.bit {
+			t.Errorf("%s: hostBitfield(%#x) = %#x, want %#x", c.name, uint64(c.flag), got, c.bit)
 		}
 	}
 }
