@@ -1,7 +1,6 @@
 package symbols
 
 import (
-	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
@@ -12,6 +11,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // ELF builds the symbol table perf 6.1 builds for a user-space DSO whose
@@ -113,6 +113,7 @@ func elfTable(rt, symFile *elf.File, path, symPath string) (t *Table, err error)
 			return nil, &FileError{File: path, Err: err}
 		}
 	}
+	b.releaseNameTables()
 	t = b.table(nil)
 	t.loadFailed = !complete && nr > 0
 	return t, nil
@@ -161,17 +162,17 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 	// Room for both passes at once: the .dynsym's grew the .symtab's
 	// entries by copying them (node: 4.3 MB, then 7.3 MB beside them).
 	b.grow(symbolCount(symFile, elf.SHT_SYMTAB) + symbolCount(symFile, elf.SHT_DYNSYM))
-	n, syms, err := elfSymbols(symFile, elf.SHT_SYMTAB)
+	n, syms, strtab, err := elfSymbols(symFile, elf.SHT_SYMTAB)
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
 		return 0, false, &FileError{File: symPath, Err: err}
 	}
 	if err == nil {
-		inserted, ok := loadPass(b, symFile, rt, n, syms)
+		inserted, ok := loadPass(b, symFile, rt, n, syms, nameTable{stringSection(symFile, elf.SHT_SYMTAB), strtab})
 		if nr += inserted; !ok {
 			return nr, false, nil
 		}
 	}
-	n, syms, err = elfSymbols(symFile, elf.SHT_DYNSYM)
+	n, syms, strtab, err = elfSymbols(symFile, elf.SHT_DYNSYM)
 	switch {
 	case errors.Is(err, elf.ErrNoSymbols):
 		return nr, nr > 0, nil
@@ -182,7 +183,7 @@ func loadSym(b *builder, symFile, rt *elf.File, symPath string) (nr int, complet
 		// .symtab's symbols.
 		return nr, false, nil
 	}
-	inserted, ok := loadPass(b, symFile, rt, n, syms)
+	inserted, ok := loadPass(b, symFile, rt, n, syms, nameTable{stringSection(symFile, elf.SHT_DYNSYM), strtab})
 	return nr + inserted, ok, nil
 }
 
@@ -201,11 +202,24 @@ func symbolCount(f *elf.File, typ elf.SectionType) int {
 	return int(min(tab.Size/size, 1<<20))
 }
 
-// loadPass is one dso__load_sym_internal over the n symbols syms: it
-// inserts those perf keeps, and fixes the tree up after them unless perf
-// stops first (ok false) or none was kept.
-func loadPass(b *builder, symFile, rt *elf.File, n int, syms iter.Seq[elf.Symbol]) (inserted int, ok bool) {
+// stringSection is the string table of f's first section of type typ
+// (elfSymbols' strtab), nil if none.
+func stringSection(f *elf.File, typ elf.SectionType) *elf.Section {
+	if tab := f.SectionByType(typ); tab != nil && tab.Link < uint32(len(f.Sections)) {
+		return f.Sections[tab.Link]
+	}
+	return nil
+}
+
+// loadPass is one dso__load_sym_internal over the n symbols syms, whose
+// names are in strtab (if its names are not ""): it inserts those perf
+// keeps, and fixes the tree up after them unless perf stops first (ok
+// false) or none was kept.
+func loadPass(b *builder, symFile, rt *elf.File, n int, syms iter.Seq[elf.Symbol], strtab nameTable) (inserted int, ok bool) {
 	b.grow(n)
+	if strtab.names != "" {
+		b.nameTables = append(b.nameTables, strtab)
+	}
 	for s := range syms {
 		sec, value, keep, stop := keptSymbol(symFile, rt, s)
 		if stop {
@@ -347,6 +361,7 @@ func isHex(c byte) bool {
 
 // synthesizePLT is perf 6.1's dso__synthesize_plt_symbols on the runtime
 // file. Problems make perf skip the PLT symbols silently; so does this.
+// The .dynsym's string table is b's when loadSym read it from f already.
 func synthesizePLT(b *builder, f *elf.File) error {
 	dynsym := f.Section(".dynsym")
 	if dynsym == nil || dynsym.Type != elf.SHT_DYNSYM {
@@ -372,8 +387,15 @@ func synthesizePLT(b *builder, f *elf.File) error {
 	if int(dynsym.Link) >= len(f.Sections) || dynsym.Entsize == 0 {
 		return nil
 	}
-	strs, err := sectionData(f.Sections[dynsym.Link])
-	if err != nil || len(strs) == 0 {
+	strs, ok := b.nameTableOf(f.Sections[dynsym.Link])
+	if !ok {
+		data, err := sectionData(f.Sections[dynsym.Link])
+		if err != nil {
+			return nil
+		}
+		strs = unsafe.String(unsafe.SliceData(data), len(data)) // never written: names alias it
+	}
+	if len(strs) == 0 {
 		return nil
 	}
 	symData, err := sectionData(dynsym)
@@ -467,15 +489,17 @@ func readAll(r io.Reader, size uint64) ([]byte, error) {
 // maxPresize bounds the buffer readAll makes before reading.
 const maxPresize = 64 << 20
 
-func cstring(b []byte, off uint64) string {
+// cstring returns the NUL-ended string at off of b (to its end without a
+// NUL), "" when off is outside b.
+func cstring(b string, off uint64) string {
 	if off >= uint64(len(b)) {
 		return ""
 	}
 	s := b[off:]
-	if i := bytes.IndexByte(s, 0); i >= 0 {
+	if i := strings.IndexByte(s, 0); i >= 0 {
 		s = s[:i]
 	}
-	return string(s)
+	return s
 }
 
 // debugRoot is where distributions install separate debug files.

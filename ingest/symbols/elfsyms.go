@@ -19,8 +19,9 @@ import (
 // the symbols into a slice, which was half of loading a Go binary's 29 k
 // symbols; here a name is a substring of one copy of the string table.
 // Other files go through debug/elf. The version fields of dynamic symbols
-// are not set.
-func elfSymbols(f *elf.File, typ elf.SectionType) (n int, all iter.Seq[elf.Symbol], err error) {
+// are not set. strtab is the string table the names are substrings of
+// ("" for other files).
+func elfSymbols(f *elf.File, typ elf.SectionType) (n int, all iter.Seq[elf.Symbol], strtab string, err error) {
 	if f.Class != elf.ELFCLASS64 {
 		var syms []elf.Symbol
 		if typ == elf.SHT_DYNSYM {
@@ -28,25 +29,25 @@ func elfSymbols(f *elf.File, typ elf.SectionType) (n int, all iter.Seq[elf.Symbo
 		} else {
 			syms, err = f.Symbols()
 		}
-		return len(syms), slices.Values(syms), err
+		return len(syms), slices.Values(syms), "", err
 	}
 	tab := f.SectionByType(typ)
 	if tab == nil {
-		return 0, nil, elf.ErrNoSymbols
+		return 0, nil, "", elf.ErrNoSymbols
 	}
 	records, err := recordsOf(tab)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, "", err
 	}
 	if tab.Link <= 0 || tab.Link >= uint32(len(f.Sections)) {
-		return 0, nil, fmt.Errorf("cannot load string table section: %w", errors.New("section has invalid string table link"))
+		return 0, nil, "", fmt.Errorf("cannot load string table section: %w", errors.New("section has invalid string table link"))
 	}
 	strs, err := f.Sections[tab.Link].Data()
 	if err != nil {
-		return 0, nil, fmt.Errorf("cannot load string table section: %w", err)
+		return 0, nil, "", fmt.Errorf("cannot load string table section: %w", err)
 	}
 	// The table's bytes are never written: names may alias them.
-	strtab := unsafe.String(unsafe.SliceData(strs), len(strs))
+	strtab = unsafe.String(unsafe.SliceData(strs), len(strs))
 	bo := f.ByteOrder
 	all = func(yield func(elf.Symbol) bool) {
 		for data := range records.chunks() {
@@ -65,7 +66,7 @@ func elfSymbols(f *elf.File, typ elf.SectionType) (n int, all iter.Seq[elf.Symbo
 			}
 		}
 	}
-	return records.n, all, nil
+	return records.n, all, strtab, nil
 }
 
 // symbolRecords are the records of a symbol section after its first (all

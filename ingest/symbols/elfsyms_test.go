@@ -24,7 +24,7 @@ func sameSymbols(t *testing.T, name string, f *elf.File, typ elf.SectionType) {
 	} else {
 		want, wantErr = f.Symbols()
 	}
-	n, all, err := elfSymbols(f, typ)
+	n, all, _, err := elfSymbols(f, typ)
 	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
 		t.Fatalf("%s %v: error %v, debug/elf's %v", name, typ, err, wantErr)
 	}

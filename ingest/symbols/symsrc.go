@@ -72,7 +72,7 @@ func DebuglinkFile(path string) string {
 	if err != nil {
 		return ""
 	}
-	name := cstring(data, 0)
+	name := cstring(string(data), 0)
 	dir := path[:max(strings.LastIndexByte(path, '/'), 0)]
 	for _, c := range []string{name, dir + "/" + name, dir + "/.debug/" + name, debugRoot + dir + "/" + name} {
 		if regular.Is(c) {

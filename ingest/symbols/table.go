@@ -30,10 +30,12 @@ package symbols
 
 import (
 	"cmp"
+	"debug/elf"
 	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 	"github.com/kmapindex/kmapindex/ingest/rbtree"
@@ -81,8 +83,12 @@ const mangledBit = 1 << 30
 // pltBit marks, with mangledBit, the name of a PLT entry (pltName).
 const pltBit = 1 << 29
 
+// extraBit marks a sym.n whose name is in the table's extra names, not
+// in names.
+const extraBit = 1 << 28
+
 // nameBits are the bits of a sym.n that are not the name's length.
-const nameBits = objectBit | mangledBit | pltBit
+const nameBits = objectBit | mangledBit | pltBit | extraBit
 
 // nameLen returns n, a name's length, with objectBit set for an object.
 func nameLen(name string, object bool) uint32 {
@@ -96,7 +102,9 @@ func nameLen(name string, object bool) uint32 {
 // Table answers address lookups for one DSO. The zero value and nil are
 // empty tables. A Table is immutable and safe for concurrent use.
 type Table struct {
-	names string // arena of all names
+	// names holds the names: a string table of the ELF file, or an arena
+	// of them; extra those not in the string table (extraBit).
+	names, extra string
 	// pages, if not nil, hold the names instead: a kallsyms list's
 	// (kallsyms.List.NamePages), a sym's off its List.NameRef.
 	pages []string
@@ -171,7 +179,11 @@ func (t *Table) symbol(i int) Symbol {
 		p, o := t.pages[s.off>>kallsyms.PageBits], s.off&(1<<kallsyms.PageBits-1)
 		return Symbol{Start: s.start, End: s.end, Name: p[o : o+n], Object: object}
 	}
-	name := t.names[s.off : s.off+n]
+	name := t.names
+	if s.n&extraBit != 0 {
+		name = t.extra
+	}
+	name = name[s.off : s.off+n]
 	if s.n&mangledBit != 0 {
 		name = t.demangledName(i, name, s.n&pltBit != 0)
 	}
@@ -305,6 +317,28 @@ type builder struct {
 	// one allocation per node was a sixth of loading a Go binary's
 	// 29 k symbols.
 	nodes []rbtree.Node
+	// nameTables are string tables the entries' names may be substrings
+	// of (elfSymbols'): table keeps a name where it is rather than copy
+	// it (/usr/bin/node: 6.6 MB of its 7.5 MB .strtab are the names
+	// kept).
+	nameTables []nameTable
+}
+
+// nameTable is a string table whose bytes names are substrings of, and
+// its section.
+type nameTable struct {
+	section *elf.Section
+	names   string
+}
+
+// nameTableOf returns the bytes of the string table sec when b holds them.
+func (b *builder) nameTableOf(sec *elf.Section) (string, bool) {
+	for _, t := range b.nameTables {
+		if t.section == sec && sec != nil {
+			return t.names, true
+		}
+	}
+	return "", false
 }
 
 // nodeChunk is how many tree nodes builder allocates at once.
@@ -610,23 +644,36 @@ func (b *builder) find(ip uint64) int32 {
 
 // table flattens the tree into a Table; keep, if not nil, filters the
 // symbols stored (a filtered-out symbol still shadows addresses the tree
-// search would resolve to it).
+// search would resolve to it). It spends b: the tree is let go before
+// names are copied, so that a large table's copies do not sit beside the
+// tree's nodes (/usr/bin/node: 182 k of them).
 func (b *builder) table(keep func(*entry) bool) *Table {
-	t := &Table{syms: make([]sym, 0, len(b.syms))}
-	var arena strings.Builder
-	// The names' size, of the symbols in the tree: b.syms holds the
-	// erased ones too (/usr/bin/node: 182 k entries, 99 k kept, most of
-	// the others a .dynsym's copies of .symtab symbols).
-	size := 0
+	// The symbols stored, and their names: b.syms holds the erased ones
+	// too (/usr/bin/node: 182 k entries, 99 k kept, most of the others a
+	// .dynsym's copies of .symtab symbols).
+	count := 0
+	inTable := make([]int, len(b.nameTables)) // bytes of names in each
 	for nd := b.tree.First(); nd != nil; nd = nd.Next() {
-		size += len(b.syms[nd.Value].name)
+		if e := &b.syms[nd.Value]; keep == nil || keep(e) {
+			count++
+			if k := b.nameTable(e.name); k >= 0 {
+				inTable[k] += len(e.name)
+			}
+		}
 	}
-	arena.Grow(size)                    // one allocation: growing it doubled the names' copies
+	// The names stay in the string table holding most of them, if they
+	// are half of it or more; the others are copied.
+	base := ""
+	if k := maxIndex(inTable); k >= 0 && 2*inTable[k] >= len(b.nameTables[k].names) && len(b.nameTables[k].names) < 1<<32 {
+		base = b.nameTables[k].names
+	}
+	t := &Table{syms: make([]sym, 0, count), names: base}
 	index := make([]int32, len(b.syms)) // builder index → table index, -1 for none
 	for i := range index {
 		index[i] = -1
 	}
 	mangled := false
+	copied := 0
 	for nd := b.tree.First(); nd != nil; nd = nd.Next() {
 		e := &b.syms[nd.Value]
 		if keep != nil && !keep(e) {
@@ -640,20 +687,139 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 			}
 			mangled = true
 		}
+		off, in := substringAt(e.name, base)
+		if !in {
+			off = copied
+			copied += len(e.name)
+			if base != "" {
+				n |= extraBit
+			}
+		}
 		index[nd.Value] = int32(len(t.syms))
-		t.syms = append(t.syms, sym{start: e.start, end: e.end, off: uint32(arena.Len()), n: n})
-		arena.WriteString(e.name)
+		t.syms = append(t.syms, sym{start: e.start, end: e.end, off: uint32(off), n: n})
 	}
-	t.names = arena.String()
 	if mangled {
 		t.demangled = make([]atomic.Pointer[string], len(t.syms))
 	}
-	if len(t.syms) == 0 {
-		return t
+	if len(t.syms) > 0 && (keep != nil || !flatten(t)) {
+		b.bounds(t, index)
 	}
-	if keep == nil && flatten(t) {
-		return t
+	// The names to copy last, in table order, once the tree has gone.
+	order := make([]int32, len(t.syms))
+	for i, j := range index {
+		if j >= 0 {
+			order[j] = int32(i)
+		}
 	}
+	index = nil
+	b.tree, b.nodes, b.printed = rbtree.Tree{}, nil, nil
+	var arena strings.Builder
+	arena.Grow(copied) // one allocation: growing it doubled the names' copies
+	for _, i := range order {
+		if name := b.syms[i].name; base == "" || !isSubstring(name, base) {
+			arena.WriteString(name)
+		}
+	}
+	if base == "" {
+		t.names = arena.String()
+	} else {
+		t.extra = arena.String()
+	}
+	return t
+}
+
+// nameTable returns the index of the string table in b.nameTables that
+// name is a substring of, -1 for none.
+func (b *builder) nameTable(name string) int {
+	for k, tab := range b.nameTables {
+		if isSubstring(name, tab.names) {
+			return k
+		}
+	}
+	return -1
+}
+
+// releaseNameTables lets go of the string tables whose bytes the tree's
+// names use less than a quarter of (a .dynsym's, whose symbols are mostly
+// the .symtab's again, and erased): the names left in one are copied,
+// and the erased entries' names cleared, so that nothing refers to it.
+func (b *builder) releaseNameTables() {
+	if len(b.nameTables) == 0 {
+		return
+	}
+	live := make([]bool, len(b.syms))
+	used := make([]int, len(b.nameTables))
+	for nd := b.tree.First(); nd != nil; nd = nd.Next() {
+		live[nd.Value] = true
+		if k := b.nameTable(b.syms[nd.Value].name); k >= 0 {
+			used[k] += len(b.syms[nd.Value].name)
+		}
+	}
+	kept := b.nameTables[:0]
+	var released []string
+	for k, tab := range b.nameTables {
+		if 4*used[k] < len(tab.names) {
+			released = append(released, tab.names)
+		} else {
+			kept = append(kept, tab)
+		}
+	}
+	if len(released) == 0 {
+		return
+	}
+	clear(b.nameTables[len(kept):])
+	b.nameTables = kept
+	b.printed = nil // its keys are names too; only fixupDuplicate uses it
+	for i := range b.syms {
+		e := &b.syms[i]
+		for _, tab := range released {
+			if isSubstring(e.name, tab) {
+				if live[i] {
+					e.name = strings.Clone(e.name)
+				} else {
+					e.name = ""
+				}
+				break
+			}
+		}
+	}
+}
+
+// maxIndex returns the index of the largest of xs, -1 if xs is empty.
+func maxIndex(xs []int) int {
+	k := -1
+	for i, x := range xs {
+		if k < 0 || x > xs[k] {
+			k = i
+		}
+	}
+	return k
+}
+
+// substringAt returns the offset of s in table when s is one of its
+// substrings by address (a name elfSymbols cut from it).
+func substringAt(s, table string) (off int, ok bool) {
+	if len(s) == 0 || len(s) > len(table) {
+		return 0, len(s) == 0 && table != ""
+	}
+	// Hand-written address arithmetic: the names alias the table.
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	q := uintptr(unsafe.Pointer(unsafe.StringData(table)))
+	if p < q || p-q > uintptr(len(table)-len(s)) {
+		return 0, false
+	}
+	return int(p - q), true
+}
+
+// isSubstring reports whether s is one of table's substrings by address.
+func isSubstring(s, table string) bool {
+	_, ok := substringAt(s, table)
+	return ok
+}
+
+// bounds makes t's lookup segments by searching b's tree at every point
+// where symbols__find's answer can change; index maps b's entries to t's.
+func (b *builder) bounds(t *Table, index []int32) {
 	// symbols__find's comparisons change outcome only at a start, start+1,
 	// an end or end+1, so the answer is constant between those points.
 	pts := make([]uint64, 0, 4*len(t.syms)+1)
@@ -683,7 +849,6 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 		t.bounds, t.which = slices.Clone(t.bounds), slices.Clone(t.which)
 	}
 	t.setBounds(slices.Clip(t.bounds), slices.Clip(t.which))
-	return t
 }
 
 // flatten builds t's lookup segments directly when the symbols, in tree

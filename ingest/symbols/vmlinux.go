@@ -131,7 +131,7 @@ func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAd
 	if s := f.Section(".symtab"); s == nil || s.Type != elf.SHT_SYMTAB {
 		return nil, &FileError{File: path, Err: ErrStripped}
 	}
-	n, syms, err := elfSymbols(f, elf.SHT_SYMTAB)
+	n, syms, strtab, err := elfSymbols(f, elf.SHT_SYMTAB)
 	if errors.Is(err, elf.ErrNoSymbols) {
 		return &Vmlinux{}, nil
 	}
@@ -200,7 +200,7 @@ func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAd
 		v.Symbols++
 	}
 	if v.Text != nil {
-		var b builder
+		b := builder{nameTables: []nameTable{{stringSection(f, elf.SHT_SYMTAB), strtab}}}
 		b.insertAll(text, true)
 		b.fixupEnd(false)
 		b.fixupDuplicate()
@@ -210,7 +210,7 @@ func readVmlinux(f *elf.File, path string, buildID []byte, refName string, refAd
 		}
 	}
 	for _, sec := range order {
-		var b builder // a section DSO's symbols are not fixed up
+		b := builder{nameTables: []nameTable{{stringSection(f, elf.SHT_SYMTAB), strtab}}} // a section DSO's symbols are not fixed up
 		b.insertAll(*others[sec.Name], false)
 		v.Sections = append(v.Sections, KernelSection{Name: sec.Name, Addr: sec.Addr, Size: sec.Size, Offset: sec.Offset, Table: b.table(nil)})
 	}
