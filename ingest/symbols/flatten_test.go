@@ -13,8 +13,10 @@ import (
 	"github.com/kmapindex/kmapindex/ingest/kallsyms"
 )
 
-// The direct flattening of non-overlapping symbols answers exactly as the
-// replayed tree walk does, on every address where an answer can change.
+// The direct flattening of non-overlapping symbols, and clusterBounds'
+// search of the tree among overlapping ones only, answer exactly as the
+// replayed tree walk at every point does (bounds, which a keep function
+// forces), on every address where an answer can change.
 func TestFlattenMatchesTreeWalk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := range 2000 {

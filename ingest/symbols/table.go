@@ -701,7 +701,11 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 	if mangled {
 		t.demangled = make([]atomic.Pointer[string], len(t.syms))
 	}
-	if len(t.syms) > 0 && (keep != nil || !flatten(t)) {
+	switch {
+	case len(t.syms) == 0:
+	case keep != nil: // the filtered-out symbols shadow addresses too
+		b.bounds(t, index)
+	case !flatten(t) && !b.clusterBounds(t, index):
 		b.bounds(t, index)
 	}
 	// The names to copy last, in table order, once the tree has gone.
@@ -817,6 +821,62 @@ func isSubstring(s, table string) bool {
 	return ok
 }
 
+// clusterBounds makes t's lookup segments, when every symbol of t is in
+// b's tree, searching the tree only where symbols overlap. A symbol that
+// overlaps no other (none starts inside it, it starts inside none, none
+// shares its start) is what symbols__find answers for its addresses,
+// whatever the tree's shape: a search that turned away from it would
+// have passed a symbol holding its start. So the symbols, in address
+// order, are cut into clusters of overlapping ones; the others' segments
+// are flatten's, and each cluster's are bounds', from its own points
+// (/usr/bin/node: 99 k symbols, a few hundred of them overlapping). It
+// reports false, leaving t alone, for an end that wrapped past 2^64,
+// which bounds handles.
+func (b *builder) clusterBounds(t *Table, index []int32) bool {
+	for _, x := range t.syms {
+		if x.end < x.start {
+			return false
+		}
+	}
+	var seg segments
+	seg.bounds = make([]uint64, 0, 2*len(t.syms)+1)
+	seg.which = make([]int32, 0, 2*len(t.syms)+1)
+	seg.add(0, -1)
+	var pts []uint64
+	for i := 0; i < len(t.syms); {
+		// The cluster of t.syms[i:j]: each next symbol starts inside
+		// one before it or shares its start.
+		j, maxEnd := i+1, t.syms[i].end
+		for j < len(t.syms) && (t.syms[j].start < maxEnd || t.syms[j].start == t.syms[j-1].start) {
+			maxEnd = max(maxEnd, t.syms[j].end)
+			j++
+		}
+		if j == i+1 {
+			seg.walk1(t.syms[i], int32(i))
+			i = j
+			continue
+		}
+		pts = pts[:0]
+		for _, x := range t.syms[i:j] {
+			pts = append(pts, x.start, x.start+1, x.end, x.end+1)
+		}
+		slices.Sort(pts)
+		for k, p := range pts {
+			if k > 0 && p == pts[k-1] || p == 0 && t.syms[i].start != 0 {
+				continue // a repeat, or a point that wrapped to 0 (found first)
+			}
+			w := int32(-1)
+			if n := b.find(p); n >= 0 {
+				w = index[n]
+			}
+			seg.add(p, w)
+		}
+		i = j
+	}
+	t.setBounds(slices.Clip(seg.bounds), slices.Clip(seg.which))
+	return true
+}
+
 // bounds makes t's lookup segments by searching b's tree at every point
 // where symbols__find's answer can change; index maps b's entries to t's.
 func (b *builder) bounds(t *Table, index []int32) {
@@ -911,17 +971,22 @@ func (s *segments) add(p uint64, w int32) {
 func (s *segments) walk(syms []sym) {
 	s.add(0, -1)
 	for i, x := range syms {
-		end := x.end
-		switch {
-		case end == x.start:
-			end = x.start + 1 // a zero-size symbol holds its start only
-		case end < x.start:
-			continue // an end that wrapped past 2^64: the walk never stops here
-		}
-		s.add(x.start, int32(i))
-		if end != 0 { // start == 2^64-1, zero-size: holds the top address
-			s.add(end, -1)
-		}
+		s.walk1(x, int32(i))
+	}
+}
+
+// walk1 adds the segments of x, symbol i, which overlaps no other.
+func (s *segments) walk1(x sym, i int32) {
+	end := x.end
+	switch {
+	case end == x.start:
+		end = x.start + 1 // a zero-size symbol holds its start only
+	case end < x.start:
+		return // an end that wrapped past 2^64: the walk never stops here
+	}
+	s.add(x.start, i)
+	if end != 0 { // start == 2^64-1, zero-size: holds the top address
+		s.add(end, -1)
 	}
 }
 
