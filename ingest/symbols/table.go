@@ -664,7 +664,7 @@ func (b *builder) table(keep func(*entry) bool) *Table {
 	// The names stay in the string table holding most of them, if they
 	// are half of it or more; the others are copied.
 	base := ""
-	if k := maxIndex(inTable); k >= 0 && 2*inTable[k] >= len(b.nameTables[k].names) && len(b.nameTables[k].names) < 1<<32 {
+	if k := maxIndex(inTable); k >= 0 && 2*inTable[k] >= len(b.nameTables[k].names) && uint64(len(b.nameTables[k].names)) < 1<<32 {
 		base = b.nameTables[k].names
 	}
 	t := &Table{syms: make([]sym, 0, count), names: base}
