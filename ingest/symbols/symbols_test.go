@@ -267,6 +267,17 @@ func FuzzELF(f *testing.F) {
 		if err == nil {
 			_, _ = tb.Find(0x1000)
 		}
+		// Names kept in place and the tree searched by cluster give the
+		// table names copied and the tree searched at every point give.
+		kept, copied := tableWay(ef, "fuzz", true), tableWay(ef, "fuzz", false)
+		if (kept == nil) != (copied == nil) {
+			t.Fatalf("one way loads (%v), the other not (%v)", kept != nil, copied != nil)
+		}
+		if kept != nil {
+			if err := sameTables(kept, copied); err != nil {
+				t.Fatal(err)
+			}
+		}
 	})
 }
 
