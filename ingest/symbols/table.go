@@ -860,17 +860,7 @@ func (b *builder) clusterBounds(t *Table, index []int32) bool {
 		for _, x := range t.syms[i:j] {
 			pts = append(pts, x.start, x.start+1, x.end, x.end+1)
 		}
-		slices.Sort(pts)
-		for k, p := range pts {
-			if k > 0 && p == pts[k-1] || p == 0 && t.syms[i].start != 0 {
-				continue // a repeat, or a point that wrapped to 0 (found first)
-			}
-			w := int32(-1)
-			if n := b.find(p); n >= 0 {
-				w = index[n]
-			}
-			seg.add(p, w)
-		}
+		b.search(&seg, pts, t.syms[i].start, index)
 		i = j
 	}
 	t.setBounds(slices.Clip(seg.bounds), slices.Clip(seg.which))
@@ -888,27 +878,29 @@ func (b *builder) bounds(t *Table, index []int32) {
 		e := &b.syms[nd.Value]
 		pts = append(pts, e.start, e.start+1, e.end, e.end+1)
 	}
+	seg := segments{bounds: make([]uint64, 0, len(pts)), which: make([]int32, 0, len(pts))}
+	b.search(&seg, pts, 0, index)
+	if cap(seg.bounds) > 2*len(seg.bounds) { // sized for every point: keep no more than growing would
+		seg.bounds, seg.which = slices.Clone(seg.bounds), slices.Clone(seg.which)
+	}
+	t.setBounds(slices.Clip(seg.bounds), slices.Clip(seg.which))
+}
+
+// search adds to seg symbols__find's answer at each of pts from lo on,
+// sorted (pts is sorted in place; repeats, and points below lo, which
+// wrapped past 2^64 to 0, are searched once or not at all).
+func (b *builder) search(seg *segments, pts []uint64, lo uint64, index []int32) {
 	slices.Sort(pts)
-	pts = slices.Compact(pts)
-	t.bounds = make([]uint64, 0, len(pts))
-	t.which = make([]int32, 0, len(pts))
-	last := int32(-2)
-	for _, p := range pts {
-		w := int32(-1)
-		if i := b.find(p); i >= 0 {
-			w = index[i]
-		}
-		if w == last {
+	for k, p := range pts {
+		if k > 0 && p == pts[k-1] || p < lo {
 			continue
 		}
-		t.bounds = append(t.bounds, p)
-		t.which = append(t.which, w)
-		last = w
+		w := int32(-1)
+		if n := b.find(p); n >= 0 {
+			w = index[n]
+		}
+		seg.add(p, w)
 	}
-	if cap(t.bounds) > 2*len(t.bounds) { // sized for every point: keep no more than growing would
-		t.bounds, t.which = slices.Clone(t.bounds), slices.Clone(t.which)
-	}
-	t.setBounds(slices.Clip(t.bounds), slices.Clip(t.which))
 }
 
 // flatten builds t's lookup segments directly when the symbols, in tree
