@@ -50,9 +50,11 @@ type stageSample struct {
 
 // replay applies the recording's side band to a machine in perf's order
 // (the decoder and orderer of a flat table) and returns its samples in
-// that order. In file order, a forked process's MMAPs, read from another
-// CPU's buffer before its FORK, were wiped by it: 42 % of the samples of
-// a 2.6 M-sample -a recording found no map, where Run finds all.
+// that order, for the benchmarks to look up against the machine as the
+// whole side band left it. In file order, a forked process's MMAPs, read
+// from another CPU's buffer before its FORK, were wiped by it: 42 % of
+// the samples of a 2.6 M-sample -a recording found no map, where Run
+// finds all.
 func replay(b *testing.B, data []byte, m *machine.Machine) []stageSample {
 	r := openBytes(b, data)
 	out := make(chan delivery, 4)
@@ -62,7 +64,6 @@ func replay(b *testing.B, data []byte, m *machine.Machine) []stageSample {
 	flow := newFlowLimit(flowBytes)
 	go decode(r, nil, out, pools, flow, errc, decodeConfig{lost: &lost})
 	var ss []stageSample
-	a := &attributor{m: m}
 	for d := range out {
 		for _, k := range d.keys {
 			e := k.e
@@ -78,7 +79,7 @@ func replay(b *testing.B, data []byte, m *machine.Machine) []stageSample {
 			case evComm:
 				m.Comm(e.pid, e.tid, e.side.comm)
 			case evKsymbol:
-				if err := a.m.Ksymbol(e.side.rare.ksym); err != nil {
+				if err := m.Ksymbol(e.side.rare.ksym); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -221,9 +222,9 @@ func BenchmarkStageSymbolize(b *testing.B) {
 // BenchmarkStageResolveCached is the attributor's hot path for a
 // sample's map and symbol, issue 9's "map + symbol resolution": the
 // sample cache (resolveSample), then on a miss the thread, the map, its
-// state and the symbol search, over the recording's samples in file
-// order. The cache starts empty each pass, as in a run; the symbol
-// tables are loaded before the timing.
+// state and the symbol search, over the recording's samples in perf's
+// order (replay). The cache starts empty each pass, as in a run; the
+// symbol tables are loaded before the timing.
 func BenchmarkStageResolveCached(b *testing.B) {
 	data, ks := stageRecording(b)
 	for _, impl := range mapset.All {
