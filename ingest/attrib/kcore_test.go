@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,9 @@ func (c kcoreCase) generate(t testing.TB) string {
 // kbenchScript attributes dir's perf.data with kcore beside kallsyms as
 // perf script on an x86_64 host does (it fetches instructions only for
 // x86_64 recordings there: the goldens were made on one); arch "table"
-// runs as perf report does, fetching nothing.
+// runs as perf report -g none does, for the table only: no script, whose
+// callchains, resolved to be printed, load the kernel at their first
+// kernel address, where perf report loads it at the first sample's.
 func kbenchScript(t testing.TB, dir, arch string, impl mapset.Impl) (string, *attrib.Result) {
 	return kbenchScriptKallsyms(t, dir, filepath.Join(dir, "kallsyms"), arch, impl)
 }
@@ -73,8 +76,12 @@ func kbenchScriptKallsyms(t testing.TB, dir, ks, arch string, impl mapset.Impl) 
 	}
 	defer r.Close()
 	var out bytes.Buffer
-	res, err := attrib.Run(r, attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsFile(ks), KallsymsFile: ks,
-		DebugDir: "-", NoFiles: true, Script: &out, FetchInsn: arch == "x86_64"})
+	opts := attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsFile(ks), KallsymsFile: ks,
+		DebugDir: "-", NoFiles: true, FetchInsn: arch == "x86_64"}
+	if arch != "table" {
+		opts.Script = &out
+	}
+	res, err := attrib.Run(r, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,34 +205,92 @@ func TestKcoreAgainstPerf(t *testing.T) {
 	golden := newPerfGolden(t, kcoreGolden, "perf 6.1 script -F ip,sym,dso --kallsyms DIR/kallsyms on corpora of TestKcoreAgainstPerf")
 	for _, c := range kcoreCases() {
 		t.Run(c.String(), func(t *testing.T) {
-			dir := c.generate(t)
-			want, havePerf := perfScript(t, dir)
-			golden.record(t, c.String(), want, havePerf)
-			table := ""
-			if havePerf {
-				table = perfReportTable(t, dir)
-			}
-			for _, impl := range mapset.All {
-				got, res := kbenchScript(t, dir, c.arch, impl)
-				if !strings.HasPrefix(res.KernelSymbols, "kcore ") {
-					t.Errorf("%s: kernel symbols from %q, want kcore", impl.Name, res.KernelSymbols)
-				}
-				golden.check(t, c.String(), impl.Name, got, want, havePerf)
-				if table != "" {
-					// perf report fetches no instructions: its kernel loads
-					// at the first kernel-map sample (see TestKernelLoadOrder).
-					_, res := kbenchScript(t, dir, "table", impl)
-					var b bytes.Buffer
-					if err := res.WriteTable(&b); err != nil {
-						t.Fatal(err)
-					}
-					g, w := linediff.ReportRows(b.String()), linediff.ReportRows(table)
-					if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
-						t.Errorf("%s: table differs from perf report: %s", impl.Name, d)
-					}
-				}
-			}
+			checkKcoreAgainstPerf(t, c.generate(t), c.arch, c.String(), golden)
 		})
 	}
 	golden.write(t)
+}
+
+var kcoreSeeds = flag.Int("kcore-seeds", 10, "TestKcoreRandomAgainstPerf: the number of random corpora")
+
+// TestKcoreRandomAgainstPerf is TestKcoreAgainstPerf on corpora whose
+// every parameter is random (architecture, modules and their sections,
+// BPF programs, processes and their DSOs, kernel symbols, samples, the
+// shares in the kernel and in no map, callchains), compared with perf
+// live: it needs perf.
+func TestKcoreRandomAgainstPerf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates corpora")
+	}
+	if _, err := perftest.Script(filepath.Join("..", "perfdata", "testdata", "sleep.data")); errors.Is(err, perftest.ErrNotInstalled) {
+		t.Skip(err)
+	}
+	archs := []string{"x86_64", "aarch64", "ppc64le", "s390x", "riscv64"}
+	for seed := range uint64(*kcoreSeeds) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		p := gen.Params{
+			Arch:          archs[rng.IntN(len(archs))],
+			Modules:       rng.IntN(120),
+			BPF:           rng.IntN(30),
+			Procs:         rng.IntN(25),
+			Samples:       int64(200 + rng.IntN(2500)),
+			Seed:          rng.Uint64(),
+			Callchains:    rng.IntN(2) == 0,
+			KernelSymbols: 500 + rng.IntN(30000),
+			Sections:      rng.IntN(gen.MaxSections + 1),
+			DSOs:          1 + rng.IntN(8),
+			MissRate:      rng.Float64() * 0.2,
+			KernelShare:   0.05 + rng.Float64()*0.9,
+		}
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "corpus")
+			if _, err := gen.Generate(p, dir); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v", p)
+			checkKcoreAgainstPerf(t, dir, p.Arch, "", nil)
+		})
+	}
+}
+
+// checkKcoreAgainstPerf compares kbench's script of the corpus in dir
+// (of arch), and its table, on both implementations, with perf script's
+// and perf report's; golden, if not nil, keeps perf script's digests
+// under name for hosts without perf (perfGolden), else perf is needed.
+// Every corpus must use kcore.
+func checkKcoreAgainstPerf(t *testing.T, dir, arch, name string, golden *perfGolden) {
+	want, havePerf := perfScript(t, dir)
+	if golden != nil {
+		golden.record(t, name, want, havePerf)
+	} else if !havePerf {
+		t.Fatal("perf script failed")
+	}
+	table := ""
+	if havePerf {
+		table = perfReportTable(t, dir)
+	}
+	for _, impl := range mapset.All {
+		got, res := kbenchScript(t, dir, arch, impl)
+		if !strings.HasPrefix(res.KernelSymbols, "kcore ") {
+			t.Errorf("%s: kernel symbols from %q, want kcore", impl.Name, res.KernelSymbols)
+		}
+		if golden != nil {
+			golden.check(t, name, impl.Name, got, want, havePerf)
+		} else if d := linediff.First(got, want); d != "" {
+			t.Errorf("%s: differs from perf script: %s", impl.Name, d)
+		}
+		if table != "" {
+			// perf report fetches no instructions: its kernel loads
+			// at the first kernel-map sample (see TestKernelLoadOrder).
+			_, res := kbenchScript(t, dir, "table", impl)
+			var b bytes.Buffer
+			if err := res.WriteTable(&b); err != nil {
+				t.Fatal(err)
+			}
+			g, w := linediff.ReportRows(b.String()), linediff.ReportRows(table)
+			if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
+				t.Errorf("%s: table differs from perf report: %s", impl.Name, d)
+			}
+		}
+	}
 }
