@@ -63,7 +63,8 @@ func (c kcoreCase) generate(t testing.TB) string {
 // x86_64 recordings there: the goldens were made on one); arch "table"
 // runs as perf report -g none does, for the table only: no script, whose
 // callchains, resolved to be printed, load the kernel at their first
-// kernel address, where perf report loads it at the first sample's.
+// kernel address, where perf report loads it at the first sample's; arch
+// "children" as perf report --children -g none does.
 func kbenchScript(t testing.TB, dir, arch string, impl mapset.Impl) (string, *attrib.Result) {
 	return kbenchScriptKallsyms(t, dir, filepath.Join(dir, "kallsyms"), arch, impl)
 }
@@ -78,7 +79,11 @@ func kbenchScriptKallsyms(t testing.TB, dir, ks, arch string, impl mapset.Impl) 
 	var out bytes.Buffer
 	opts := attrib.Options{Impl: impl, LoadKallsyms: attrib.LoadKallsymsFile(ks), KallsymsFile: ks,
 		DebugDir: "-", NoFiles: true, FetchInsn: arch == "x86_64"}
-	if arch != "table" {
+	switch arch {
+	case "table":
+	case "children":
+		opts.Children = true
+	default:
 		opts.Script = &out
 	}
 	res, err := attrib.Run(r, opts)
@@ -93,9 +98,10 @@ func perfScript(t testing.TB, dir string) (string, bool) {
 }
 
 // perfReportTable runs perf report --stdio --sort dso,sym --no-children
-// -n -g none --kallsyms DIR/kallsyms on dir/perf.data ("" on failure).
-func perfReportTable(t testing.TB, dir string) string {
-	out, err := perftest.ReportTable(filepath.Join(dir, "perf.data"), "--kallsyms", filepath.Join(dir, "kallsyms"))
+// -n -g none --kallsyms DIR/kallsyms, then args, on dir/perf.data (""
+// on failure).
+func perfReportTable(t testing.TB, dir string, args ...string) string {
+	out, err := perftest.ReportTable(filepath.Join(dir, "perf.data"), append([]string{"--kallsyms", filepath.Join(dir, "kallsyms")}, args...)...)
 	if err != nil {
 		t.Log(err)
 		return ""
@@ -205,7 +211,7 @@ func TestKcoreAgainstPerf(t *testing.T) {
 	golden := newPerfGolden(t, kcoreGolden, "perf 6.1 script -F ip,sym,dso --kallsyms DIR/kallsyms on corpora of TestKcoreAgainstPerf")
 	for _, c := range kcoreCases() {
 		t.Run(c.String(), func(t *testing.T) {
-			checkKcoreAgainstPerf(t, c.generate(t), c.arch, c.String(), golden)
+			checkKcoreAgainstPerf(t, c.generate(t), c.arch, c.callchains, c.String(), golden)
 		})
 	}
 	golden.write(t)
@@ -248,26 +254,29 @@ func TestKcoreRandomAgainstPerf(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%+v", p)
-			checkKcoreAgainstPerf(t, dir, p.Arch, "", nil)
+			checkKcoreAgainstPerf(t, dir, p.Arch, p.Callchains, "", nil)
 		})
 	}
 }
 
 // checkKcoreAgainstPerf compares kbench's script of the corpus in dir
-// (of arch), and its table, on both implementations, with perf script's
-// and perf report's; golden, if not nil, keeps perf script's digests
-// under name for hosts without perf (perfGolden), else perf is needed.
-// Every corpus must use kcore.
-func checkKcoreAgainstPerf(t *testing.T, dir, arch, name string, golden *perfGolden) {
+// (of arch), its table and, with callchains, its children table, on both
+// implementations, with perf script's and perf report's; golden, if not
+// nil, keeps perf script's digests under name for hosts without perf
+// (perfGolden), else perf is needed. Every corpus must use kcore.
+func checkKcoreAgainstPerf(t *testing.T, dir, arch string, callchains bool, name string, golden *perfGolden) {
 	want, havePerf := perfScript(t, dir)
 	if golden != nil {
 		golden.record(t, name, want, havePerf)
 	} else if !havePerf {
 		t.Fatal("perf script failed")
 	}
-	table := ""
+	tables := map[string]string{} // kbenchScript's mode → perf report's table
 	if havePerf {
-		table = perfReportTable(t, dir)
+		tables["table"] = perfReportTable(t, dir)
+		if callchains {
+			tables["children"] = perfReportTable(t, dir, "--children")
+		}
 	}
 	for _, impl := range mapset.All {
 		got, res := kbenchScript(t, dir, arch, impl)
@@ -279,17 +288,21 @@ func checkKcoreAgainstPerf(t *testing.T, dir, arch, name string, golden *perfGol
 		} else if d := linediff.First(got, want); d != "" {
 			t.Errorf("%s: differs from perf script: %s", impl.Name, d)
 		}
-		if table != "" {
+		for _, mode := range []string{"table", "children"} {
+			table := tables[mode]
+			if table == "" {
+				continue
+			}
 			// perf report fetches no instructions: its kernel loads
 			// at the first kernel-map sample (see TestKernelLoadOrder).
-			_, res := kbenchScript(t, dir, "table", impl)
+			_, res := kbenchScript(t, dir, mode, impl)
 			var b bytes.Buffer
 			if err := res.WriteTable(&b); err != nil {
 				t.Fatal(err)
 			}
 			g, w := linediff.ReportRows(b.String()), linediff.ReportRows(table)
 			if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
-				t.Errorf("%s: table differs from perf report: %s", impl.Name, d)
+				t.Errorf("%s: %s differs from perf report: %s", impl.Name, mode, d)
 			}
 		}
 	}
