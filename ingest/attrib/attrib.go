@@ -190,15 +190,7 @@ func ChildrenApply(r *perfdata.Reader, pipe bool) bool {
 // the user stack (cmd_report's has_br_stack). A pipe has no features
 // when perf decides, so it never does.
 func BranchModeDefault(r *perfdata.Reader) bool {
-	if !r.Features().Has(perfdata.FeatBranchStack) {
-		return false
-	}
-	for _, a := range r.Attrs() {
-		if a.SampleType&perfdata.SampleFormatStackUser != 0 {
-			return false
-		}
-	}
-	return true
+	return r.Features().Has(perfdata.FeatBranchStack) && !r.HasUserStacks()
 }
 
 // Key names what a sample was attributed to, as perf report's dso,sym

@@ -171,13 +171,7 @@ func benchDecode(b *testing.B, fixed bool) {
 // (loading the kernel), returning the machine, its symbolizer and the
 // samples with their maps.
 func stageSetup(b *testing.B, impl mapset.Impl) (*machine.Machine, *symbolizer, []stageSample, []index.Map) {
-	data, ks := stageRecording(b)
-	m := machine.New(impl)
-	ss := replay(b, data, m)
-	a := &attributor{m: m}
-	sym := newSymbolizer(kallsyms.NewList(ks), nil, nil, "-", a.m.ModuleMaps)
-	sym.m = m
-	m.OnKernelLoad = sym.loadKernel
+	m, sym, ss, _ := stageReplay(b, impl)
 	maps := make([]index.Map, len(ss))
 	for i, s := range ss {
 		maps[i], _ = m.Resolve(s.cpumode, s.pid, s.tid, s.ip)
@@ -186,6 +180,19 @@ func stageSetup(b *testing.B, impl mapset.Impl) (*machine.Machine, *symbolizer, 
 		}
 	}
 	return m, sym, ss, maps
+}
+
+// stageReplay replays the stage recording's side band on impl (replay)
+// and returns the machine, a symbolizer as Run gives it, the samples and
+// the recording's size.
+func stageReplay(b *testing.B, impl mapset.Impl) (*machine.Machine, *symbolizer, []stageSample, int) {
+	data, ks := stageRecording(b)
+	m := machine.New(impl)
+	ss := replay(b, data, m)
+	sym := newSymbolizer(kallsyms.NewList(ks), nil, nil, "-", m.ModuleMaps)
+	sym.m = m
+	m.OnKernelLoad = sym.loadKernel
+	return m, sym, ss, len(data)
 }
 
 // BenchmarkStageResolve looks every sample's map up (thread, then map).
@@ -226,15 +233,10 @@ func BenchmarkStageSymbolize(b *testing.B) {
 // order (replay). The cache starts empty each pass, as in a run; the
 // symbol tables are loaded before the timing.
 func BenchmarkStageResolveCached(b *testing.B) {
-	data, ks := stageRecording(b)
 	for _, impl := range mapset.All {
 		b.Run("impl="+impl.Name, func(b *testing.B) {
-			m := machine.New(impl)
-			ss := replay(b, data, m)
-			a := &attributor{m: m, cnt: newCounter(), dataSize: uint64(len(data))}
-			a.sym = newSymbolizer(kallsyms.NewList(ks), nil, nil, "-", m.ModuleMaps)
-			a.sym.m = m
-			m.OnKernelLoad = a.sym.loadKernel
+			m, sym, ss, size := stageReplay(b, impl)
+			a := &attributor{m: m, sym: sym, cnt: newCounter(), dataSize: uint64(size)}
 			events := make([]event, len(ss))
 			for i, s := range ss {
 				events[i] = event{kf: uint8(evSample), cpumode: s.cpumode, pid: s.pid, tid: s.tid, ip: s.ip}

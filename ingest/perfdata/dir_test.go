@@ -29,7 +29,7 @@ func dirReader(t *testing.T, hdata []byte, files ...[]byte) *Reader {
 	r := builtReader(t, []attrSpec{{sampleType: SampleFormatIP}}, hdata)
 	r.streams = []stream{{path: "data", in: r.in, pos: r.pos, end: r.end}}
 	for i, f := range files {
-		r.streams = append(r.streams, stream{path: fmt.Sprintf("data.%d", i), in: dataBufferFor(bytes.NewReader(f), int64(len(f)), true), end: int64(len(f))})
+		r.streams = append(r.streams, stream{path: fmt.Sprintf("data.%d", i), in: plainDataBuffer(bytes.NewReader(f), int64(len(f))), end: int64(len(f))})
 	}
 	return r
 }

@@ -586,21 +586,17 @@ func (r *Reader) startData(off, end int64) {
 		return
 	}
 	if end >= 0 {
-		r.in = dataBufferFor(io.NewSectionReader(r.ra, off, end-off), end-off, r.userStacks())
+		r.in = dataBufferFor(io.NewSectionReader(r.ra, off, end-off), end-off, r.HasUserStacks())
 	} else {
 		r.in = dataBufferFor(&offsetReader{ra: r.ra, off: off}, -1, false)
 	}
 }
 
-// userStacks reports whether an attr's samples carry user stacks
-// (PERF_SAMPLE_STACK_USER, --call-graph dwarf).
-func (r *Reader) userStacks() bool {
-	for _, a := range r.attrs {
-		if a.SampleType&SampleFormatStackUser != 0 {
-			return true
-		}
-	}
-	return false
+// HasUserStacks reports whether an event's samples carry user stacks
+// (PERF_SAMPLE_STACK_USER, perf record --call-graph dwarf), of the
+// events known so far.
+func (r *Reader) HasUserStacks() bool {
+	return slices.ContainsFunc(r.attrs, func(a *Attr) bool { return a.SampleType&SampleFormatStackUser != 0 })
 }
 
 // dataBufferFor returns the buffer records of n bytes (-1: unknown) are read

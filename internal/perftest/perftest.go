@@ -15,6 +15,12 @@ import (
 // ErrNotInstalled is returned when there is no perf on $PATH.
 var ErrNotInstalled = errors.New("perf not installed")
 
+// Installed reports whether there is a perf on $PATH.
+func Installed() bool {
+	_, err := exec.LookPath("perf")
+	return err == nil
+}
+
 // Options change how perf runs.
 type Options struct {
 	// NoBuildIDCache runs perf with HOME set to a new empty directory,
