@@ -72,8 +72,8 @@ func kcoreFileBeside(path string) bool {
 // (dso__load_kcore, then maps__split_kallsyms_for_kcore), run when the
 // kernel map is loaded: it validates the recording against the files
 // (validate_kcore_addresses: the kernel MMAP's reference symbol has the
-// same address in kallsyms, and every module map starts where "modules"
-// says), rebuilds the kernel maps from kcore's segments and returns the
+// same address in kallsyms, and every module map perf holds, one that
+// others overlap too, starts where "modules" says), rebuilds the kernel maps from kcore's segments and returns the
 // kernel DSO's symbol table. On any failure it returns nil and why; perf
 // then uses kallsyms alone, and so does the caller. An error is returned
 // only when kcore was valid for perf but its segments cannot be indexed
@@ -97,7 +97,7 @@ func (k *Kcore) load(m *machine.Machine, syms *kallsyms.List) (*symbols.Table, s
 			starts[mod.Name] = mod.Start
 		}
 	}
-	for _, mp := range m.Kernel().Slice() {
+	for _, mp := range m.KernelMaps() {
 		if !m.IsKmodule(mp) {
 			continue
 		}

@@ -116,10 +116,16 @@ func (k *perfKmaps) moveKernel(mp index.Map) {
 	}
 }
 
-// setPgoff changes the pgoff of the live map equal to mp in place
-// (dso__process_kernel_symbol remapping a module's map): the tree does
-// not move.
-func (k *perfKmaps) setPgoff(mp index.Map, pgoff uint64) {
+// setPgoff changes the pgoff of node v's map, or for v < 0 of the live
+// map equal to mp, in place (dso__process_kernel_symbol remapping a
+// module's map): the tree does not move.
+func (k *perfKmaps) setPgoff(v int32, mp index.Map, pgoff uint64) {
+	if v >= 0 {
+		if k.nodes[v] != nil {
+			k.maps[v].Pgoff = pgoff
+		}
+		return
+	}
 	for v := range k.maps {
 		if k.nodes[v] != nil && k.maps[v] == mp {
 			k.maps[v].Pgoff = pgoff

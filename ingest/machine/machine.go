@@ -149,9 +149,14 @@ type Machine struct {
 	// of a module DSO, before it answers, as perf's thread__find_map
 	// loads a kernel-space map before mapping the address through it
 	// (map__load, dso__load of the module): it may change the module's
-	// maps through LoadModule, and Resolve then answers with the map as
-	// changed.
+	// map through LoadModule, and Resolve then answers with the map it
+	// found, as changed.
 	OnModuleLoad func(m *Machine, mod index.Map)
+	// loading is the module map OnModuleLoad is loading, as LoadModule
+	// leaves it, and its node in perf's tree (-1 when found in the
+	// index).
+	loading     index.Map
+	loadingNode int32
 	// OnCommRename, if set, is called with each command-name entry a
 	// thread's first name renames in place (perf's comm__override), and
 	// the name it had: whatever holds it and compares it by name sees
@@ -278,31 +283,37 @@ func (m *Machine) newProcMaps(set mapset.Set) *procMaps {
 
 // New returns an empty machine whose map sets come from impl.
 func New(impl mapset.Impl) *Machine {
-	return &Machine{impl: impl, kernel: impl.New(), kmaps: newPerfKmaps(), threads: make(map[uint32]*Thread)}
+	return &Machine{impl: impl, kernel: impl.New(), kmaps: newPerfKmaps(), loadingNode: -1, threads: make(map[uint32]*Thread)}
 }
 
 // Kernel returns the kernel maps.
 func (m *Machine) Kernel() mapset.Set { return m.kernel }
 
-// ModuleMaps returns the kernel's module maps, among which kallsyms is
-// split (maps__split_kallsyms): once kernel maps overlap, perf's own,
-// by start (perfKmaps).
+// ModuleMaps returns the kernel's module maps (KernelMaps), among which
+// kallsyms is split (maps__split_kallsyms).
 func (m *Machine) ModuleMaps() []index.Map {
 	var mods []index.Map
-	if m.kmaps.active() {
-		for n := m.kmaps.tree.First(); n != nil; n = n.Next() {
-			if mp := m.kmaps.maps[n.Value]; mp.Kind == index.KindModule {
-				mods = append(mods, mp)
-			}
-		}
-		return mods
-	}
-	for _, mp := range m.kernel.Slice() {
+	for _, mp := range m.KernelMaps() {
 		if mp.Kind == index.KindModule {
 			mods = append(mods, mp)
 		}
 	}
 	return mods
+}
+
+// KernelMaps returns every kernel map perf holds, by start, as
+// maps__for_each_entry visits machine->kmaps: perf's own tree
+// (perfKmaps) while it is kept, so that maps another overlapped and
+// empty ones are there too, which the index has not; else the index's.
+func (m *Machine) KernelMaps() []index.Map {
+	if m.kmaps.off {
+		return m.kernel.Slice()
+	}
+	var out []index.Map
+	for n := m.kmaps.tree.First(); n != nil; n = n.Next() {
+		out = append(out, m.kmaps.maps[n.Value])
+	}
+	return out
 }
 
 // UsesKcore reports whether the kernel maps come from kcore (LoadKcore):
@@ -694,8 +705,8 @@ func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Ma
 				return m.vmlinux, true
 			}
 		}
-		if ok && mp.Kind == index.KindModule && m.loadModule(mp) {
-			return m.Resolve(cpumode, pid, tid, addr)
+		if ok && mp.Kind == index.KindModule {
+			mp = m.loadModule(mp, -1)
 		}
 		return mp, ok
 	case CPUModeUser:
@@ -717,24 +728,30 @@ func (m *Machine) resolvePerfKmaps(addr uint64) (index.Map, bool) {
 			return m.vmlinux, true
 		}
 	}
-	if mp := m.kmaps.maps[v]; mp.Kind == index.KindModule && m.loadModule(mp) {
-		return m.resolvePerfKmaps(addr)
+	mp := m.kmaps.maps[v] // after the kernel load's fixups
+	if mp.Kind == index.KindModule {
+		mp = m.loadModule(mp, v)
 	}
-	return m.kmaps.maps[v], true // after the load's fixups
+	return mp, true
 }
 
-// loadModule calls OnModuleLoad for the module map mp the first time a
-// map of its DSO is found, and reports whether it did.
-func (m *Machine) loadModule(mp index.Map) bool {
+// loadModule calls OnModuleLoad for the module map mp (node v of perf's
+// tree, -1 for none) the first time a map of its DSO is found, and
+// returns mp as the load left it. perf's thread__find_map answers with
+// the map it found before map__load, whatever maps the load adds: the
+// load changes only that map's pgoff (LoadModule).
+func (m *Machine) loadModule(mp index.Map, v int32) index.Map {
 	if m.OnModuleLoad == nil || m.modsLoaded[mp.DSO] {
-		return false
+		return mp
 	}
 	if m.modsLoaded == nil {
 		m.modsLoaded = map[string]bool{}
 	}
 	m.modsLoaded[mp.DSO] = true
+	m.loading, m.loadingNode = mp, v
 	m.OnModuleLoad(m, mp)
-	return true
+	mp, m.loadingNode = m.loading, -1
+	return mp
 }
 
 // ModuleFile is the file name perf gives the module DSO dso (its long
@@ -757,7 +774,12 @@ func (m *Machine) LoadModule(mod index.Map, text uint64, hasText bool, sections 
 	m.gen++
 	m.markKernel()
 	if hasText {
-		m.kmaps.setPgoff(mod, text)
+		if mod == m.loading {
+			m.loading.Pgoff = text
+			m.kmaps.setPgoff(m.loadingNode, mod, text)
+		} else {
+			m.kmaps.setPgoff(-1, mod, text)
+		}
 		// The index's copy: mod itself unless overlaps cut it, when
 		// Resolve answers from perf's tree.
 		if cur, ok := m.kernel.Find(mod.Start); ok && cur.Kind == index.KindModule && cur.DSO == mod.DSO && cur.Pgoff != text {
@@ -777,9 +799,10 @@ func (m *Machine) LoadModule(mod index.Map, text uint64, hasText bool, sections 
 	return m.insertSections(fresh)
 }
 
-// hasKernelMapNamed reports whether a kernel map's DSO is dso.
+// hasKernelMapNamed reports whether a kernel map's DSO is dso
+// (maps__find_by_name: among all perf holds, KernelMaps).
 func (m *Machine) hasKernelMapNamed(dso string) bool {
-	for _, mp := range m.kernel.Slice() {
+	for _, mp := range m.KernelMaps() {
 		if mp.DSO == dso {
 			return true
 		}

@@ -371,6 +371,68 @@ func TestOverlappingModules(t *testing.T) {
 	}
 }
 
+// A module's load does not change the map the lookup that loaded it
+// found: perf's thread__find_map answers with the map maps__find gave,
+// though the section maps the load inserts reshape the tree, and a later
+// lookup of the same address takes the new shape's answer. The layout is
+// a random recording's (cmd/kbench's TestReportModuleFilesAgainstPerf,
+// seed 213), whose address 0xffffffffc0b00b29 perf 6.1 script printed in
+// [kmodb] on its first sample there and in [kmoda] on every later one.
+func TestOverlappingModuleLoadAnswersFoundMap(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, m *Machine) {
+		m.OnModuleLoad = func(m *Machine, mod index.Map) {
+			short := mod.DSO
+			secs := []index.Map{
+				{Start: 0, End: 0x80, Pgoff: 0x3000, Kind: index.KindKernelSection, DSO: short + ".text.unlikely"},
+				{Start: 0, End: 0x100, Pgoff: 0x3100, Kind: index.KindKernelSection, DSO: short + ".init.text"},
+				{Start: 0, End: 0x100, Pgoff: 0x3200, Kind: index.KindKernelSection, DSO: short + ".data"},
+			}
+			must(t, m.LoadModule(mod, 0x40, true, secs))
+		}
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x27f95a0, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"}))
+		for _, mod := range []struct {
+			name      string
+			addr, len uint64
+		}{
+			{"[kmodx1]", 0xffffffffc0ae2000, 0xdf000},
+			{"[kmodx3]", 0xffffffffc0a66000, 0x7e000},
+			{"[kmodb]", 0xffffffffc0b00000, 0x100000},
+			{"[kmodx0]", 0xffffffffc0a46000, 0x78000},
+			{"[kmoda]", 0xffffffffc0a00000, 0x104000},
+			{"[kmodx2]", 0xffffffffc0b05000, 0x9f000},
+		} {
+			must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: mod.addr, Len: mod.len, Filename: mod.name}))
+		}
+		const ip = 0xffffffffc0b00b29
+		if got, ok := m.Resolve(CPUModeKernel, 1, 1, ip); !ok || got.DSO != "[kmodb]" || got.Pgoff != 0x40 {
+			t.Errorf("the loading lookup: %v %v, want [kmodb] at pgoff 0x40", got, ok)
+		}
+		if got, ok := m.Resolve(CPUModeKernel, 1, 1, ip); !ok || got.DSO != "[kmoda]" || got.Pgoff != 0x40 {
+			t.Errorf("the next lookup: %v %v, want [kmoda] at pgoff 0x40 (its own load)", got, ok)
+		}
+		if got, ok := m.Resolve(CPUModeKernel, 1, 1, ip); !ok || got.DSO != "[kmoda]" {
+			t.Errorf("a later lookup: %v %v, want [kmoda]", got, ok)
+		}
+	})
+}
+
+// KernelMaps lists every map perf's tree holds, one the index lost to
+// overlaps too, by start, as perf's kcore check visits them.
+func TestKernelMapsKeepsOverlapped(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, m *Machine) {
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000, Filename: "[kernel.kallsyms]_text"}))
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffffc0002000, Len: 0x2000, Filename: "[inner]"}))
+		must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffffc0000000, Len: 0x9000, Filename: "[outer]"}))
+		var got []string
+		for _, mp := range m.KernelMaps() {
+			got = append(got, mp.DSO)
+		}
+		if want := []string{"[kernel.kallsyms]", "[outer]", "[inner]"}; !slices.Equal(got, want) {
+			t.Errorf("KernelMaps %q, want %q", got, want)
+		}
+	})
+}
+
 // A View of overlapping kernel maps answers as the machine does.
 func TestOverlappingModulesView(t *testing.T) {
 	forEachImpl(t, func(t *testing.T, m *Machine) {
