@@ -688,10 +688,12 @@ func (m *Machine) Exit(pid, tid uint32) {
 // Resolve returns the map holding addr for a sample of cpumode taken in
 // thread (pid, tid): kernel modes look in the kernel maps, user mode in
 // the thread's maps; other modes (hypervisor, guests) resolve to nothing.
-// The first kernel-map hit loads the kernel (OnKernelLoad). The map found
-// before the load is the one returned, as in perf, except that a kcore
-// load rewrites that very map object into the kernel segment's map, so
-// then the new kernel map is returned.
+// The first kernel-map hit loads the kernel (OnKernelLoad), the first hit
+// in a module's map the module (OnModuleLoad). The map found before the
+// load is the one returned, as in perf, with what the load changed in it
+// (a module's pgoff; a kcore or vmlinux load moves the kernel map object
+// itself, so then the moved kernel map is returned); maps the load adds
+// answer later lookups only.
 func (m *Machine) Resolve(cpumode uint8, pid, tid uint32, addr uint64) (index.Map, bool) {
 	switch cpumode {
 	case CPUModeKernel:
