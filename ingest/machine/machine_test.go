@@ -403,15 +403,12 @@ func TestOverlappingModuleLoadAnswersFoundMap(t *testing.T) {
 		} {
 			must(t, m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: mod.addr, Len: mod.len, Filename: mod.name}))
 		}
-		const ip = 0xffffffffc0b00b29
-		if got, ok := m.Resolve(CPUModeKernel, 1, 1, ip); !ok || got.DSO != "[kmodb]" || got.Pgoff != 0x40 {
-			t.Errorf("the loading lookup: %v %v, want [kmodb] at pgoff 0x40", got, ok)
-		}
-		if got, ok := m.Resolve(CPUModeKernel, 1, 1, ip); !ok || got.DSO != "[kmoda]" || got.Pgoff != 0x40 {
-			t.Errorf("the next lookup: %v %v, want [kmoda] at pgoff 0x40 (its own load)", got, ok)
-		}
-		if got, ok := m.Resolve(CPUModeKernel, 1, 1, ip); !ok || got.DSO != "[kmoda]" {
-			t.Errorf("a later lookup: %v %v, want [kmoda]", got, ok)
+		// The lookups of ip in turn: [kmodb]'s load, then [kmoda]'s.
+		for i, want := range []string{"[kmodb]", "[kmoda]", "[kmoda]"} {
+			const ip = 0xffffffffc0b00b29
+			if got, ok := m.Resolve(CPUModeKernel, 1, 1, ip); !ok || got.DSO != want || got.Pgoff != 0x40 {
+				t.Errorf("lookup %d: %v %v, want %s at pgoff 0x40", i, got, ok, want)
+			}
 		}
 	})
 }
