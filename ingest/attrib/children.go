@@ -535,8 +535,9 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 		}
 	}
 	// perf resets the cursor before it makes any entry: a chain an
-	// unknown marker empties (chainVoid) is not walked, so that the frames
-	// before the marker make no entry either (their level would stay).
+	// unknown marker empties (chainVoid) makes no entry, so that the
+	// frames before the marker make none either (their level would
+	// stay); their lookups are made (voidChainLookups).
 	ok := !chainVoid(e)
 	if cur.holds(e) {
 		cur.replay(event, func(f *cursorFrame) { enter(f.ip, f.cpumode, f.st, f.t, int(f.i)) }, inlined)
@@ -544,6 +545,7 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 		cur.reset()
 		switch {
 		case !ok:
+			a.voidChainLookups(e)
 		case hasUserStack(e) || e.has(sampleLBR):
 			ok = a.walkCallerOrderUnwound(e, frame, func(k Key, end uint64, base string) {
 				cur.noteInlined(k, end, base)
@@ -730,6 +732,29 @@ func chainVoid(e *event) bool {
 		return false
 	}
 	return !knownMarkers(e.addrs) && !walkCallerOrder(e.addrs, func(uint64, uint8) {})
+}
+
+// voidChainLookups makes the lookups perf makes in e's chain, which an
+// unknown marker empties (chainVoid): thread__resolve_callchain_sample
+// looks up each frame before the marker, in caller order
+// (add_callchain_ip), and the marker then resets the cursor, as
+// thread__resolve_callchain_unwind's frames before it are looked up
+// too. The frames make no entry, but their lookups load what they find
+// (the kernel, a module's file, a DSO's symbols, which fail the lookup
+// that loads them) and leave a module's last lookup as perf's (findIn),
+// which a later lookup of the same address answers with.
+func (a *attributor) voidChainLookups(e *event) {
+	vers := frameVersions{m: a.m, e: e}
+	look := func(ip uint64, cpumode uint8) {
+		if mp, ok := vers.resolve(cpumode, ip); ok {
+			st := a.cnt.state(mp, cpumode == machine.CPUModeKernel)
+			a.sym.findIn(mp, a.stateTable(st), mp.MapIP(ip))
+		}
+	}
+	if e.has(sampleLBR) {
+		return // an LBR call stack is not voided so (walkLBRCallerOrder)
+	}
+	a.walkCallerOrderUnwound(e, look, func(Key, uint64, string) {})
 }
 
 // sampleKnownMarkers marks a SAMPLE event (event.kf) whose callchain

@@ -1213,9 +1213,10 @@ func (a *attributor) cumulateRows(e *event, t *machine.Thread, tk threadKey, sel
 		return
 	}
 	cur.reset()
-	// A chain an unknown marker empties is not walked: no frame of it
-	// makes a row or marks one (see cumulate).
+	// No frame of a chain an unknown marker empties makes a row or
+	// marks one; their lookups are made (see cumulate).
 	if chainVoid(e) {
+		a.voidChainLookups(e)
 		return
 	}
 	vers := frameVersions{m: a.m, e: e}
