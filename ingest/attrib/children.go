@@ -505,18 +505,10 @@ func (a *attributor) cumulate(e *event, self int32, selfObj objectName, kernel, 
 		ver := vers.of(cpumode)
 		slot := &ac.frames[slotHash(ip, ver, ac.frameBits)]
 		tag, cache := frameTag(ver, cpumode, event, false)
-		mp, found := vers.resolve(cpumode, ip)
+		st, t, i := a.lookUpFrame(&vers, ip, cpumode)
 		// Cached only while nothing changed the maps it was found in (a
 		// kernel load does).
 		cache = cache && vers.of(cpumode) == ver
-		var st *mapState
-		var t *symbols.Table
-		i := -1
-		if found {
-			st = a.cnt.state(mp, cpumode == machine.CPUModeKernel)
-			t = a.stateTable(st)
-			i = a.sym.findIn(mp, t, mp.MapIP(ip))
-		}
 		cur.noteFrame(ip, cpumode, st, t, i)
 		id, entered := enter(ip, cpumode, st, t, i)
 		switch {
@@ -744,17 +736,25 @@ func chainVoid(e *event) bool {
 // that loads them) and leave a module's last lookup as perf's (findIn),
 // which a later lookup of the same address answers with.
 func (a *attributor) voidChainLookups(e *event) {
-	vers := frameVersions{m: a.m, e: e}
-	look := func(ip uint64, cpumode uint8) {
-		if mp, ok := vers.resolve(cpumode, ip); ok {
-			st := a.cnt.state(mp, cpumode == machine.CPUModeKernel)
-			a.sym.findIn(mp, a.stateTable(st), mp.MapIP(ip))
-		}
-	}
 	if e.has(sampleLBR) {
 		return // an LBR call stack is not voided so (walkLBRCallerOrder)
 	}
-	a.walkCallerOrderUnwound(e, look, func(Key, uint64, string) {})
+	vers := frameVersions{m: a.m, e: e}
+	a.walkCallerOrderUnwound(e, func(ip uint64, cpumode uint8) { a.lookUpFrame(&vers, ip, cpumode) }, func(Key, uint64, string) {})
+}
+
+// lookUpFrame is perf's lookup of a callchain frame at ip of cpumode
+// (add_callchain_ip, thread__find_symbol), uncached: its map (which the
+// lookup may load), the map's state (nil: no map), its symbol table then
+// and the index of its symbol there (-1: none).
+func (a *attributor) lookUpFrame(vers *frameVersions, ip uint64, cpumode uint8) (st *mapState, t *symbols.Table, i int) {
+	mp, found := vers.resolve(cpumode, ip)
+	if !found {
+		return nil, nil, -1
+	}
+	st = a.cnt.state(mp, cpumode == machine.CPUModeKernel)
+	t = a.stateTable(st)
+	return st, t, a.sym.findIn(mp, t, mp.MapIP(ip))
 }
 
 // sampleKnownMarkers marks a SAMPLE event (event.kf) whose callchain

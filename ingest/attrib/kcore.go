@@ -73,11 +73,11 @@ func kcoreFileBeside(path string) bool {
 // kernel map is loaded: it validates the recording against the files
 // (validate_kcore_addresses: the kernel MMAP's reference symbol has the
 // same address in kallsyms, and every module map perf holds, one that
-// others overlap too, starts where "modules" says), rebuilds the kernel maps from kcore's segments and returns the
-// kernel DSO's symbol table. On any failure it returns nil and why; perf
-// then uses kallsyms alone, and so does the caller. An error is returned
-// only when kcore was valid for perf but its segments cannot be indexed
-// consistently.
+// others overlap too, starts where "modules" says), rebuilds the kernel
+// maps from kcore's segments and returns the kernel DSO's symbol table.
+// On any failure it returns nil and why; perf then uses kallsyms alone,
+// and so does the caller. An error is returned only when kcore was valid
+// for perf but its segments cannot be indexed consistently.
 func (k *Kcore) load(m *machine.Machine, syms *kallsyms.List) (*symbols.Table, string, error) {
 	if name := m.RefRelocName; name != "" {
 		addr, ok := syms.FunctionStart(name)

@@ -776,12 +776,12 @@ func (m *Machine) LoadModule(mod index.Map, text uint64, hasText bool, sections 
 	m.gen++
 	m.markKernel()
 	if hasText {
+		node := int32(-1) // mod's node is not known: found by value
 		if mod == m.loading {
 			m.loading.Pgoff = text
-			m.kmaps.setPgoff(m.loadingNode, mod, text)
-		} else {
-			m.kmaps.setPgoff(-1, mod, text)
+			node = m.loadingNode
 		}
+		m.kmaps.setPgoff(node, mod, text)
 		// The index's copy: mod itself unless overlaps cut it, when
 		// Resolve answers from perf's tree.
 		if cur, ok := m.kernel.Find(mod.Start); ok && cur.Kind == index.KindModule && cur.DSO == mod.DSO && cur.Pgoff != text {
