@@ -898,6 +898,22 @@ func TestReportGroupUnresolvedPairs(t *testing.T) {
 	})
 }
 
+// A line only a group member's entries make is perf's dummy leader entry,
+// a copy of the first such member's entry (hists__link): its level (a
+// kernel sample's frame without a map is [k]) and its object symbol's
+// offset are the member's. A member's entry paired with a leader's
+// shows on the leader entry's line, whatever level each has: perf's keys
+// do not compare it.
+func TestReportGroupMemberLines(t *testing.T) {
+	type views = []struct{ kbench, perf []string }
+	testTablesAgainstPerf(t, "testdata/group/pairs.data", "anon group { minor-faults, cpu-clock }", views{
+		{[]string{"-children"}, []string{"--children", "--sort", "dso,sym"}},
+		{[]string{"-children", "-sort", "sym"}, []string{"--children", "--sort", "sym"}},
+		{[]string{"-children", "-sort", "comm,dso,sym"}, []string{"--children", "--sort", "comm,dso,sym"}},
+		{[]string{"-no-children", "-sort", "sym"}, []string{"--no-children", "--sort", "sym"}},
+	})
+}
+
 // A member's entry shows on its leader entry's line even when the
 // sample that made it was filtered out, and hides with that line when
 // the leader's (or the member entry a dummy leader entry copies) was:

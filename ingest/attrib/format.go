@@ -244,7 +244,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 				acc = nil
 			}
 			line(b, acc, row.c, row.short, row.key)
-			if o, ok := r.objects[row.key]; ok && r.Branches == nil {
+			if o, ok := r.objectOf(row.key, g); ok && r.Branches == nil {
 				b.WriteString("+0x")
 				var num [16]byte
 				b.Write(strconv.AppendUint(num[:0], o.off(), 16))
@@ -257,6 +257,21 @@ func (r *Result) WriteTable(w io.Writer) error {
 		b.WriteString(tableEnd)
 	}
 	return flush()
+}
+
+// objectOf returns the object symbol's offset the line of group g keyed
+// k names (objectName), if its symbol is an object: the leader's entry's,
+// else that of the dummy entry perf makes for the leader from the first
+// member that has one (hists__link: hist_entry__new copies its address
+// and map).
+func (r *Result) objectOf(k Key, g eventGroup) (objectName, bool) {
+	for ev := g.first; ev < g.first+g.n; ev++ {
+		k.Event = ev
+		if o, ok := r.objects[k]; ok {
+			return o, true
+		}
+	}
+	return objectName{}, false
 }
 
 // writeSamplesHeader writes a table's lines on its event or group g of

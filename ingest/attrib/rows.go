@@ -891,8 +891,17 @@ func (r *Rows) groupLines(first, n int) []tableLine {
 		switch {
 		case r.lineOf == nil:
 			k.entry = 0 // the members' entries are matched by key
-		case s.key.Event != first:
-			k.entry = r.lineOf[s] // perf's pairs (linkGroup)
+		case s.key.Event == first:
+			// A leader entry is a line, whatever the keys of the member
+			// entries paired with it: their levels and DSOs may differ
+			// where perf's comparison does not look.
+			k = RowKey{Event: first, entry: s.key.entry}
+		default:
+			if e, ok := r.lineOf[s]; ok {
+				k = RowKey{Event: first, entry: e} // perf's pair (linkGroup)
+			} else {
+				k.entry = 0
+			}
 		}
 		j, ok := byKey[k]
 		if !ok {

@@ -144,6 +144,11 @@ type tableRow struct {
 	// 216 bytes.
 	first *keyCounts
 	late  bool
+	// levelBy is 1 + the member (the event less the group's first)
+	// whose acc key gave the row its level, 0 for none yet: the
+	// leader's entry, else the dummy perf makes for the leader from the
+	// first member's (hists__link, hist_entry__new copying its level).
+	levelBy uint16
 	// rank is 1 + the row's rank in Result.noMapRanks, if it has one.
 	rank int32
 }
@@ -153,9 +158,10 @@ type tableRow struct {
 // in the event merged.
 // With acc (a children table), the keys only acc has get rows too, and
 // every row its members' acc counts; a row's level is the one the
-// leader's acc key has, else its key's (in a children table, a row
-// without a map has the user level until its acc key says otherwise:
-// Result.Children keys each such entry once, with its level).
+// leader's acc key has, else the first member's that has one, else its
+// key's (in a children table, a row without a map has the user level
+// until an acc key says otherwise: Result.Children keys each such entry
+// once, with its level).
 //
 // The rows come in map order: tableOrder ranks them by first,
 // so that they sort as if groupRows had read the keys in sortedKeys'
@@ -420,8 +426,8 @@ func (g *grouping) shard(s int, nm *noMapRowSet) [][]tableRow {
 			}
 			r := row(kc, true)
 			r.acc[k.Event-first].add(c) // two DSOs of one short name add up
-			if k.Event == first {
-				r.key.Kernel, r.key.Hyper = k.Kernel, k.Hyper
+			if by := uint16(k.Event-first) + 1; r.levelBy == 0 || by <= r.levelBy {
+				r.key.Kernel, r.key.Hyper, r.levelBy = k.Kernel, k.Hyper, by
 			}
 		}
 	}

@@ -57,8 +57,10 @@ func readingOrderRows(m, acc map[Key]Counts, first, n int) []tableRow {
 		if k.Event >= first && k.Event < first+n {
 			r := row(k)
 			r.acc[k.Event-first].add(acc[k])
-			if k.Event == first {
-				r.key.Kernel = k.Kernel
+			// The leader's level, else the first member's (perf's dummy
+			// leader entry copies it).
+			if by := uint16(k.Event-first) + 1; r.levelBy == 0 || by < r.levelBy {
+				r.key.Kernel, r.levelBy = k.Kernel, by
 			}
 		}
 	}
