@@ -7,8 +7,14 @@
 # "VIEW=DIFF(n/N)" for n differing, and keeps both outputs of a
 # difference beside FILE (FILE.VIEW.perf, FILE.VIEW.kbench). Tables are
 # compared row by row, in order, comments out and blanks squeezed; script
-# lines with trailing blanks cut. Needs perf (as root for most
-# recordings).
+# lines with trailing blanks cut. PERFVIEWS chooses the views (default
+# "script scriptG table children sym pidsym"); more: symcomm (the flat
+# table by sym,comm), commdsosym (by comm,dso,sym) and childrensym (the
+# children table by sym), the tables by keys whose rows perf orders
+# by its trees of hist entries (an event group's too). Needs perf (as
+# root for most recordings). A perf view that runs longer than
+# PERFVIEWS_TIMEOUT seconds (default 300) is stopped and reported as
+# VIEW=PERF-TIMEOUT.
 set -uo pipefail
 if [ $# -lt 2 ]; then
 	echo "usage: $0 KBENCH FILE..." >&2
@@ -21,7 +27,7 @@ rows() { grep -v '^#' | grep -v '^$' | awk '{$1 = $1; print}'; }
 lines() { grep -v '^$' | sed 's/[ \t]*$//'; }
 for f in "$@"; do
 	res=""
-	for view in script scriptG table children sym pidsym; do
+	for view in ${PERFVIEWS:-script scriptG table children sym pidsym}; do
 		norm=rows
 		case $view in
 		script) p=(script -F ip,sym,dso) k=(-format script) norm=lines ;;
@@ -30,8 +36,25 @@ for f in "$@"; do
 		children) p=(report --stdio --sort dso,sym --children -g none -n) k=(-children) ;;
 		sym) p=(report --stdio --sort sym --no-children -g none -n) k=(-no-children -sort sym) ;;
 		pidsym) p=(report --stdio --sort pid,sym --no-children -g none -n) k=(-no-children -sort pid,sym) ;;
+		symcomm) p=(report --stdio --sort sym,comm --no-children -g none -n) k=(-no-children -sort sym,comm) ;;
+		commdsosym) p=(report --stdio --sort comm,dso,sym --no-children -g none -n) k=(-no-children -sort comm,dso,sym) ;;
+		childrensym) p=(report --stdio --sort sym --children -g none -n) k=(-children -sort sym) ;;
+		*)
+			echo "$0: unknown view $view" >&2
+			exit 2
+			;;
 		esac
-		perf "${p[@]}" -i "$f" --kallsyms /proc/kallsyms 2>/dev/null | $norm >"$f.$view.perf"
+		# perf 6.1 can loop without end on a children table whose
+		# chains hold stack words: such a view is reported, not waited on.
+		st=0
+		timeout "${PERFVIEWS_TIMEOUT:-300}" perf "${p[@]}" -i "$f" --kallsyms /proc/kallsyms 2>/dev/null >"$f.$view.perfraw" || st=$?
+		if [ $st -eq 124 ]; then
+			res="$res $view=PERF-TIMEOUT"
+			rm -f "$f.$view.perfraw"
+			continue
+		fi
+		$norm <"$f.$view.perfraw" >"$f.$view.perf"
+		rm -f "$f.$view.perfraw"
 		"$kb" report -progress never -kallsyms /proc/kallsyms "${k[@]}" "$f" 2>/dev/null | $norm >"$f.$view.kbench"
 		n=$(wc -l <"$f.$view.perf")
 		if cmp -s "$f.$view.perf" "$f.$view.kbench"; then
