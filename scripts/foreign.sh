@@ -13,6 +13,9 @@
 # copies made by go run ./scripts/cutattrs IN OUT instead.
 set -uo pipefail
 . "$(dirname "$0")/dirargs.sh"
+# perf stops after FOREIGN_TIMEOUT seconds (default 300): perf 6.1 loops
+# without end on some tables whose chains hold stack words.
+perf() { timeout "${FOREIGN_TIMEOUT:-300}" perf "$@"; } # timeout runs the program, not this function
 . "$(dirname "$0")/callchains.sh"
 empty=$(mktemp)
 # equal A B prints M/N: M non-blank lines of A that B has in the same
