@@ -117,9 +117,14 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 		for range 2 + rng.IntN(30) {
 			addrs = append(addrs, rng.Uint64())
 		}
-		if i%3 == 0 { // near ones too: the tree starts late, if at all
+		switch {
+		case i%3 == 0: // near ones too: the tree starts late, if at all
 			for j := range addrs {
 				addrs[j] >>= 2 + rng.IntN(10)
+			}
+		case i%5 == 1: // about 2^63, less than 2^62 apart: an order, not the signed one
+			for j := range addrs {
+				addrs[j] = 1<<63 - 1<<61 + rng.Uint64N(1<<62)
 			}
 		}
 		var mapped []Key
@@ -202,17 +207,20 @@ func TestNoMapOrderMatchesReplay(t *testing.T) {
 		if !maps.Equal(self, wantSelf) {
 			t.Fatalf("case %d: Self %v, replayed %v", i, self, wantSelf)
 		}
+		// The rows without a map, in order.
+		order := func(r map[rankKey]int32) []rankKey {
+			keys := slices.Collect(maps.Keys(r))
+			slices.SortFunc(keys, func(a, b rankKey) int { return cmp.Compare(r[a], r[b]) })
+			return keys
+		}
 		if ranks := ac.ranks; ranks != nil {
 			far++
-			// The rows without a map, in order.
-			order := func(r map[rankKey]int32) []rankKey {
-				keys := slices.Collect(maps.Keys(r))
-				slices.SortFunc(keys, func(a, b rankKey) int { return cmp.Compare(r[a], r[b]) })
-				return keys
-			}
 			if got, want := order(ranks.all()), order(wantRanks.all()); !slices.Equal(got, want) {
 				t.Fatalf("case %d: rows without a map in the order %v, replayed %v", i, got, want)
 			}
+		} else if want := order(wantRanks.all()); !slices.IsSortedFunc(want, func(a, b rankKey) int { return cmp.Compare(int64(a.addr), int64(b.addr)) }) {
+			// Unranked, tableOrder orders them as signed numbers.
+			t.Fatalf("case %d: rows without a map unranked, as signed numbers, replayed in the order %v", i, want)
 		}
 		for k := range children {
 			if k.dup > 0 {

@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -157,9 +158,16 @@ func (ac *accumulator) sendInsert(id int32, event int) {
 // in-order walks (ac.ranks), to run once it returned and before release
 // lets go of the trees. rank is nil when there are no trees.
 func (ac *accumulator) finishTrees() (rank func()) {
+	arcs := ac.crossingArcs()
 	w := ac.trees
 	if w == nil {
-		return nil
+		if len(arcs) == 0 {
+			return nil
+		}
+		return func() {
+			ac.ranks = newRowRanks(0)
+			ac.rankArcs(arcs)
+		}
 	}
 	w.close()
 	hiding := ac.hiding
@@ -213,6 +221,53 @@ func (ac *accumulator) finishTrees() (rank func()) {
 				i++
 			}
 		}
+		ac.rankArcs(arcs)
+	}
+}
+
+// crossingArcs returns, by event, the start of the arc of addresses
+// outside every map of each event whose tree did not start and whose
+// arc holds both 2^63-1 and 2^63. Those addresses' wrapped differences
+// are an order, the arc's from its start, which perf's tree walks; but
+// as signed numbers, the order tableOrder falls back on, the arc's end
+// comes first. Stack words read as return addresses (ASCII text, such
+// as 0x64706b42464f564e and 0xe3a4bae49088e688 in a foreign recording)
+// make such arcs.
+func (ac *accumulator) crossingArcs() map[int]uint64 {
+	var arcs map[int]uint64
+	for ev, o := range ac.orders {
+		if o == nil || o.started || !o.arc.any {
+			continue
+		}
+		if a := o.arc; 1<<63-a.lo <= a.span { // holds 1<<63, and 1<<63-1 before it
+			if arcs == nil {
+				arcs = make(map[int]uint64)
+			}
+			arcs[ev] = a.lo
+		}
+	}
+	return arcs
+}
+
+// rankArcs ranks the entries of addresses outside every map of the
+// events of arcs (crossingArcs) by their place on the event's arc.
+func (ac *accumulator) rankArcs(arcs map[int]uint64) {
+	if len(arcs) == 0 {
+		return
+	}
+	type onArc struct {
+		off, addr uint64
+		event     int
+	}
+	var all []onArc
+	ac.noMap.each(func(addr uint64, tag uint32, _ int32) {
+		if lo, ok := arcs[int(tag)]; ok {
+			all = append(all, onArc{addr - lo, addr, int(tag)})
+		}
+	})
+	slices.SortFunc(all, func(x, y onArc) int { return cmp.Compare(x.off, y.off) })
+	for i, x := range all {
+		ac.ranks.setNoMap(x.addr, x.event, 0, int32(i))
 	}
 }
 
