@@ -229,8 +229,8 @@ func (ac *accumulator) finishTrees() (rank func()) {
 // outside every map of each event whose tree did not start and whose
 // arc holds both 2^63-1 and 2^63. Those addresses' wrapped differences
 // are an order, the arc's from its start, which perf's tree walks; but
-// as signed numbers, the order tableOrder falls back on, the arc's end
-// comes first. Stack words read as return addresses (ASCII text, such
+// as signed numbers, the order tableOrder falls back on, the arc's part
+// from 2^63 on comes first. Stack words read as return addresses (ASCII text, such
 // as 0x64706b42464f564e and 0xe3a4bae49088e688 in a foreign recording)
 // make such arcs.
 func (ac *accumulator) crossingArcs() map[int]uint64 {
