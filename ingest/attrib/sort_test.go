@@ -58,8 +58,8 @@ func readingOrderRows(m, acc map[Key]Counts, first, n int) []tableRow {
 			r := row(k)
 			r.acc[k.Event-first].add(acc[k])
 			// The leader's level, else the first member's (perf's dummy
-			// leader entry copies it).
-			if by := uint16(k.Event-first) + 1; r.levelBy == 0 || by < r.levelBy {
+			// leader entry copies it); of one event's keys, the last read.
+			if by := uint16(k.Event-first) + 1; r.levelBy == 0 || by <= r.levelBy {
 				r.key.Kernel, r.levelBy = k.Kernel, by
 			}
 		}
