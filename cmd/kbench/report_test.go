@@ -914,6 +914,19 @@ func TestReportGroupMemberLines(t *testing.T) {
 	})
 }
 
+// Lines of an event group whose periods are equal for every member are
+// ordered by their sample counts, the leader's and then each member's, as
+// perf compares -n's column (perf_hpp__append_sort_keys, __hpp__sort):
+// samples.data has such lines by sym, whose leader has no samples.
+func TestReportGroupMemberSamples(t *testing.T) {
+	type views = []struct{ kbench, perf []string }
+	testTablesAgainstPerf(t, "testdata/group3/samples.data", "anon group { context-switches, raw_syscalls:sys_enter, minor-faults }", views{
+		{[]string{"-no-children", "-sort", "sym"}, []string{"--no-children", "--sort", "sym"}},
+		{[]string{"-no-children", "-sort", "comm,sym"}, []string{"--no-children", "--sort", "comm,sym"}},
+		{[]string{"-no-children", "-sort", "dso,sym"}, []string{"--no-children", "--sort", "dso,sym"}},
+	})
+}
+
 // A member's entry shows on its leader entry's line even when the
 // sample that made it was filtered out, and hides with that line when
 // the leader's (or the member entry a dummy leader entry copies) was:

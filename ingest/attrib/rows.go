@@ -804,17 +804,20 @@ func (r *Rows) order() []*row {
 		if c := cmp.Compare(b.c.Period, a.c.Period); c != 0 {
 			return c
 		}
-		return r.compareKeys(a, b, a.c, b.c)
+		return r.compareKeys(a, b, []Counts{a.c}, []Counts{b.c})
 	}, func(s *row) *row { return s })
 }
 
 // compareKeys orders two rows of equal overhead: by each sort key in
 // turn but the elided ones (command names, tids, CPUs ascending; DSOs
 // by short name and symbols by name, ascending, unresolved last), then
-// by samples (ca and cb, descending) and address as a signed number;
+// by samples, descending: ca and cb, a row's own count or a group's
+// line's, its leader's then each member's (-n's column is a sort key
+// after them, perf_hpp__append_sort_keys, and compares a group's as
+// the overhead does, __hpp__sort); then by address as a signed number;
 // rows perf would not tell apart by then differ in a field the keys do
 // not show, and the order they were made in decides.
-func (r *Rows) compareKeys(x, y *row, ca, cb Counts) int {
+func (r *Rows) compareKeys(x, y *row, ca, cb []Counts) int {
 	a, b := &x.key, &y.key
 	for i, k := range r.Keys {
 		if r.elided != nil && r.elided[i] {
@@ -841,8 +844,10 @@ func (r *Rows) compareKeys(x, y *row, ca, cb Counts) int {
 			return c
 		}
 	}
-	if c := cmp.Compare(cb.Samples, ca.Samples); c != 0 {
-		return c
+	for i := range ca {
+		if c := cmp.Compare(cb[i].Samples, ca[i].Samples); c != 0 {
+			return c
+		}
 	}
 	if a.entry != 0 && b.entry != 0 {
 		// perf's output sort keeps its entries' order (histTree.walkRanks),
@@ -944,7 +949,7 @@ func (r *Rows) groupLines(first, n int) []tableLine {
 				return c
 			}
 		}
-		return r.compareKeys(a.row, b.row, a.cs[0], b.cs[0])
+		return r.compareKeys(a.row, b.row, a.cs, b.cs)
 	})
 	return lines
 }
