@@ -927,6 +927,19 @@ func TestReportGroupMemberSamples(t *testing.T) {
 	})
 }
 
+// perf report leaves out an event group whose leader has no samples of
+// its own, however many its members have (skip_empty): emptyleader.data's
+// group of an empty tracepoint and cpu-clock has no table, task-clock's
+// has.
+func TestReportGroupEmptyLeader(t *testing.T) {
+	type views = []struct{ kbench, perf []string }
+	testTablesAgainstPerf(t, "testdata/group3/emptyleader.data", "of event 'task-clock'", views{
+		{[]string{"-no-children", "-sort", "dso,sym"}, []string{"--no-children", "--sort", "dso,sym"}},
+		{[]string{"-no-children", "-sort", "sym"}, []string{"--no-children", "--sort", "sym"}},
+		{[]string{"-no-children", "-sort", "comm,dso,sym"}, []string{"--no-children", "--sort", "comm,dso,sym"}},
+	})
+}
+
 // A member's entry shows on its leader entry's line even when the
 // sample that made it was filtered out, and hides with that line when
 // the leader's (or the member entry a dummy leader entry copies) was:

@@ -174,7 +174,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	for _, g := range r.eventGroups() {
 		totals, sum := g.totals(byEvent)
-		if sum.Samples == 0 && len(r.Events) > 1 {
+		if skipsEmpty(totals, len(r.Events)) {
 			continue
 		}
 		ranks := r.noMapRanks
@@ -382,6 +382,15 @@ func (g eventGroup) totals(byEvent []Counts) (totals []Counts, sum Counts) {
 		}
 	}
 	return totals, sum
+}
+
+// skipsEmpty reports whether perf report leaves out the table of an
+// event or group whose events' totals are totals, among events events:
+// with several events, it skips one whose own hists have no samples
+// (skip_empty, on by default, in evlist__tty_browse_hists), which for a
+// group is its leader's, however many its members have.
+func skipsEmpty(totals []Counts, events int) bool {
+	return events > 1 && totals[0].Samples == 0
 }
 
 // writeGroupCounts writes a row's overhead and sample columns, one per

@@ -1030,7 +1030,7 @@ func (r *Rows) write(w io.Writer, res *Result) error {
 	cols := r.columns()
 	for _, g := range res.eventGroups() {
 		totals, sum := g.totals(r.Totals)
-		if sum.Samples == 0 && len(res.Events) > 1 {
+		if skipsEmpty(totals, len(res.Events)) {
 			continue
 		}
 		// The lines: a group's (groupLines) or, for one event, its rows.
