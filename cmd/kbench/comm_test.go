@@ -51,12 +51,12 @@ func TestReportCommOverride(t *testing.T) {
 		sample(10, 10, 4)
 		sample(12, 12, 1) // ":12" for good
 	})
-	testTablesAgainstPerf(t, file, "first", []struct{ kbench, perf []string }{
-		{[]string{"-sort", "comm"}, []string{"--sort", "comm"}},
-		{[]string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}},
-		{[]string{"-sort", "pid,comm"}, []string{"--sort", "pid,comm"}},
-		{[]string{"-sort", "comm,sym"}, []string{"--sort", "comm,sym"}},
-	})
+	testTablesAgainstPerf(t, file, "first",
+		[]string{"-sort", "comm"},
+		[]string{"-sort", "comm,dso,sym"},
+		[]string{"-sort", "pid,comm"},
+		[]string{"-sort", "comm,sym"},
+	)
 }
 
 // A FORK that reuses the tid of a thread already sampled makes a new
@@ -83,11 +83,11 @@ func TestReportPidRowsKeepTheirThread(t *testing.T) {
 		sample(0x500200, 2) // the new thread 11: "parent"
 		sample(0x500100, 1) // counts in the ":11" row
 	})
-	testTablesAgainstPerf(t, file, "11:parent", []struct{ kbench, perf []string }{
-		{[]string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}},
-		{[]string{"-sort", "pid,dso,sym"}, []string{"--sort", "pid,dso,sym"}},
-		{[]string{"-children", "-sort", "pid,sym"}, []string{"--children", "--sort", "pid,sym"}},
-	})
+	testTablesAgainstPerf(t, file, "11:parent",
+		[]string{"-sort", "pid,sym"},
+		[]string{"-sort", "pid,dso,sym"},
+		[]string{"-children", "-sort", "pid,sym"},
+	)
 }
 
 // perf's tree of hist entries by comm breaks when a thread's first COMM
@@ -113,10 +113,10 @@ func TestReportCommTreeAfterRename(t *testing.T) {
 			sample(u, 11, 0x400100) // a second ":11", left of "gamma"
 		}
 	})
-	testTablesAgainstPerf(t, file, ":11", []struct{ kbench, perf []string }{
-		{[]string{"-sort", "comm"}, []string{"--sort", "comm"}},
-		{[]string{"-sort", "comm,pid"}, []string{"--sort", "comm,pid"}},
-	})
+	testTablesAgainstPerf(t, file, ":11",
+		[]string{"-sort", "comm"},
+		[]string{"-sort", "comm,pid"},
+	)
 }
 
 // By sym without dso, samples without a symbol are one row per address,
@@ -141,11 +141,11 @@ func TestReportSortSymUnresolved(t *testing.T) {
 			w.WriteSample(s)
 		}
 	})
-	testTablesAgainstPerf(t, file, "0x0000000000000100", []struct{ kbench, perf []string }{
-		{[]string{"-sort", "sym"}, []string{"--sort", "sym"}},
-		{[]string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}},
-		{[]string{"-sort", "dso,sym"}, []string{"--sort", "dso,sym"}},
-	})
+	testTablesAgainstPerf(t, file, "0x0000000000000100",
+		[]string{"-sort", "sym"},
+		[]string{"-sort", "pid,sym"},
+		[]string{"-sort", "dso,sym"},
+	)
 }
 
 // writeRecording writes an x86_64 recording with write into a temporary

@@ -829,48 +829,48 @@ func TestReportChildrenFlags(t *testing.T) {
 // made it was filtered. Checked against perf report on a committed
 // recording with branch stacks.
 func TestReportBranchSortKeys(t *testing.T) {
-	testForeignSortKeys(t, "perf.data.branch-4.14", []struct{ kbench, perf []string }{
-		{[]string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}},
-		{[]string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}},
-		{[]string{"-sort", "cpu,comm"}, []string{"--sort", "cpu,comm"}},
-		{[]string{"-dso", "[kernel.kallsyms]"}, []string{"--dsos", "[kernel.kallsyms]"}},
-		{[]string{"-sort", "comm,sym", "-comm", "echo"}, []string{"--sort", "comm,sym", "--comms", "echo"}},
-	})
+	testForeignSortKeys(t, "perf.data.branch-4.14",
+		[]string{"-sort", "comm,dso,sym"},
+		[]string{"-sort", "pid,sym"},
+		[]string{"-sort", "cpu,comm"},
+		[]string{"-dso", "[kernel.kallsyms]"},
+		[]string{"-sort", "comm,sym", "-comm", "echo"},
+	)
 }
 
 // Samples without a map are one row by -sort dso (and any keys without
 // sym), whatever their level, as perf's sort__dso_cmp finds two NULL
 // maps equal: on this recording some are kernel samples and some user.
 func TestReportSortDSOUnknownLevels(t *testing.T) {
-	testForeignSortKeys(t, "perf.data.lost_samples-4.4", []struct{ kbench, perf []string }{
-		{[]string{"-sort", "dso"}, []string{"--sort", "dso"}},
-		{[]string{"-sort", "comm,dso"}, []string{"--sort", "comm,dso"}},
-		{[]string{"-sort", "pid,dso"}, []string{"--sort", "pid,dso"}},
-	})
+	testForeignSortKeys(t, "perf.data.lost_samples-4.4",
+		[]string{"-sort", "dso"},
+		[]string{"-sort", "comm,dso"},
+		[]string{"-sort", "pid,dso"},
+	)
 }
 
 // An event group's table by sort keys is perf's group view: a row per
 // key with an overhead and a sample count per member, ordered by the
 // leader's period, then the members'.
 func TestReportGroupSortKeys(t *testing.T) {
-	testForeignSortKeys(t, "perf.data.group_desc-4.14", []struct{ kbench, perf []string }{
-		{[]string{"-sort", "comm,dso,sym"}, []string{"--sort", "comm,dso,sym"}},
-		{[]string{"-sort", "pid,sym"}, []string{"--sort", "pid,sym"}},
-		{[]string{"-sort", "dso,sym", "-comm", "echo"}, []string{"--sort", "dso,sym", "--comms", "echo"}},
-	})
+	testForeignSortKeys(t, "perf.data.group_desc-4.14",
+		[]string{"-sort", "comm,dso,sym"},
+		[]string{"-sort", "pid,sym"},
+		[]string{"-sort", "dso,sym", "-comm", "echo"},
+	)
 }
 
 // An event group with callchains gets perf's group view in the children
 // table too, by any sort keys: Children, Self and Samples columns per
 // member, ordered by the leader's Children.
 func TestReportGroupChildren(t *testing.T) {
-	testTablesAgainstPerf(t, "testdata/group/group.data", "anon group { cpu-clock, task-clock }", []struct{ kbench, perf []string }{
-		{[]string{"-children"}, []string{"--children", "--sort", "dso,sym"}},
-		{[]string{"-no-children"}, []string{"--no-children", "--sort", "dso,sym"}},
-		{[]string{"-children", "-sort", "comm,dso"}, []string{"--children", "--sort", "comm,dso"}},
-		{[]string{"-children", "-sort", "dso,sym"}, []string{"--children", "--sort", "dso,sym"}},
-		{[]string{"-children", "-sort", "pid,dso,sym"}, []string{"--children", "--sort", "pid,dso,sym"}},
-	})
+	testTablesAgainstPerf(t, "testdata/group/group.data", "anon group { cpu-clock, task-clock }",
+		[]string{"-children"},
+		[]string{"-no-children"},
+		[]string{"-children", "-sort", "comm,dso"},
+		[]string{"-children", "-sort", "dso,sym"},
+		[]string{"-children", "-sort", "pid,dso,sym"},
+	)
 }
 
 // A group's members' entries are paired with the leader's as perf pairs
@@ -879,23 +879,22 @@ func TestReportGroupChildren(t *testing.T) {
 // can miss an equal entry, and the member's entry gets a line of its
 // own, in the place its dummy leader entry takes in the tree.
 func TestReportGroupUnresolvedPairs(t *testing.T) {
-	type views = []struct{ kbench, perf []string }
-	testTablesAgainstPerf(t, "testdata/group/group.data", "anon group { cpu-clock, task-clock }", views{
-		{[]string{"-children", "-sort", "sym"}, []string{"--children", "--sort", "sym"}},
-		{[]string{"-children", "-sort", "sym,pid"}, []string{"--children", "--sort", "sym,pid"}},
-		{[]string{"-children", "-sort", "sym,cpu"}, []string{"--children", "--sort", "sym,cpu"}},
-	})
-	testTablesAgainstPerf(t, "testdata/group/flat.data", "anon group { cpu-clock, task-clock }", views{
-		{[]string{"-no-children", "-sort", "sym"}, []string{"--no-children", "--sort", "sym"}},
-		{[]string{"-no-children", "-sort", "sym,cpu"}, []string{"--no-children", "--sort", "sym,cpu"}},
-		{[]string{"-no-children", "-sort", "sym,comm"}, []string{"--no-children", "--sort", "sym,comm"}},
-	})
-	testTablesAgainstPerf(t, "testdata/group3/group3.data", "anon group { task-clock, page-faults, cpu-clock }", views{
-		{[]string{"-no-children", "-sort", "sym,comm"}, []string{"--no-children", "--sort", "sym,comm"}},
-		{[]string{"-no-children", "-sort", "sym,pid"}, []string{"--no-children", "--sort", "sym,pid"}},
-		{[]string{"-no-children", "-sort", "comm,sym"}, []string{"--no-children", "--sort", "comm,sym"}},
-		{[]string{"-no-children", "-sort", "comm,dso,sym"}, []string{"--no-children", "--sort", "comm,dso,sym"}},
-	})
+	testTablesAgainstPerf(t, "testdata/group/group.data", "anon group { cpu-clock, task-clock }",
+		[]string{"-children", "-sort", "sym"},
+		[]string{"-children", "-sort", "sym,pid"},
+		[]string{"-children", "-sort", "sym,cpu"},
+	)
+	testTablesAgainstPerf(t, "testdata/group/flat.data", "anon group { cpu-clock, task-clock }",
+		[]string{"-no-children", "-sort", "sym"},
+		[]string{"-no-children", "-sort", "sym,cpu"},
+		[]string{"-no-children", "-sort", "sym,comm"},
+	)
+	testTablesAgainstPerf(t, "testdata/group3/group3.data", "anon group { task-clock, page-faults, cpu-clock }",
+		[]string{"-no-children", "-sort", "sym,comm"},
+		[]string{"-no-children", "-sort", "sym,pid"},
+		[]string{"-no-children", "-sort", "comm,sym"},
+		[]string{"-no-children", "-sort", "comm,dso,sym"},
+	)
 }
 
 // A line only a group member's entries make is perf's dummy leader entry,
@@ -905,13 +904,12 @@ func TestReportGroupUnresolvedPairs(t *testing.T) {
 // shows on the leader entry's line, whatever level each has: perf's keys
 // do not compare it.
 func TestReportGroupMemberLines(t *testing.T) {
-	type views = []struct{ kbench, perf []string }
-	testTablesAgainstPerf(t, "testdata/group/pairs.data", "anon group { minor-faults, cpu-clock }", views{
-		{[]string{"-children"}, []string{"--children", "--sort", "dso,sym"}},
-		{[]string{"-children", "-sort", "sym"}, []string{"--children", "--sort", "sym"}},
-		{[]string{"-children", "-sort", "comm,dso,sym"}, []string{"--children", "--sort", "comm,dso,sym"}},
-		{[]string{"-no-children", "-sort", "sym"}, []string{"--no-children", "--sort", "sym"}},
-	})
+	testTablesAgainstPerf(t, "testdata/group/pairs.data", "anon group { minor-faults, cpu-clock }",
+		[]string{"-children"},
+		[]string{"-children", "-sort", "sym"},
+		[]string{"-children", "-sort", "comm,dso,sym"},
+		[]string{"-no-children", "-sort", "sym"},
+	)
 }
 
 // Lines of an event group whose periods are equal for every member are
@@ -919,12 +917,11 @@ func TestReportGroupMemberLines(t *testing.T) {
 // perf compares -n's column (perf_hpp__append_sort_keys, __hpp__sort):
 // samples.data has such lines by sym, whose leader has no samples.
 func TestReportGroupMemberSamples(t *testing.T) {
-	type views = []struct{ kbench, perf []string }
-	testTablesAgainstPerf(t, "testdata/group3/samples.data", "anon group { context-switches, raw_syscalls:sys_enter, minor-faults }", views{
-		{[]string{"-no-children", "-sort", "sym"}, []string{"--no-children", "--sort", "sym"}},
-		{[]string{"-no-children", "-sort", "comm,sym"}, []string{"--no-children", "--sort", "comm,sym"}},
-		{[]string{"-no-children", "-sort", "dso,sym"}, []string{"--no-children", "--sort", "dso,sym"}},
-	})
+	testTablesAgainstPerf(t, "testdata/group3/samples.data", "anon group { context-switches, raw_syscalls:sys_enter, minor-faults }",
+		[]string{"-no-children", "-sort", "sym"},
+		[]string{"-no-children", "-sort", "comm,sym"},
+		[]string{"-no-children", "-sort", "dso,sym"},
+	)
 }
 
 // perf report leaves out an event group whose leader has no samples of
@@ -932,12 +929,11 @@ func TestReportGroupMemberSamples(t *testing.T) {
 // group of an empty tracepoint and cpu-clock has no table, task-clock's
 // has.
 func TestReportGroupEmptyLeader(t *testing.T) {
-	type views = []struct{ kbench, perf []string }
-	testTablesAgainstPerf(t, "testdata/group3/emptyleader.data", "of event 'task-clock'", views{
-		{[]string{"-no-children", "-sort", "dso,sym"}, []string{"--no-children", "--sort", "dso,sym"}},
-		{[]string{"-no-children", "-sort", "sym"}, []string{"--no-children", "--sort", "sym"}},
-		{[]string{"-no-children", "-sort", "comm,dso,sym"}, []string{"--no-children", "--sort", "comm,dso,sym"}},
-	})
+	testTablesAgainstPerf(t, "testdata/group3/emptyleader.data", "of event 'task-clock'",
+		[]string{"-no-children", "-sort", "dso,sym"},
+		[]string{"-no-children", "-sort", "sym"},
+		[]string{"-no-children", "-sort", "comm,dso,sym"},
+	)
 }
 
 // A member's entry shows on its leader entry's line even when the
@@ -946,16 +942,15 @@ func TestReportGroupEmptyLeader(t *testing.T) {
 // perf prints a group's pairs whatever their mark, and hides lines by
 // the leader entry's.
 func TestReportGroupHiddenMembers(t *testing.T) {
-	type views = []struct{ kbench, perf []string }
-	testTablesAgainstPerf(t, "testdata/group/group.data", "anon group { cpu-clock, task-clock }", views{
-		{[]string{"-children", "-sort", "sym", "-dso", "libc.so.6"}, []string{"--children", "--sort", "sym", "--dsos", "libc.so.6"}},
-		{[]string{"-children", "-sort", "comm,sym", "-dso", "libc.so.6"}, []string{"--children", "--sort", "comm,sym", "--dsos", "libc.so.6"}},
-		{[]string{"-children", "-sort", "sym", "-comm", "sh,ls"}, []string{"--children", "--sort", "sym", "--comms", "sh,ls"}},
-	})
-	testTablesAgainstPerf(t, "testdata/group3/group3.data", "anon group { task-clock, page-faults, cpu-clock }", views{
-		{[]string{"-no-children", "-sort", "dso,sym", "-comm", "ls"}, []string{"--no-children", "--sort", "dso,sym", "--comms", "ls"}},
-		{[]string{"-children", "-sort", "dso,sym", "-comm", "sh,ls"}, []string{"--children", "--sort", "dso,sym", "--comms", "sh,ls"}},
-	})
+	testTablesAgainstPerf(t, "testdata/group/group.data", "anon group { cpu-clock, task-clock }",
+		[]string{"-children", "-sort", "sym", "-dso", "libc.so.6"},
+		[]string{"-children", "-sort", "comm,sym", "-dso", "libc.so.6"},
+		[]string{"-children", "-sort", "sym", "-comm", "sh,ls"},
+	)
+	testTablesAgainstPerf(t, "testdata/group3/group3.data", "anon group { task-clock, page-faults, cpu-clock }",
+		[]string{"-no-children", "-sort", "dso,sym", "-comm", "ls"},
+		[]string{"-children", "-sort", "dso,sym", "-comm", "sh,ls"},
+	)
 }
 
 // TestReportUnwindingHook checks that kbench report sets up its memory
@@ -998,49 +993,71 @@ func TestReportUnwindingHook(t *testing.T) {
 // children table filtered by one DSO, a line can show an entry of
 // another DSO; ordered by the DSO too, it came before its tie.
 func TestReportElidedKeyOrder(t *testing.T) {
-	type views = []struct{ kbench, perf []string }
-	testTablesAgainstPerf(t, "testdata/group/walk.data", "anon group { cpu-clock, task-clock }", views{
-		{[]string{"-children", "-sort", "dso,sym", "-dso", "libc.so.6"}, []string{"--children", "--sort", "dso,sym", "--dsos", "libc.so.6"}},
-		{[]string{"-children", "-sort", "comm,dso,sym", "-dso", "libc.so.6"}, []string{"--children", "--sort", "comm,dso,sym", "--dsos", "libc.so.6"}},
-	})
+	testTablesAgainstPerf(t, "testdata/group/walk.data", "anon group { cpu-clock, task-clock }",
+		[]string{"-children", "-sort", "dso,sym", "-dso", "libc.so.6"},
+		[]string{"-children", "-sort", "comm,dso,sym", "-dso", "libc.so.6"},
+	)
 }
 
 // testForeignSortKeys compares kbench's tables of a committed foreign
 // recording with perf report's, with an empty kallsyms file.
-func testForeignSortKeys(t *testing.T, name string, cases []struct{ kbench, perf []string }) {
-	testTablesAgainstPerf(t, filepath.Join(foreignDir, name), "", cases)
+func testForeignSortKeys(t *testing.T, name string, views ...[]string) {
+	testTablesAgainstPerf(t, filepath.Join(foreignDir, name), "", views...)
 }
 
 // testTablesAgainstPerf compares kbench's tables of file with perf
-// report's, with an empty kallsyms file so that kernel frames read the
-// same on any boot, and no build-id cache; perf's table must have two
-// rows or more and contain want.
-func testTablesAgainstPerf(t *testing.T, file, want string, cases []struct{ kbench, perf []string }) {
+// report's, one a view (kbench report's flags; perf report's are
+// perfReportFlags), with an empty kallsyms file so that kernel frames
+// read the same on any boot, and no build-id cache; perf's table must
+// have two rows or more and contain want.
+func testTablesAgainstPerf(t *testing.T, file, want string, views ...[]string) {
 	empty := filepath.Join(t.TempDir(), "kallsyms")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range cases {
-		t.Run(strings.Join(tc.kbench, " "), func(t *testing.T) {
+	for _, view := range views {
+		t.Run(strings.Join(view, " "), func(t *testing.T) {
+			flags := perfReportFlags(t, view)
 			// No build-id cache for perf either: kbench runs with -debugdir -.
 			table, _, err := perftest.Run(perftest.Options{NoBuildIDCache: true},
-				append([]string{"report", "-i", file, "--stdio", "--sort", "dso,sym", "--no-children", "-n", "-g", "none", "--kallsyms", empty}, tc.perf...)...)
+				append([]string{"report", "-i", file, "--stdio", "--sort", "dso,sym", "--no-children", "-n", "-g", "none", "--kallsyms", empty}, flags...)...)
 			if errors.Is(err, perftest.ErrNotInstalled) {
 				t.Skip(err)
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := mustReport(t, nil, append(append([]string{"-kallsyms", empty, "-debugdir", "-"}, tc.kbench...), file)...)
+			got := mustReport(t, nil, append(append([]string{"-kallsyms", empty, "-debugdir", "-"}, view...), file)...)
 			g, w := linediff.ReportRows(got), linediff.ReportRows(table)
 			if len(w) < 2 || !strings.Contains(table, want) {
 				t.Fatalf("perf report shows %d rows (%q in them: %v): the case tests little", len(w), want, strings.Contains(table, want))
 			}
 			if d := linediff.First(strings.Join(g, "\n"), strings.Join(w, "\n")); d != "" {
-				t.Errorf("table differs from perf report %q: %s", tc.perf, d)
+				t.Errorf("table differs from perf report %q: %s", flags, d)
 			}
 		})
 	}
+}
+
+// perfReportFlags returns perf report's flags for kbench report's view
+// flags: the same names with two dashes, the filters' plural.
+func perfReportFlags(t *testing.T, view []string) []string {
+	var flags []string
+	for i := 0; i < len(view); i++ {
+		switch f := view[i]; f {
+		case "-children", "-no-children":
+			flags = append(flags, "-"+f)
+		case "-sort", "-dso", "-comm":
+			if i+1 == len(view) {
+				t.Fatalf("view %q: %s without a value", view, f)
+			}
+			flags = append(flags, map[string]string{"-sort": "--sort", "-dso": "--dsos", "-comm": "--comms"}[f], view[i+1])
+			i++
+		default:
+			t.Fatalf("view %q: no perf report flag for %s", view, f)
+		}
+	}
+	return flags
 }
 
 // -vdso takes a regular ELF file, and names the file when it refuses one.
