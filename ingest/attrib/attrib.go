@@ -503,7 +503,7 @@ func Run(r *perfdata.Reader, opts Options) (*Result, error) {
 		defer kp.loaded()
 	}
 	// The deliveries in flight hold at most flowLimitFor's bytes.
-	deliveries := make(chan delivery, 64)
+	deliveries := make(chan delivery, deliveriesQueued)
 	flow := newFlowLimit(flowLimitFor(r.Header().Data.Size))
 	pools := newOrderPools()
 	errc := make(chan error, 1)
@@ -1037,6 +1037,7 @@ func decode(r *perfdata.Reader, mapped []byte, out chan<- delivery, pools *order
 		},
 		segment: pools.segment,
 		keyBuf:  pools.keys,
+		doneBuf: pools.done,
 		block:   pools.block,
 	}
 	o.onHalf = func() { o.deliverNow(&event{kf: uint8(evHalfFlush)}, 0, false) }

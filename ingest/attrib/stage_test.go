@@ -33,7 +33,7 @@ func stageRecording(b *testing.B) (data []byte, ks []kallsyms.Symbol) {
 	return data, ks
 }
 
-func openBytes(b *testing.B, data []byte) *perfdata.Reader {
+func openBytes(b testing.TB, data []byte) *perfdata.Reader {
 	r, err := perfdata.NewFileReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		b.Fatal(err)
