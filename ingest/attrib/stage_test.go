@@ -315,6 +315,25 @@ func BenchmarkStageRun(b *testing.B) {
 	}
 }
 
+// BenchmarkStageRunTable is BenchmarkStageRun as kbench report's flat
+// table runs it: without the maps' sample sets, which only the JSON
+// view shows. Its allocations are the run's fixed ones (symbol tables,
+// names, a count cell for each map and symbol, the pools' warm-up):
+// none per sample (TestAttributionAllocatesNothingPerSample).
+func BenchmarkStageRunTable(b *testing.B) {
+	data, ks := stageRecording(b)
+	var n uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Run(openBytes(b, data), Options{Kallsyms: ks, DebugDir: "-", NoSampleSets: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = res.Samples
+	}
+	perSample(b, int(n))
+}
+
 // BenchmarkStageRunChildren is BenchmarkStageRun for the children table
 // (perf report --children): each sample's period cumulated into its
 // callchain's entries, and perf's tree of the entries of addresses
