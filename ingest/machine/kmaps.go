@@ -1,6 +1,8 @@
 package machine
 
 import (
+	"github.com/google/btree"
+
 	"github.com/kmapindex/kmapindex/index"
 	"github.com/kmapindex/kmapindex/index/mapset"
 	"github.com/kmapindex/kmapindex/ingest/rbtree"
@@ -24,9 +26,56 @@ type perfKmaps struct {
 	kernel  int32 // the kernel map's node (Value), -1 for none
 	overlap bool  // two maps ever overlapped
 	off     bool
+	// byStart holds the live maps but the kernel's, by start, until two
+	// maps overlap: no two of them overlap then, so a new map overlaps
+	// one of them only if it overlaps its neighbour below or above
+	// (overlaps). Scanning every map instead made 23 k maps (3,000
+	// modules, 20,000 BPF programs) take 0.34 s to insert. The kernel
+	// map is apart: its range changes in place (fixupKernel).
+	byStart *btree.BTreeG[startKey]
 }
 
-func newPerfKmaps() *perfKmaps { return &perfKmaps{kernel: -1} }
+// startKey orders perfKmaps.byStart: by start, then node.
+type startKey struct {
+	start uint64
+	v     int32
+}
+
+func newPerfKmaps() *perfKmaps {
+	return &perfKmaps{kernel: -1, byStart: btree.NewG(16, func(a, b startKey) bool {
+		return a.start < b.start || a.start == b.start && a.v < b.v
+	})}
+}
+
+// overlap reports whether maps a and b overlap as perfKmaps tells it (an
+// empty map overlaps one its start is strictly inside).
+func overlap(a, b index.Map) bool { return a.Start < b.End && b.Start < a.End }
+
+// overlaps reports whether mp overlaps a live map, while none overlapped
+// another (byStart). Of the maps below its start, the last that is not
+// empty is the only one that may (an earlier one would overlap it; an
+// empty one cannot); of those from its start, the first that is not
+// empty at its start does if it starts before mp's end.
+func (k *perfKmaps) overlaps(mp index.Map) bool {
+	if k.kernel >= 0 && k.nodes[k.kernel] != nil && overlap(mp, k.maps[k.kernel]) {
+		return true
+	}
+	found := false
+	k.byStart.DescendLessOrEqual(startKey{mp.Start, -1}, func(x startKey) bool {
+		o := k.maps[x.v]
+		found = overlap(mp, o)
+		return !found && o.Start == o.End
+	})
+	if found {
+		return true
+	}
+	k.byStart.AscendGreaterOrEqual(startKey{mp.Start, -1}, func(x startKey) bool {
+		o := k.maps[x.v]
+		found = overlap(mp, o)
+		return !found && o.Start < mp.End && o.Start == mp.Start
+	})
+	return found
+}
 
 // active reports whether Resolve must ask the tree.
 func (k *perfKmaps) active() bool { return k.overlap && !k.off }
@@ -37,11 +86,13 @@ func (k *perfKmaps) insert(mp index.Map) int32 {
 	if k.off {
 		return -1
 	}
-	for i := 0; i < len(k.nodes) && !k.overlap; i++ { // no scan once seen
-		o := k.maps[i]
-		k.overlap = k.nodes[i] != nil && mp.Start < o.End && o.Start < mp.End
+	if !k.overlap && k.overlaps(mp) {
+		k.overlap, k.byStart = true, nil // no check once seen
 	}
 	v := int32(len(k.maps))
+	if k.byStart != nil {
+		k.byStart.ReplaceOrInsert(startKey{mp.Start, v})
+	}
 	node := &rbtree.Node{Value: v}
 	k.maps = append(k.maps, mp)
 	k.nodes = append(k.nodes, node)
@@ -68,6 +119,16 @@ func (k *perfKmaps) remove(v int32) {
 	k.nodes[v] = nil
 	if v == k.kernel {
 		k.kernel = -1
+	} else if k.byStart != nil {
+		k.byStart.Delete(startKey{k.maps[v].Start, v})
+	}
+}
+
+// setKernelNode makes node v the kernel map's, apart from byStart.
+func (k *perfKmaps) setKernelNode(v int32) {
+	k.kernel = v
+	if v >= 0 && k.byStart != nil {
+		k.byStart.Delete(startKey{k.maps[v].Start, v})
 	}
 }
 
@@ -103,7 +164,7 @@ func (k *perfKmaps) setKernel(mp index.Map) {
 	if mp.End == 0 {
 		mp.End = ^uint64(0)
 	}
-	k.kernel = k.insert(mp)
+	k.setKernelNode(k.insert(mp))
 }
 
 // moveKernel is the kernel map moved to mp as dso__process_kernel_symbol
@@ -112,7 +173,7 @@ func (k *perfKmaps) setKernel(mp index.Map) {
 func (k *perfKmaps) moveKernel(mp index.Map) {
 	if k.kernel >= 0 {
 		k.remove(k.kernel)
-		k.kernel = k.insert(mp)
+		k.setKernelNode(k.insert(mp))
 	}
 }
 

@@ -1,0 +1,113 @@
+package machine
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kmapindex/kmapindex/index"
+)
+
+// overlapsByScan is perfKmaps.overlaps the way it was first written,
+// the reference: does mp overlap any live map but node skip?
+func overlapsByScan(k *perfKmaps, mp index.Map, skip int32) bool {
+	for i := range k.nodes {
+		if k.nodes[i] != nil && int32(i) != skip && overlap(mp, k.maps[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// perfKmaps tells an overlap at the same insertion as the scan of every
+// live map did, over random insertions (empty maps, shared starts,
+// touching ends), erasures, kernel maps set, moved and fixed up in
+// place, and KSYMBOL records, in a small address space.
+func TestPerfKmapsOverlapAgainstScan(t *testing.T) {
+	checked := 0 // insertions before the first overlap
+	for seed := range uint64(400) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		k := newPerfKmaps()
+		live := func() []int32 {
+			var vs []int32
+			for v, n := range k.nodes {
+				if n != nil {
+					vs = append(vs, int32(v))
+				}
+			}
+			return vs
+		}
+		// Many small maps and empty ones in a space they fill slowly,
+		// with now and then a large one: most steps come before the
+		// first overlap, and empty maps lie below and at new starts.
+		space := 64 << rng.IntN(4)
+		randMap := func() index.Map {
+			start := uint64(rng.IntN(space)) * 4
+			if vs := live(); len(vs) > 0 && rng.IntN(3) == 0 {
+				// At a live map's start or end, or just inside it.
+				o := k.maps[vs[rng.IntN(len(vs))]]
+				start = []uint64{o.Start, o.End, o.Start + 4}[rng.IntN(3)]
+			}
+			size := uint64(rng.IntN(3)) * 4 // 0: empty
+			if rng.IntN(16) == 0 {
+				size = uint64(rng.IntN(40)) * 4
+			}
+			return index.Map{Start: start, End: start + size, DSO: "m"}
+		}
+		for step := range 300 {
+			want := k.overlap
+			if !want {
+				checked++
+			}
+			var op string
+			switch r := rng.IntN(20); {
+			case r < 9:
+				op = "insert"
+				mp := randMap()
+				want = want || overlapsByScan(k, mp, -1)
+				k.insert(mp)
+			case r < 13:
+				op = "remove"
+				if vs := live(); len(vs) > 0 {
+					k.remove(vs[rng.IntN(len(vs))])
+				}
+			case r < 15:
+				op = "setKernel"
+				mp := randMap()
+				if rng.IntN(4) == 0 {
+					mp.End = 0 // to the end of the address space
+				}
+				full := mp
+				if full.End == 0 {
+					full.End = ^uint64(0)
+				}
+				// The old kernel map goes first; the empty map at 0
+				// setKernel inserts and erases overlaps nothing.
+				want = want || overlapsByScan(k, full, k.kernel)
+				k.setKernel(mp)
+			case r < 16:
+				op = "moveKernel"
+				mp := randMap()
+				if k.kernel >= 0 {
+					want = want || overlapsByScan(k, mp, k.kernel)
+				}
+				k.moveKernel(mp)
+			case r < 18:
+				op = "fixupKernel"
+				mp := randMap()
+				k.fixupKernel(mp.Start, mp.End)
+			default:
+				op = "ksymbol"
+				mp := randMap()
+				s := Ksymbol{Addr: mp.Start, Len: uint32(mp.End - mp.Start), Name: "bpf_prog_x", Unregister: rng.IntN(3) == 0}
+				if !s.Unregister && k.find(s.Addr) < 0 {
+					want = want || overlapsByScan(k, ksymbolMap(s), -1)
+				}
+				k.ksymbol(s)
+			}
+			if k.overlap != want {
+				t.Fatalf("seed %d step %d (%s): overlap %v, the scan says %v", seed, step, op, k.overlap, want)
+			}
+		}
+	}
+	t.Logf("%d steps before an overlap", checked)
+}
