@@ -97,7 +97,7 @@ func (k *Kcore) load(m *machine.Machine, syms *kallsyms.List) (*symbols.Table, s
 			starts[mod.Name] = mod.Start
 		}
 	}
-	for _, mp := range m.KernelMaps() {
+	for mp := range m.AllKernelMaps() {
 		if !m.IsKmodule(mp) {
 			continue
 		}

@@ -1,10 +1,12 @@
 package machine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index"
+	"github.com/kmapindex/kmapindex/index/mapset"
 )
 
 // overlapsByScan is perfKmaps.overlaps the way it was first written,
@@ -110,4 +112,47 @@ func TestPerfKmapsOverlapAgainstScan(t *testing.T) {
 		}
 	}
 	t.Logf("%d steps before an overlap", checked)
+}
+
+// BenchmarkModuleLoadsAmongBPF loads 300 modules from their files, 4
+// sections each, on a host with 20,000 BPF programs: perf's
+// maps__find_by_name for each section walks every kernel map
+// (hasKernelMapNamed), which must not copy them.
+func BenchmarkModuleLoadsAmongBPF(b *testing.B) {
+	const modules, programs = 300, 20000
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		m := New(mapset.BTree)
+		m.OnModuleLoad = func(m *Machine, mod index.Map) {
+			var secs []index.Map
+			for i, name := range []string{".init.text", ".exit.text", ".text.unlikely", ".noinstr.text"} {
+				start := mod.End + uint64(i)*0x100
+				secs = append(secs, index.Map{Start: start, End: start + 0x80, Kind: index.KindKernelSection, DSO: mod.DSO + name})
+			}
+			if err := m.LoadModule(mod, 0x40, true, secs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffff81000000, Len: 0x1000000, Filename: "[kernel.kallsyms]_text"}); err != nil {
+			b.Fatal(err)
+		}
+		for i := range programs {
+			if err := m.Ksymbol(Ksymbol{Addr: 0xffffffffa0000000 + uint64(i)*0x1000, Len: 0x800, Type: 1, Name: fmt.Sprintf("bpf_prog_%016x_p", i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := range modules {
+			name := fmt.Sprintf("/lib/modules/6.1/mod%d.ko", i)
+			if err := m.Mmap(Mmap{CPUMode: CPUModeKernel, Pid: ^uint32(0), Addr: 0xffffffffc0000000 + uint64(i)*0x10000, Len: 0x8000, Filename: name}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		for i := range modules {
+			if _, ok := m.Resolve(CPUModeKernel, 0, 0, 0xffffffffc0000010+uint64(i)*0x10000); !ok {
+				b.Fatalf("module %d not found", i)
+			}
+		}
+	}
 }

@@ -14,6 +14,8 @@ package machine
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -293,7 +295,7 @@ func (m *Machine) Kernel() mapset.Set { return m.kernel }
 // kallsyms is split (maps__split_kallsyms).
 func (m *Machine) ModuleMaps() []index.Map {
 	var mods []index.Map
-	for _, mp := range m.KernelMaps() {
+	for mp := range m.AllKernelMaps() {
 		if mp.Kind == index.KindModule {
 			mods = append(mods, mp)
 		}
@@ -305,15 +307,23 @@ func (m *Machine) ModuleMaps() []index.Map {
 // maps__for_each_entry visits machine->kmaps: perf's own tree
 // (perfKmaps) while it is kept, so that maps another overlapped and
 // empty ones are there too, which the index has not; else the index's.
-func (m *Machine) KernelMaps() []index.Map {
+func (m *Machine) KernelMaps() []index.Map { return slices.Collect(m.AllKernelMaps()) }
+
+// AllKernelMaps visits the maps KernelMaps returns, without copying
+// them: perf's maps__find_by_name for each section of each module loaded
+// from its file (hasKernelMapNamed) copied every kernel map each time,
+// which the 20,000 maps of a host with many BPF programs made costly.
+func (m *Machine) AllKernelMaps() iter.Seq[index.Map] {
 	if m.kmaps.off {
-		return m.kernel.Slice()
+		return m.kernel.All()
 	}
-	var out []index.Map
-	for n := m.kmaps.tree.First(); n != nil; n = n.Next() {
-		out = append(out, m.kmaps.maps[n.Value])
+	return func(yield func(index.Map) bool) {
+		for n := m.kmaps.tree.First(); n != nil; n = n.Next() {
+			if !yield(m.kmaps.maps[n.Value]) {
+				return
+			}
+		}
 	}
-	return out
 }
 
 // UsesKcore reports whether the kernel maps come from kcore (LoadKcore):
@@ -804,7 +814,7 @@ func (m *Machine) LoadModule(mod index.Map, text uint64, hasText bool, sections 
 // hasKernelMapNamed reports whether a kernel map's DSO is dso
 // (maps__find_by_name: among all perf holds, KernelMaps).
 func (m *Machine) hasKernelMapNamed(dso string) bool {
-	for _, mp := range m.KernelMaps() {
+	for mp := range m.AllKernelMaps() {
 		if mp.DSO == dso {
 			return true
 		}
