@@ -3,6 +3,7 @@ package machine
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kmapindex/kmapindex/index"
@@ -20,11 +21,24 @@ func overlapsByScan(k *perfKmaps, mp index.Map, skip int32) bool {
 	return false
 }
 
+// hasNameByScan is perfKmaps.hasName by a scan of the live maps.
+func hasNameByScan(k *perfKmaps, dso string) bool {
+	for v, n := range k.nodes {
+		if n != nil && k.maps[v].DSO == dso {
+			return true
+		}
+	}
+	return false
+}
+
 // perfKmaps tells an overlap at the same insertion as the scan of every
 // live map did, over random insertions (empty maps, shared starts,
 // touching ends), erasures, kernel maps set, moved and fixed up in
-// place, and KSYMBOL records, in a small address space.
+// place, and KSYMBOL records, in a small address space; and from a
+// random step on, whether a map of a name is there (hasName) and which
+// map a pgoff change by value changes (setPgoff), as scans tell them.
 func TestPerfKmapsOverlapAgainstScan(t *testing.T) {
+	names := []string{"[a]", "[b]", "[c]", "m"}
 	checked := 0 // insertions before the first overlap
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 9))
@@ -53,8 +67,13 @@ func TestPerfKmapsOverlapAgainstScan(t *testing.T) {
 			if rng.IntN(16) == 0 {
 				size = uint64(rng.IntN(40)) * 4
 			}
-			return index.Map{Start: start, End: start + size, DSO: "m"}
+			kind := index.KindModule
+			if rng.IntN(2) == 0 {
+				kind = index.KindBPFProg
+			}
+			return index.Map{Start: start, End: start + size, Kind: kind, DSO: names[rng.IntN(len(names))]}
 		}
+		askFrom := rng.IntN(300) // hasName and setPgoff are asked from then on
 		for step := range 300 {
 			want := k.overlap
 			if !want {
@@ -93,6 +112,23 @@ func TestPerfKmapsOverlapAgainstScan(t *testing.T) {
 					want = want || overlapsByScan(k, mp, k.kernel)
 				}
 				k.moveKernel(mp)
+			case r < 17 && step >= askFrom:
+				op = "setPgoff"
+				mp := randMap()
+				if vs := live(); len(vs) > 0 && rng.IntN(4) != 0 {
+					mp = k.maps[vs[rng.IntN(len(vs))]]
+				}
+				want := slices.Clone(k.maps)
+				for v := range k.nodes {
+					if k.nodes[v] != nil && k.maps[v] == mp {
+						want[v].Pgoff = uint64(step)
+						break
+					}
+				}
+				k.setPgoff(-1, mp, uint64(step))
+				if !slices.Equal(k.maps, want) {
+					t.Fatalf("seed %d step %d: setPgoff(%v) left %v, the scan says %v", seed, step, mp, k.maps, want)
+				}
 			case r < 18:
 				op = "fixupKernel"
 				mp := randMap()
@@ -109,6 +145,13 @@ func TestPerfKmapsOverlapAgainstScan(t *testing.T) {
 			if k.overlap != want {
 				t.Fatalf("seed %d step %d (%s): overlap %v, the scan says %v", seed, step, op, k.overlap, want)
 			}
+			if step >= askFrom {
+				for _, name := range names {
+					if got, want := k.hasName(name), hasNameByScan(k, name); got != want {
+						t.Fatalf("seed %d step %d (%s): hasName(%s) %v, the scan says %v", seed, step, op, name, got, want)
+					}
+				}
+			}
 		}
 	}
 	t.Logf("%d steps before an overlap", checked)
@@ -116,8 +159,8 @@ func TestPerfKmapsOverlapAgainstScan(t *testing.T) {
 
 // BenchmarkModuleLoadsAmongBPF loads 300 modules from their files, 4
 // sections each, on a host with 20,000 BPF programs: perf's
-// maps__find_by_name for each section walks every kernel map
-// (hasKernelMapNamed), which must not copy them.
+// maps__find_by_name for each section (hasKernelMapNamed) and the
+// module map's new pgoff (setPgoff) must not walk every kernel map.
 func BenchmarkModuleLoadsAmongBPF(b *testing.B) {
 	const modules, programs = 300, 20000
 	b.ReportAllocs()

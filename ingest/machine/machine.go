@@ -814,6 +814,9 @@ func (m *Machine) LoadModule(mod index.Map, text uint64, hasText bool, sections 
 // hasKernelMapNamed reports whether a kernel map's DSO is dso
 // (maps__find_by_name: among all perf holds, KernelMaps).
 func (m *Machine) hasKernelMapNamed(dso string) bool {
+	if !m.kmaps.off {
+		return m.kmaps.hasName(dso)
+	}
 	for mp := range m.AllKernelMaps() {
 		if mp.DSO == dso {
 			return true
