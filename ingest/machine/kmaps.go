@@ -63,23 +63,20 @@ func newPerfKmaps() *perfKmaps {
 	})}
 }
 
-// overlap reports whether maps a and b overlap as perfKmaps tells it (an
-// empty map overlaps one its start is strictly inside).
-func overlap(a, b index.Map) bool { return a.Start < b.End && b.Start < a.End }
-
-// overlaps reports whether mp overlaps a live map, while none overlapped
-// another (byStart). Of the maps below its start, the last that is not
+// overlaps reports whether mp overlaps a live map (index.Map.Overlaps:
+// an empty map overlaps one its start is strictly inside), while none
+// overlapped another (byStart). Of the maps below its start, the last that is not
 // empty is the only one that may (an earlier one would overlap it; an
 // empty one cannot); of those from its start, the first that is not
 // empty at its start does if it starts before mp's end.
 func (k *perfKmaps) overlaps(mp index.Map) bool {
-	if k.kernel >= 0 && k.nodes[k.kernel] != nil && overlap(mp, k.maps[k.kernel]) {
+	if k.kernel >= 0 && k.nodes[k.kernel] != nil && mp.Overlaps(k.maps[k.kernel]) {
 		return true
 	}
 	found := false
 	k.byStart.DescendLessOrEqual(startKey{mp.Start, -1}, func(x startKey) bool {
 		o := k.maps[x.v]
-		found = overlap(mp, o)
+		found = mp.Overlaps(o)
 		return !found && o.Start == o.End
 	})
 	if found {
@@ -87,7 +84,7 @@ func (k *perfKmaps) overlaps(mp index.Map) bool {
 	}
 	k.byStart.AscendGreaterOrEqual(startKey{mp.Start, -1}, func(x startKey) bool {
 		o := k.maps[x.v]
-		found = overlap(mp, o)
+		found = mp.Overlaps(o)
 		return !found && o.Start < mp.End && o.Start == mp.Start
 	})
 	return found

@@ -14,7 +14,7 @@ import (
 // the reference: does mp overlap any live map but node skip?
 func overlapsByScan(k *perfKmaps, mp index.Map, skip int32) bool {
 	for i := range k.nodes {
-		if k.nodes[i] != nil && int32(i) != skip && overlap(mp, k.maps[i]) {
+		if k.nodes[i] != nil && int32(i) != skip && mp.Overlaps(k.maps[i]) {
 			return true
 		}
 	}

@@ -309,10 +309,11 @@ func (m *Machine) ModuleMaps() []index.Map {
 // empty ones are there too, which the index has not; else the index's.
 func (m *Machine) KernelMaps() []index.Map { return slices.Collect(m.AllKernelMaps()) }
 
-// AllKernelMaps visits the maps KernelMaps returns, without copying
-// them: perf's maps__find_by_name for each section of each module loaded
-// from its file (hasKernelMapNamed) copied every kernel map each time,
-// which the 20,000 maps of a host with many BPF programs made costly.
+// AllKernelMaps visits the maps KernelMaps returns without copying
+// them, for the callers that look at each once (ModuleMaps, kcore's
+// check of the modules, hasKernelMapNamed without perf's tree): a copy
+// for each section of each module loaded was costly among the 20,000
+// maps of a host with many BPF programs.
 func (m *Machine) AllKernelMaps() iter.Seq[index.Map] {
 	if m.kmaps.off {
 		return m.kernel.All()
