@@ -100,14 +100,7 @@ func repeatSamples(t testing.TB, data []byte, passes int) []byte {
 // back, which the flow limit bounds (orderPools). The JSON view's sample
 // sets are not in it: a roaring bitmap grows with its samples.
 func TestAttributionAllocatesNothingPerSample(t *testing.T) {
-	data, err := os.ReadFile("../perfdata/testdata/system.data")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := kallsyms.ReadFile(kallsymsSubset)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, ks := systemRecording(t)
 	const few, many = 81, 729
 	recs := map[int][]byte{few: repeatSamples(t, data, few), many: repeatSamples(t, data, many)}
 	views := []struct {
@@ -150,14 +143,7 @@ func TestAttributionAllocatesNothingPerSample(t *testing.T) {
 // counts three times the samples and periods with three passes as with
 // one.
 func TestRepeatSamples(t *testing.T) {
-	data, err := os.ReadFile("../perfdata/testdata/system.data")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := kallsyms.ReadFile(kallsymsSubset)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, ks := systemRecording(t)
 	bySym := func(passes int) map[Key]Counts {
 		res, err := Run(openBytes(t, repeatSamples(t, data, passes)), Options{Kallsyms: ks, NoFiles: true, DebugDir: "-", NoSampleSets: true})
 		if err != nil {
@@ -174,4 +160,19 @@ func TestRepeatSamples(t *testing.T) {
 			t.Errorf("%v: %v with three passes, %v with one", k, got, c)
 		}
 	}
+}
+
+// systemRecording returns the committed system-wide recording and the
+// kallsyms subset its kernel samples resolve in (stageRecording's,
+// which a benchmark may replace by $KBENCH_RECORDING; a test may not).
+func systemRecording(t *testing.T) ([]byte, []kallsyms.Symbol) {
+	data, err := os.ReadFile("../perfdata/testdata/system.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := kallsyms.ReadFile(kallsymsSubset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, ks
 }
